@@ -1,0 +1,10 @@
+# libgntshare: regions, rendezvous (host backend), descriptor rings.
+GNTS_SRC := gntshare/ring.c gntshare/region.c gntshare/host_msg.c \
+            gntshare/host_server.c gntshare/host_client.c
+GNTS_OBJ := $(GNTS_SRC:%.c=$(B)/obj/%.o)
+GNTS_LIB := $(B)/lib/libgntshare.a
+
+all: $(GNTS_LIB)
+$(GNTS_LIB): $(GNTS_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^

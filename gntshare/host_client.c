@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Host backend, NF side: attach over xnv-core's unix socket and map the
+ * regions granted to us from the fds the core passes.
+ */
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "host_msg.h"
+
+#define REPLY_TIMEOUT_S 5
+
+struct gnts_client {
+	int fd;
+	int gone;
+};
+
+/* Wait for the reply to a request; a DETACH notice in between ends it. */
+static int
+recv_reply(struct gnts_client *c, struct gnts_msg *m, int *fd, char *err,
+	   size_t errlen)
+{
+	int rc = gnts_msg_recv(c->fd, m, fd, 0);
+
+	if (rc == 0 || rc == -EAGAIN) {
+		c->gone = 1;
+		snprintf(err, errlen, rc == 0 ? "core closed the connection"
+			 : "core did not answer within %d s", REPLY_TIMEOUT_S);
+		return rc == 0 ? -ECONNRESET : -ETIMEDOUT;
+	}
+	if (rc < 0) {
+		snprintf(err, errlen, "bad reply from core: %s", strerror(-rc));
+		return rc;
+	}
+	if (m->type == GNTS_MSG_ERROR || m->type == GNTS_MSG_DETACH) {
+		if (m->type == GNTS_MSG_DETACH)
+			c->gone = 1;
+		m->u.text[sizeof(m->u.text) - 1] = '\0';
+		snprintf(err, errlen, "%s", m->u.text);
+		return m->status < 0 ? m->status : -EPROTO;
+	}
+	return 1;
+}
+
+int
+gnts_client_attach(const char *path, const struct gnts_attach_req *req,
+		   struct gnts_attach_rsp *rsp, struct gnts_client **out,
+		   char *err, size_t errlen)
+{
+	struct timeval tv = { .tv_sec = REPLY_TIMEOUT_S };
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct gnts_client *c;
+	struct gnts_msg m;
+	int rc;
+
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		snprintf(err, errlen, "socket path too long: %s", path);
+		return -ENAMETOOLONG;
+	}
+	strcpy(sa.sun_path, path);
+	c = calloc(1, sizeof(*c));
+	if (c == NULL)
+		return -ENOMEM;
+	c->fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (c->fd < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "socket: %s", strerror(errno));
+		free(c);
+		return rc;
+	}
+	if (connect(c->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "cannot reach xnv-core at %s: %s",
+			 path, strerror(errno));
+		goto fail;
+	}
+	(void)setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	gnts_msg_init(&m, GNTS_MSG_ATTACH);
+	m.u.req = *req;
+	rc = gnts_msg_send(c->fd, &m, -1);
+	if (rc < 0) {
+		snprintf(err, errlen, "send to xnv-core: %s", strerror(-rc));
+		goto fail;
+	}
+	rc = recv_reply(c, &m, NULL, err, errlen);
+	if (rc < 0)
+		goto fail;
+	if (m.type != GNTS_MSG_ATTACH_OK) {
+		snprintf(err, errlen, "unexpected reply %u to ATTACH", m.type);
+		rc = -EPROTO;
+		goto fail;
+	}
+	*rsp = m.u.rsp;
+	*out = c;
+	return 0;
+fail:
+	close(c->fd);
+	free(c);
+	return rc;
+}
+
+int
+gnts_client_map(struct gnts_client *c, gnts_ref_t ref, int readonly,
+		void **va, size_t *size, char *err, size_t errlen)
+{
+	struct gnts_msg m;
+	struct stat st;
+	int fd = -1, rc;
+	void *p;
+
+	gnts_msg_init(&m, GNTS_MSG_MAP);
+	m.ref = ref;
+	m.readonly = readonly ? 1 : 0;
+	rc = gnts_msg_send(c->fd, &m, -1);
+	if (rc < 0) {
+		snprintf(err, errlen, "send to xnv-core: %s", strerror(-rc));
+		return rc;
+	}
+	rc = recv_reply(c, &m, &fd, err, errlen);
+	if (rc < 0)
+		goto out;
+	if (m.type != GNTS_MSG_MAP_OK || m.ref != ref || fd < 0) {
+		snprintf(err, errlen, "bad reply to MAP of region %u", ref);
+		rc = -EPROTO;
+		goto out;
+	}
+	/* The size comes from the core; the fd's own size is the truth. */
+	if (fstat(fd, &st) < 0 || (uint64_t)st.st_size < m.size ||
+	    m.size == 0) {
+		snprintf(err, errlen, "region %u: size mismatch", ref);
+		rc = -EPROTO;
+		goto out;
+	}
+	p = mmap(NULL, m.size, PROT_READ | (readonly ? 0 : PROT_WRITE),
+		 MAP_SHARED | MAP_POPULATE, fd, 0);
+	if (p == MAP_FAILED) {
+		rc = -errno;
+		snprintf(err, errlen, "mmap of region %u: %s", ref,
+			 strerror(errno));
+		goto out;
+	}
+	*va = p;
+	*size = m.size;
+	rc = 0;
+out:
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+void
+gnts_client_unmap(void *va, size_t size)
+{
+	if (va != NULL)
+		munmap(va, size);
+}
+
+int
+gnts_client_alive(struct gnts_client *c, char *err, size_t errlen)
+{
+	struct pollfd p = { .fd = c->fd, .events = POLLIN };
+	struct gnts_msg m;
+	int fd, rc;
+
+	if (c->gone)
+		return 0;
+	if (poll(&p, 1, 0) <= 0)
+		return 1;
+	rc = gnts_msg_recv(c->fd, &m, &fd, 1);
+	if (fd >= 0)
+		close(fd);
+	if (rc == -EAGAIN)
+		return 1;
+	c->gone = 1;
+	if (rc == 1 && m.type == GNTS_MSG_DETACH) {
+		m.u.text[sizeof(m.u.text) - 1] = '\0';
+		snprintf(err, errlen, "%s", m.u.text);
+	} else {
+		snprintf(err, errlen, "core closed the connection");
+	}
+	return 0;
+}
+
+void
+gnts_client_close(struct gnts_client *c)
+{
+	struct gnts_msg m;
+
+	if (c == NULL)
+		return;
+	if (!c->gone) {
+		gnts_msg_init(&m, GNTS_MSG_BYE);
+		(void)gnts_msg_send(c->fd, &m, -1);
+	}
+	close(c->fd);
+	free(c);
+}

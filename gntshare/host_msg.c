@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Framing of host backend messages; see host_msg.h. */
+
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "host_msg.h"
+
+int
+gnts_msg_send(int sock, const struct gnts_msg *m, int fd)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { .iov_base = (void *)m, .iov_len = sizeof(*m) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	ssize_t n;
+
+	if (fd >= 0) {
+		struct cmsghdr *c;
+
+		memset(cbuf, 0, sizeof(cbuf));
+		mh.msg_control = cbuf;
+		mh.msg_controllen = sizeof(cbuf);
+		c = CMSG_FIRSTHDR(&mh);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	}
+	do {
+		n = sendmsg(sock, &mh, MSG_NOSIGNAL);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	return n == (ssize_t)sizeof(*m) ? 0 : -EIO;
+}
+
+int
+gnts_msg_recv(int sock, struct gnts_msg *m, int *fd, int dontwait)
+{
+	char cbuf[CMSG_SPACE(sizeof(int) * 4)];
+	struct iovec iov = { .iov_base = m, .iov_len = sizeof(*m) };
+	struct msghdr mh = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
+	};
+	struct cmsghdr *c;
+	ssize_t n;
+
+	if (fd != NULL)
+		*fd = -1;
+	do {
+		n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC |
+			    (dontwait ? MSG_DONTWAIT : 0));
+	} while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return (errno == EWOULDBLOCK) ? -EAGAIN : -errno;
+	if (n == 0)
+		return 0;
+	/* Take ownership of every fd that came along, keep at most one. */
+	for (c = CMSG_FIRSTHDR(&mh); c != NULL; c = CMSG_NXTHDR(&mh, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		int nfd = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+		for (int i = 0; i < nfd; i++) {
+			int x;
+
+			memcpy(&x, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+			if (fd != NULL && *fd < 0)
+				*fd = x;
+			else
+				close(x);
+		}
+	}
+	if (n != (ssize_t)sizeof(*m) || (mh.msg_flags & MSG_TRUNC) ||
+	    m->magic != GNTS_MSG_MAGIC || m->version != GNTS_MSG_VERSION) {
+		if (fd != NULL && *fd >= 0) {
+			close(*fd);
+			*fd = -1;
+		}
+		return -EPROTO;
+	}
+	return 1;
+}

@@ -1,0 +1,399 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Host backend, core side: accept NF connections on a unix socket, assign
+ * domain ids, serve ATTACH through the owner's callback and MAP from the
+ * grant table.  Everything a peer sends is checked; a peer that breaks the
+ * protocol is detached.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "host_msg.h"
+
+#define MAX_CONNS 128
+
+struct conn {
+	int fd;			/* -1: free slot */
+	gnts_domid_t dom;
+	pid_t pid;
+	int attached;
+};
+
+struct gnts_server {
+	int lfd;
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	struct gnts_server_ops ops;
+	void *ctx;
+	gnts_domid_t next_dom;
+	struct conn conns[MAX_CONNS];
+};
+
+static int
+fill_addr(struct sockaddr_un *sa, const char *path)
+{
+	memset(sa, 0, sizeof(*sa));
+	sa->sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(sa->sun_path))
+		return -ENAMETOOLONG;
+	strcpy(sa->sun_path, path);
+	return 0;
+}
+
+/* 1 if something accepts connections on @p path. */
+static int
+socket_live(const struct sockaddr_un *sa)
+{
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	int live;
+
+	if (fd < 0)
+		return 0;
+	live = connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) == 0;
+	close(fd);
+	return live;
+}
+
+int
+gnts_server_open(const char *path, const struct gnts_server_ops *ops,
+		 void *ctx, struct gnts_server **out, char *err, size_t errlen)
+{
+	struct gnts_server *s;
+	struct sockaddr_un sa;
+	struct stat st;
+	int rc, i;
+
+	err[0] = '\0';
+	rc = fill_addr(&sa, path);
+	if (rc < 0) {
+		snprintf(err, errlen, "socket path too long: %s", path);
+		return rc;
+	}
+	if (lstat(path, &st) == 0) {
+		if (!S_ISSOCK(st.st_mode)) {
+			snprintf(err, errlen,
+				 "%s exists and is not a socket", path);
+			return -EEXIST;
+		}
+		if (socket_live(&sa)) {
+			snprintf(err, errlen,
+				 "another xnv-core is listening on %s", path);
+			return -EADDRINUSE;
+		}
+		unlink(path);
+		gnts_log(GNTS_LOG_WARNING,
+			 "removed stale socket %s (its core is gone)", path);
+	}
+	s = calloc(1, sizeof(*s));
+	if (s == NULL)
+		return -ENOMEM;
+	s->lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC |
+			SOCK_NONBLOCK, 0);
+	if (s->lfd < 0) {
+		rc = -errno;
+		goto fail;
+	}
+	if (bind(s->lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    chmod(path, 0600) < 0 || listen(s->lfd, 64) < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "cannot listen on %s: %s", path,
+			 strerror(-rc));
+		close(s->lfd);
+		goto fail;
+	}
+	snprintf(s->path, sizeof(s->path), "%s", path);
+	s->ops = *ops;
+	s->ctx = ctx;
+	s->next_dom = 1;
+	for (i = 0; i < MAX_CONNS; i++)
+		s->conns[i].fd = -1;
+	*out = s;
+	return 0;
+fail:
+	if (err[0] == '\0')
+		snprintf(err, errlen, "cannot listen on %s: %s", path,
+			 strerror(-rc));
+	free(s);
+	return rc;
+}
+
+static void
+send_text(int fd, uint16_t type, int status, const char *text)
+{
+	struct gnts_msg m;
+
+	gnts_msg_init(&m, type);
+	m.status = status;
+	snprintf(m.u.text, sizeof(m.u.text), "%s", text);
+	(void)gnts_msg_send(fd, &m, -1);
+}
+
+static void
+conn_close(struct gnts_server *s, struct conn *c)
+{
+	int was = c->attached;
+	gnts_domid_t dom = c->dom;
+
+	close(c->fd);
+	c->fd = -1;
+	c->attached = 0;
+	if (was) {
+		gnts_revoke_domain(dom);
+		s->ops.death(s->ctx, dom);
+	}
+}
+
+static void
+do_accept(struct gnts_server *s)
+{
+	struct ucred cred;
+	socklen_t cl = sizeof(cred);
+	int fd, i;
+
+	fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	if (fd < 0)
+		return;
+	for (i = 0; i < MAX_CONNS; i++)
+		if (s->conns[i].fd < 0)
+			break;
+	if (i == MAX_CONNS) {
+		send_text(fd, GNTS_MSG_ERROR, -ENOSPC,
+			  "core has no room for another domain");
+		close(fd);
+		return;
+	}
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0)
+		cred.pid = 0;
+	s->conns[i] = (struct conn){ .fd = fd, .dom = s->next_dom++,
+				     .pid = cred.pid, .attached = 0 };
+}
+
+static void
+do_attach(struct gnts_server *s, struct conn *c, struct gnts_msg *m)
+{
+	struct gnts_msg r;
+	char err[GNTS_ERR_LEN] = "";
+	int rc;
+
+	if (c->attached) {
+		gnts_server_detach(s, c->dom, "protocol error: second ATTACH");
+		return;
+	}
+	if (!gnts_str_ok(m->u.req.name, sizeof(m->u.req.name)) ||
+	    !gnts_str_ok(m->u.req.service, sizeof(m->u.req.service)) ||
+	    !gnts_str_ok(m->u.req.group, sizeof(m->u.req.group))) {
+		send_text(c->fd, GNTS_MSG_ERROR, -EINVAL,
+			  "attach refused: unterminated name");
+		close(c->fd);
+		c->fd = -1;
+		return;
+	}
+	gnts_msg_init(&r, GNTS_MSG_ATTACH_OK);
+	rc = s->ops.attach(s->ctx, c->dom, c->pid, &m->u.req, &r.u.rsp,
+			   err, sizeof(err));
+	if (rc < 0) {
+		send_text(c->fd, GNTS_MSG_ERROR, rc, err);
+		close(c->fd);
+		c->fd = -1;
+		return;
+	}
+	c->attached = 1;
+	r.u.rsp.domid = c->dom;
+	if (gnts_msg_send(c->fd, &r, -1) < 0)
+		conn_close(s, c);
+}
+
+static void
+do_map(struct gnts_server *s, struct conn *c, struct gnts_msg *m)
+{
+	struct gnts_region *r;
+	struct gnts_msg rep;
+	char why[GNTS_ERR_LEN];
+	int ro = 0, fd;
+
+	if (!c->attached) {
+		send_text(c->fd, GNTS_MSG_ERROR, -EACCES,
+			  "map refused: domain not attached");
+		return;
+	}
+	r = gnts_region_lookup(m->ref, c->dom, &ro);
+	if (r == NULL || (ro && !m->readonly)) {
+		struct gnts_region *any = gnts_region_find(m->ref);
+
+		if (any == NULL)
+			snprintf(why, sizeof(why), "map refused: no region %u",
+				 m->ref);
+		else
+			snprintf(why, sizeof(why),
+				 "map refused: region %u (%s) is not granted %s"
+				 "to domain %u", m->ref, any->name,
+				 r != NULL ? "writable " : "", c->dom);
+		if (s->ops.map_denied != NULL)
+			s->ops.map_denied(s->ctx, c->dom, m->ref, why);
+		send_text(c->fd, GNTS_MSG_ERROR, -EACCES, why);
+		return;
+	}
+	fd = r->fd;
+	if (m->readonly) {
+		/* A new read-only open file description of the same memfd:
+		 * the grantee cannot mprotect its way to write access. */
+		char p[64];
+
+		snprintf(p, sizeof(p), "/proc/self/fd/%d", r->fd);
+		fd = open(p, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			send_text(c->fd, GNTS_MSG_ERROR, -errno,
+				  "map failed: cannot reopen region read-only");
+			return;
+		}
+	}
+	gnts_msg_init(&rep, GNTS_MSG_MAP_OK);
+	rep.ref = m->ref;
+	rep.size = r->size;
+	rep.readonly = m->readonly ? 1 : 0;
+	if (gnts_msg_send(c->fd, &rep, fd) < 0)
+		conn_close(s, c);
+	if (fd != r->fd)
+		close(fd);
+}
+
+static void
+serve(struct gnts_server *s, struct conn *c)
+{
+	struct gnts_msg m;
+	int fd, rc;
+
+	for (;;) {
+		rc = gnts_msg_recv(c->fd, &m, &fd, 1);
+		if (fd >= 0)
+			close(fd);	/* NFs never send fds */
+		if (rc == -EAGAIN)
+			return;
+		if (rc == 0) {
+			conn_close(s, c);
+			return;
+		}
+		if (rc < 0) {
+			if (c->attached)
+				gnts_server_detach(s, c->dom,
+						   "protocol error: malformed message");
+			else {
+				close(c->fd);
+				c->fd = -1;
+			}
+			return;
+		}
+		switch (m.type) {
+		case GNTS_MSG_ATTACH:
+			do_attach(s, c, &m);
+			break;
+		case GNTS_MSG_MAP:
+			do_map(s, c, &m);
+			break;
+		case GNTS_MSG_BYE:
+			conn_close(s, c);
+			break;
+		default:
+			if (c->attached)
+				gnts_server_detach(s, c->dom,
+						   "protocol error: unknown message");
+			else {
+				close(c->fd);
+				c->fd = -1;
+			}
+			break;
+		}
+		if (c->fd < 0)
+			return;
+	}
+}
+
+int
+gnts_server_poll(struct gnts_server *s)
+{
+	struct pollfd pfd[MAX_CONNS + 1];
+	int idx[MAX_CONNS + 1];
+	int n = 0, i, rc, events = 0;
+
+	pfd[n].fd = s->lfd;
+	pfd[n].events = POLLIN;
+	idx[n++] = -1;
+	for (i = 0; i < MAX_CONNS; i++) {
+		if (s->conns[i].fd < 0)
+			continue;
+		pfd[n].fd = s->conns[i].fd;
+		pfd[n].events = POLLIN;
+		idx[n++] = i;
+	}
+	rc = poll(pfd, (nfds_t)n, 0);
+	if (rc <= 0)
+		return rc < 0 && errno != EINTR ? -errno : 0;
+	for (i = 0; i < n; i++) {
+		if (pfd[i].revents == 0)
+			continue;
+		events++;
+		if (idx[i] < 0)
+			do_accept(s);
+		else if (s->conns[idx[i]].fd >= 0)
+			serve(s, &s->conns[idx[i]]);
+	}
+	return events;
+}
+
+static struct conn *
+find_dom(struct gnts_server *s, gnts_domid_t dom)
+{
+	int i;
+
+	for (i = 0; i < MAX_CONNS; i++)
+		if (s->conns[i].fd >= 0 && s->conns[i].dom == dom)
+			return &s->conns[i];
+	return NULL;
+}
+
+void
+gnts_server_detach(struct gnts_server *s, gnts_domid_t dom,
+		   const char *reason)
+{
+	struct conn *c = find_dom(s, dom);
+
+	if (c == NULL)
+		return;
+	send_text(c->fd, GNTS_MSG_DETACH, -ECONNRESET, reason);
+	conn_close(s, c);
+}
+
+pid_t
+gnts_server_pid(struct gnts_server *s, gnts_domid_t dom)
+{
+	struct conn *c = find_dom(s, dom);
+
+	return c != NULL ? c->pid : 0;
+}
+
+void
+gnts_server_close(struct gnts_server *s)
+{
+	int i;
+
+	if (s == NULL)
+		return;
+	for (i = 0; i < MAX_CONNS; i++) {
+		if (s->conns[i].fd < 0)
+			continue;
+		send_text(s->conns[i].fd, GNTS_MSG_DETACH, -ESHUTDOWN,
+			  "xnv-core is shutting down");
+		conn_close(s, &s->conns[i]);
+	}
+	close(s->lfd);
+	unlink(s->path);
+	free(s);
+}

@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * gntshare: share memory regions between domains.
+ *
+ * A *region* is a set of pages one domain (Dom0 / xnv-core) owns and grants
+ * to other domains.  A *grant* names one (region, domain) pair; the grantee
+ * gets a *reference* it can map.  Revoking a grant stops new mappings; a
+ * mapping already made stays valid until the grantee unmaps it (on Xen the
+ * page stays busy until then, see gntshare/README.md).
+ *
+ * Two backends implement this API:
+ *   host  regions are memfds (MFD_HUGETLB 2 MiB pages when reserved, else
+ *         normal pages, logged once); "domains" are processes that attached
+ *         over xnv-core's unix socket; the core passes a region's fd with
+ *         SCM_RIGHTS only to a domain the region is granted to.
+ *   xen   regions are pinned and granted per domid through the hypervisor's
+ *         grant table; the hypervisor refuses a ref to any other domain.
+ * In host mode the reference of a region is its region id (the same for all
+ * grantees); the grant table below decides who may map it.
+ *
+ * Errors are negative errno values; nothing here calls exit().
+ */
+#ifndef GNTSHARE_GNTSHARE_H
+#define GNTSHARE_GNTSHARE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef uint32_t gnts_domid_t;
+typedef uint32_t gnts_ref_t;
+
+#define GNTS_DOMID_CORE    0u		/* the granting domain (Dom0) */
+#define GNTS_REF_INVALID   0u
+#define GNTS_MAX_REGIONS   1024u
+#define GNTS_MAX_GRANTEES  64u
+#define GNTS_NAME_LEN      32u
+#define GNTS_HUGE_PAGE     (2u << 20)
+#define GNTS_SMALL_PAGE    4096u
+
+/* gnts_region_create() flags */
+#define GNTS_F_HUGE      0x1u	/* try 2 MiB hugetlb pages first */
+#define GNTS_F_NO_FALLBACK 0x2u	/* with GNTS_F_HUGE: fail instead of 4 KiB */
+
+struct gnts_grant {
+	gnts_domid_t dom;
+	uint8_t readonly;
+};
+
+/* Dom0-private description of one region. */
+struct gnts_region {
+	gnts_ref_t ref;			/* region id; reference in host mode */
+	char name[GNTS_NAME_LEN];
+	void *va;			/* Dom0 mapping */
+	size_t size;			/* bytes, multiple of page_size */
+	size_t page_size;		/* GNTS_HUGE_PAGE or GNTS_SMALL_PAGE */
+	int fd;				/* memfd (host backend) */
+	unsigned n_grants;
+	struct gnts_grant grants[GNTS_MAX_GRANTEES];
+};
+
+/**
+ * Allocate a zeroed region of at least @p size bytes, registered in the
+ * process-wide grant table under a fresh reference.
+ * @return 0 and *out, or -ENOMEM / -EMFILE / -ENOSPC (table full).
+ */
+int gnts_region_create(const char *name, size_t size, unsigned flags,
+		       struct gnts_region **out);
+
+/** Unregister, unmap and free a region (all grants end). */
+void gnts_region_destroy(struct gnts_region *r);
+
+/**
+ * Grant @p r to domain @p dom.  Granting twice is a no-op.
+ * @return 0, or -ENOSPC when GNTS_MAX_GRANTEES domains hold it already.
+ */
+int gnts_region_grant(struct gnts_region *r, gnts_domid_t dom, int readonly);
+
+/**
+ * End the grant of @p r to @p dom.
+ * @return pages still mapped by @p dom that could not be reclaimed yet
+ *   (always 0 in host mode: the grantee's mapping keeps its own reference),
+ *   or -ENOENT if there was no such grant.
+ */
+int gnts_region_revoke(struct gnts_region *r, gnts_domid_t dom);
+
+/** End every grant held by @p dom on every region (domain death). */
+void gnts_revoke_domain(gnts_domid_t dom);
+
+/**
+ * Grant check.  @return the region if @p ref is granted to @p dom (with
+ * *readonly set), else NULL.
+ */
+struct gnts_region *gnts_region_lookup(gnts_ref_t ref, gnts_domid_t dom,
+				       int *readonly);
+
+/** Region by reference whatever its grants (for error messages). */
+struct gnts_region *gnts_region_find(gnts_ref_t ref);
+
+/** 1 if hugetlb memfds work on this system (cached after the first call). */
+int gnts_hugepages_available(void);
+
+/* Log levels passed to the logger (syslog numbering). */
+#define GNTS_LOG_ERR     3
+#define GNTS_LOG_WARNING 4
+#define GNTS_LOG_INFO    6
+
+/** Where gntshare's messages go; default: stderr with a "gntshare: " prefix.
+ *  The core routes them into RTE_LOG. */
+void gnts_set_logger(void (*fn)(int level, const char *msg));
+
+/** Log through the current logger (printf-style). */
+void gnts_log(int level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GNTSHARE_GNTSHARE_H */

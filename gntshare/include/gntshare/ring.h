@@ -1,0 +1,279 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * gntshare descriptor rings: single-producer single-consumer rings of
+ * 16-byte descriptors in memory shared between xnv-core (Dom0) and one NF
+ * (a DomU, or a process in host mode).
+ *
+ * Threat model.  The peer may be malicious.  Everything in the shared area
+ * can change under our feet at any time.  Therefore:
+ *   - each side keeps the ring geometry (size, mask, base address) in its own
+ *     private `struct gnts_ring_port`, copied and checked once at attach;
+ *     nothing in the shared header is trusted after that;
+ *   - the peer's index is read exactly once per burst into a local, checked
+ *     (it may not move backwards or claim more than the ring size), then used;
+ *   - descriptors are copied into private memory before anybody looks at
+ *     them (see dom0-core/validate.h for what the core checks next).
+ * A check that fails marks the port `broken`; the caller decides what to do
+ * (the core detaches the NF, the NF stops).
+ *
+ * Layout of one ring region (granted to exactly one domain):
+ *
+ *   offset 0     +--------------------------------------------------+
+ *                | struct gnts_ring_region_hdr (64 B)               |
+ *                |  magic "XNVR", version, n_rings, ring_size,      |
+ *                |  desc_size, ring_off[] (byte offsets of rings)   |
+ *                +--------------------------------------------------+
+ *   ring_off[i]  | struct gnts_ring                                 |
+ *                |  +0    prod  (u32, own cache line)  PRODUCER writes|
+ *                |  +64   cons  (u32, own cache line)  CONSUMER writes|
+ *                |  +128  desc[ring_size] (16 B each)  PRODUCER fills |
+ *                +--------------------------------------------------+
+ *                | ... next ring, 64-byte aligned ...               |
+ *
+ * Ring GNTS_RING_RX (index 0) carries core -> NF; GNTS_RING_TX (index 1)
+ * carries NF -> core.  prod and cons are free-running 32-bit counters;
+ * slot = counter & (ring_size - 1); the ring is full when
+ * prod - cons == ring_size and empty when prod == cons.
+ *
+ * Memory ordering (C11):
+ *   producer: write desc[prod..prod+n) ; store-release prod += n
+ *   consumer: load-acquire prod ; read desc[cons..prod) ; store-release cons
+ *   producer: load-acquire cons before reusing slots the consumer released.
+ * Each side caches the peer's last index (`cached_peer`) and reloads it only
+ * when the cached value says there is not enough room / data, so the peer's
+ * cache line is touched once per burst at most.
+ *
+ * Calls: *_burst return how many were done (0..n); nothing here blocks.
+ */
+#ifndef GNTSHARE_RING_H
+#define GNTSHARE_RING_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GNTS_RING_MAGIC   0x52564e58u	/* "XNVR" little-endian */
+#define GNTS_RING_VERSION 1u
+#define GNTS_CACHE_LINE   64u
+#define GNTS_MAX_RINGS    4u
+#define GNTS_RING_MIN     16u
+#define GNTS_RING_MAX     (1u << 16)
+
+enum gnts_ring_id {
+	GNTS_RING_RX = 0,	/* core -> NF: packets to process */
+	GNTS_RING_TX = 1,	/* NF -> core: processed packets + verdicts */
+	GNTS_RING_COUNT = 2,
+};
+
+/*
+ * One 16-byte descriptor.  Offsets and indices only, never pointers: the
+ * two sides map the pool at different addresses.
+ */
+struct gnts_desc {
+	uint32_t buf;		/* buffer index in the trust group's pool */
+	uint16_t off;		/* data offset from the start of the buffer */
+	uint16_t len;		/* data length in bytes */
+	uint8_t action;		/* NF -> core: XNV_ACT_*; core -> NF: 0 */
+	uint8_t flags;		/* reserved, 0 */
+	uint16_t dst;		/* NF -> core: port index or service id;
+				 * core -> NF: input port index */
+	uint32_t hash;		/* RSS hash / flow hint */
+};
+
+_Static_assert(sizeof(struct gnts_desc) == 16, "descriptor must be 16 bytes");
+
+/* Shared header at offset 0 of a ring region; written once by the core. */
+struct gnts_ring_region_hdr {
+	uint32_t magic;			/* GNTS_RING_MAGIC */
+	uint32_t version;		/* GNTS_RING_VERSION */
+	uint32_t n_rings;		/* GNTS_RING_COUNT */
+	uint32_t ring_size;		/* descriptors per ring, power of two */
+	uint32_t desc_size;		/* sizeof(struct gnts_desc) */
+	uint32_t region_size;		/* bytes of the whole region */
+	uint32_t ring_off[GNTS_MAX_RINGS]; /* byte offset of each ring */
+	uint8_t reserved[GNTS_CACHE_LINE - 6 * 4 - GNTS_MAX_RINGS * 4];
+};
+
+_Static_assert(sizeof(struct gnts_ring_region_hdr) == GNTS_CACHE_LINE,
+	       "region header is one cache line");
+
+/* One ring in shared memory. */
+struct gnts_ring {
+	_Alignas(GNTS_CACHE_LINE) _Atomic uint32_t prod; /* producer writes */
+	_Alignas(GNTS_CACHE_LINE) _Atomic uint32_t cons; /* consumer writes */
+	_Alignas(GNTS_CACHE_LINE) struct gnts_desc desc[];
+};
+
+_Static_assert(offsetof(struct gnts_ring, cons) == 64, "cons on line 1");
+_Static_assert(offsetof(struct gnts_ring, desc) == 128, "descs on line 2");
+
+/* One side's private view of a ring.  Never placed in shared memory. */
+struct gnts_ring_port {
+	struct gnts_ring *r;	/* shared ring */
+	uint32_t size;		/* private copy: ring_size */
+	uint32_t mask;		/* private copy: ring_size - 1 */
+	uint32_t idx;		/* our own index (prod or cons), private */
+	uint32_t cached_peer;	/* last value read of the peer's index */
+	uint32_t broken;	/* set when the peer's index is impossible */
+};
+
+/** Bytes one ring of @p ring_size descriptors occupies (64-byte aligned). */
+static inline size_t
+gnts_ring_bytes(uint32_t ring_size)
+{
+	size_t b = sizeof(struct gnts_ring) +
+		   (size_t)ring_size * sizeof(struct gnts_desc);
+	return (b + GNTS_CACHE_LINE - 1) & ~(size_t)(GNTS_CACHE_LINE - 1);
+}
+
+/** Bytes a region with GNTS_RING_COUNT rings of @p ring_size needs. */
+static inline size_t
+gnts_ring_region_bytes(uint32_t ring_size)
+{
+	return sizeof(struct gnts_ring_region_hdr) +
+	       GNTS_RING_COUNT * gnts_ring_bytes(ring_size);
+}
+
+/** 1 if @p n is a power of two within [GNTS_RING_MIN, GNTS_RING_MAX]. */
+static inline int
+gnts_ring_size_ok(uint32_t n)
+{
+	return n >= GNTS_RING_MIN && n <= GNTS_RING_MAX && (n & (n - 1)) == 0;
+}
+
+/*
+ * Core side: lay out a zeroed region of at least
+ * gnts_ring_region_bytes(ring_size) bytes.  Returns 0 or -EINVAL.
+ */
+int gnts_ring_region_format(void *region, size_t region_size,
+			    uint32_t ring_size);
+
+/*
+ * Either side: check a region header (magic, version, sizes, offsets inside
+ * @p region_size) and fill @p ports[GNTS_RING_COUNT] from private copies.
+ * @p expect_size is the ring size learned out of band (0: take the header's).
+ * Returns 0, or -EPROTO (bad magic/version) / -EINVAL (bad geometry).
+ */
+int gnts_ring_region_attach(void *region, size_t region_size,
+			    uint32_t expect_size,
+			    struct gnts_ring_port ports[GNTS_RING_COUNT]);
+
+/**
+ * Producer: enqueue up to @p n descriptors (burst: as many as fit).
+ * @return number enqueued, 0..n.
+ */
+static inline unsigned
+gnts_ring_enqueue_burst(struct gnts_ring_port *p, const struct gnts_desc *d,
+			unsigned n)
+{
+	uint32_t prod = p->idx;
+	uint32_t free_slots = p->size - (prod - p->cached_peer);
+
+	if (free_slots < n) {
+		/* Acquire: the consumer's reads of the slots it released
+		 * happen before we overwrite them. */
+		uint32_t cons = atomic_load_explicit(&p->r->cons,
+						     memory_order_acquire);
+		/* A consumer index ahead of ours or more than a ring behind
+		 * is impossible for an honest peer. */
+		if ((uint32_t)(prod - cons) > p->size) {
+			p->broken = 1;
+			return 0;
+		}
+		p->cached_peer = cons;
+		free_slots = p->size - (prod - cons);
+		if (free_slots < n)
+			n = free_slots;
+	}
+	if (n == 0)
+		return 0;
+
+	uint32_t slot = prod & p->mask;
+	uint32_t first = p->size - slot;
+
+	if (first >= n) {
+		memcpy(&p->r->desc[slot], d, n * sizeof(*d));
+	} else {
+		memcpy(&p->r->desc[slot], d, first * sizeof(*d));
+		memcpy(&p->r->desc[0], d + first, (n - first) * sizeof(*d));
+	}
+	p->idx = prod + n;
+	/* Release: the descriptor writes above are visible before the
+	 * consumer can observe the new producer index. */
+	atomic_store_explicit(&p->r->prod, p->idx, memory_order_release);
+	return n;
+}
+
+/**
+ * Consumer: dequeue up to @p n descriptors into private memory @p d
+ * (burst: as many as are there).  @return number dequeued, 0..n.
+ */
+static inline unsigned
+gnts_ring_dequeue_burst(struct gnts_ring_port *p, struct gnts_desc *d,
+			unsigned n)
+{
+	uint32_t cons = p->idx;
+	uint32_t avail = p->cached_peer - cons;
+
+	if (avail < n) {
+		/* Acquire: the producer's descriptor writes happen before
+		 * our reads of them below. */
+		uint32_t prod = atomic_load_explicit(&p->r->prod,
+						     memory_order_acquire);
+		avail = prod - cons;
+		/* The producer can neither go backwards nor get more than a
+		 * ring ahead of us. */
+		if (avail > p->size) {
+			p->broken = 1;
+			return 0;
+		}
+		p->cached_peer = prod;
+		if (avail < n)
+			n = avail;
+	}
+	if (n == 0)
+		return 0;
+
+	uint32_t slot = cons & p->mask;
+	uint32_t first = p->size - slot;
+
+	if (first >= n) {
+		memcpy(d, &p->r->desc[slot], n * sizeof(*d));
+	} else {
+		memcpy(d, &p->r->desc[slot], first * sizeof(*d));
+		memcpy(d + first, &p->r->desc[0], (n - first) * sizeof(*d));
+	}
+	p->idx = cons + n;
+	/* Release: our reads of the slots complete before the producer may
+	 * see them free and overwrite them. */
+	atomic_store_explicit(&p->r->cons, p->idx, memory_order_release);
+	return n;
+}
+
+/** Descriptors waiting, as last seen (refreshes the peer index). */
+static inline uint32_t
+gnts_ring_count(struct gnts_ring_port *p, int is_producer)
+{
+	/* Acquire pairs with the peer's release store of its index. */
+	if (is_producer) {
+		uint32_t cons = atomic_load_explicit(&p->r->cons,
+						     memory_order_acquire);
+		uint32_t n = p->idx - cons;
+		return n > p->size ? p->size : n;
+	}
+	uint32_t prod = atomic_load_explicit(&p->r->prod,
+					     memory_order_acquire);
+	uint32_t n = prod - p->idx;
+	return n > p->size ? p->size : n;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GNTSHARE_RING_H */

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Ring region formatting and attach checks; see include/gntshare/ring.h. */
+#include <errno.h>
+#include <string.h>
+
+#include "gntshare/ring.h"
+
+int
+gnts_ring_region_format(void *region, size_t region_size, uint32_t ring_size)
+{
+	struct gnts_ring_region_hdr *h = region;
+	size_t need = gnts_ring_region_bytes(ring_size);
+	uint32_t i;
+
+	if (!gnts_ring_size_ok(ring_size) || region_size < need ||
+	    region_size > UINT32_MAX)
+		return -EINVAL;
+	memset(region, 0, need);
+	h->magic = GNTS_RING_MAGIC;
+	h->version = GNTS_RING_VERSION;
+	h->n_rings = GNTS_RING_COUNT;
+	h->ring_size = ring_size;
+	h->desc_size = sizeof(struct gnts_desc);
+	h->region_size = (uint32_t)region_size;
+	for (i = 0; i < GNTS_RING_COUNT; i++)
+		h->ring_off[i] = (uint32_t)(sizeof(*h) +
+					    i * gnts_ring_bytes(ring_size));
+	/* The peer attaches only after the core tells it the region's
+	 * reference over the rendezvous channel, which orders these plain
+	 * stores before any of its loads (socket / XenStore write). */
+	return 0;
+}
+
+int
+gnts_ring_region_attach(void *region, size_t region_size,
+			uint32_t expect_size,
+			struct gnts_ring_port ports[GNTS_RING_COUNT])
+{
+	const volatile struct gnts_ring_region_hdr *vh = region;
+	struct gnts_ring_region_hdr h;
+	uint32_t i;
+
+	if (region_size < sizeof(h))
+		return -EINVAL;
+	/* Read the shared header once into private memory; check the copy. */
+	memcpy(&h, (const void *)vh, sizeof(h));
+	if (h.magic != GNTS_RING_MAGIC || h.version != GNTS_RING_VERSION)
+		return -EPROTO;
+	if (h.n_rings != GNTS_RING_COUNT ||
+	    h.desc_size != sizeof(struct gnts_desc) ||
+	    !gnts_ring_size_ok(h.ring_size) ||
+	    (expect_size != 0 && h.ring_size != expect_size) ||
+	    h.region_size > region_size)
+		return -EINVAL;
+	for (i = 0; i < GNTS_RING_COUNT; i++) {
+		uint32_t off = h.ring_off[i];
+
+		if (off % GNTS_CACHE_LINE != 0 || off < sizeof(h) ||
+		    (size_t)off + gnts_ring_bytes(h.ring_size) > region_size)
+			return -EINVAL;
+		ports[i].r = (struct gnts_ring *)((char *)region + off);
+		ports[i].size = h.ring_size;
+		ports[i].mask = h.ring_size - 1;
+		ports[i].idx = 0;
+		ports[i].cached_peer = 0;
+		ports[i].broken = 0;
+	}
+	return 0;
+}
