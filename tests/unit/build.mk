@@ -1,0 +1,20 @@
+# Unit tests (cmocka) of libgntshare.  Not part of `all`:
+#   make check-unit          build and run every binary; fails if one fails
+#   make SAN=1 check-unit    the same under ASan + UBSan (build-san/)
+UNIT_TESTS  := test_ring test_host_backend
+UNIT_BINS   := $(UNIT_TESTS:%=$(B)/tests/unit/%)
+CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
+
+$(UNIT_BINS): $(B)/tests/unit/%: $(B)/obj/tests/unit/%.o $(GNTS_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDSAN) -o $@ $< $(GNTS_LIB) $(CMOCKA_LIBS) -lpthread
+
+# Run them all even when one fails, then fail if any did.
+check-unit: $(UNIT_BINS)
+	@fail=""; \
+	for t in $(UNIT_BINS); do \
+		echo "== $$t"; \
+		./$$t || fail="$$fail $${t##*/}"; \
+	done; \
+	if [ -n "$$fail" ]; then echo "check-unit: FAILED:$$fail" >&2; exit 1; fi; \
+	echo "check-unit: all $(words $(UNIT_BINS)) unit test binaries passed"

@@ -1,0 +1,502 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* xnv-core configuration; see config.h for the format. */
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_cfgfile.h>
+
+#include "config.h"
+
+#define LINE_MAX_LEN 1024
+
+static int
+fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+static char *
+trim(char *s)
+{
+	char *e;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = '\0';
+	return s;
+}
+
+/*
+ * rte_cfgfile reports syntax errors without saying where, and truncates
+ * long names and values.  Check the shape of every line first so the user
+ * gets a line number and nothing is cut silently.
+ */
+static int
+prescan(const char *path, char *err, size_t errlen)
+{
+	char line[LINE_MAX_LEN + 2];
+	int lineno = 0, in_section = 0, rc = 0;
+	FILE *f = fopen(path, "r");
+
+	if (f == NULL)
+		return fail(err, errlen, "%s: %s", path, strerror(errno)),
+		       -ENOENT;
+	while (rc == 0 && fgets(line, sizeof(line), f) != NULL) {
+		char *s, *eq, *c;
+
+		lineno++;
+		if (strchr(line, '\n') == NULL && !feof(f)) {
+			rc = fail(err, errlen, "%s:%d: line longer than %d "
+				  "characters", path, lineno, LINE_MAX_LEN);
+			break;
+		}
+		if ((c = strchr(line, ';')) != NULL)
+			*c = '\0';
+		s = trim(line);
+		if (*s == '\0' || *s == '#')
+			continue;
+		if (*s == '[') {
+			if (s[strlen(s) - 1] != ']')
+				rc = fail(err, errlen, "%s:%d: section header "
+					  "without closing ']'", path, lineno);
+			else if (strlen(s) - 2 >= CFG_NAME_LEN)
+				rc = fail(err, errlen, "%s:%d: section name "
+					  "too long", path, lineno);
+			in_section = 1;
+			continue;
+		}
+		eq = strchr(s, '=');
+		if (eq == NULL) {
+			rc = fail(err, errlen, "%s:%d: expected 'key = value' "
+				  "or '[section]', got '%s'", path, lineno, s);
+		} else if (!in_section) {
+			rc = fail(err, errlen, "%s:%d: 'key = value' before "
+				  "any [section]", path, lineno);
+		} else {
+			*eq = '\0';
+			if (*trim(s) == '\0')
+				rc = fail(err, errlen, "%s:%d: empty key",
+					  path, lineno);
+			else if (strlen(trim(s)) >= CFG_NAME_LEN ||
+				 strlen(trim(eq + 1)) >= CFG_VALUE_LEN)
+				rc = fail(err, errlen, "%s:%d: key or value too "
+					  "long", path, lineno);
+		}
+	}
+	fclose(f);
+	return rc;
+}
+
+static int
+parse_u32(const char *sec, const char *key, const char *v, uint32_t min,
+	  uint32_t max, uint32_t *out, char *err, size_t errlen)
+{
+	char *end;
+	unsigned long long x;
+
+	errno = 0;
+	x = strtoull(v, &end, 0);
+	if (errno != 0 || end == v || *trim(end) != '\0' || v[0] == '-' ||
+	    x < min || x > max)
+		return fail(err, errlen, "[%s] %s = %s: expected a number "
+			    "from %u to %u", sec, key, v, min, max);
+	*out = (uint32_t)x;
+	return 0;
+}
+
+static int
+lookup(const char (*names)[XNV_NAME_LEN], size_t stride, int n,
+       const char *name)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		const char *nm = (const char *)names + (size_t)i * stride;
+
+		if (strcmp(nm, name) == 0)
+			return i;
+	}
+	return -1;
+}
+
+int
+xnv_config_group(const struct xnv_config *c, const char *name)
+{
+	return lookup(&c->groups[0].name, sizeof(c->groups[0]), c->n_groups,
+		      name);
+}
+
+int
+xnv_config_port(const struct xnv_config *c, const char *name)
+{
+	return lookup(&c->ports[0].name, sizeof(c->ports[0]), c->n_ports,
+		      name);
+}
+
+int
+xnv_config_service(const struct xnv_config *c, const char *name)
+{
+	return lookup(&c->services[0].name, sizeof(c->services[0]),
+		      c->n_services, name);
+}
+
+int
+xnv_config_parse_chain(const struct xnv_config *c, const char *text,
+		       struct xnv_chain *ch, char *err, size_t errlen)
+{
+	char buf[CFG_VALUE_LEN];
+	char *p, *step;
+	int i;
+
+	snprintf(buf, sizeof(buf), "%s", text);
+	ch->n = 0;
+	for (p = buf; p != NULL;) {
+		char *arrow = strstr(p, "->");
+
+		if (arrow != NULL)
+			*arrow = '\0';
+		step = trim(p);
+		p = arrow != NULL ? arrow + 2 : NULL;
+		if (*step == '\0')
+			return fail(err, errlen, "chain '%s': empty step", text);
+		if (ch->n == XNV_MAX_CHAIN)
+			return fail(err, errlen, "chain '%s': more than %d steps",
+				    text, XNV_MAX_CHAIN);
+		if (strcmp(step, "drop") == 0) {
+			ch->s[ch->n++] = (struct xnv_step){ XNV_STEP_DROP, 0 };
+		} else if ((i = xnv_config_service(c, step)) >= 0) {
+			ch->s[ch->n++] = (struct xnv_step){ XNV_STEP_SERVICE,
+							    (uint16_t)i };
+		} else if ((i = xnv_config_port(c, step)) >= 0) {
+			ch->s[ch->n++] = (struct xnv_step){ XNV_STEP_PORT,
+							    (uint16_t)i };
+		} else {
+			return fail(err, errlen, "chain '%s': '%s' is not a "
+				    "declared service, a port, or 'drop'",
+				    text, step);
+		}
+	}
+	return 0;
+}
+
+/* Is @p key one of the NULL-terminated @p allowed? */
+static int
+key_known(const char *key, const char *const *allowed)
+{
+	for (; *allowed != NULL; allowed++)
+		if (strcmp(key, *allowed) == 0)
+			return 1;
+	return 0;
+}
+
+static int
+check_keys(struct rte_cfgfile *f, const char *sec,
+	   const char *const *allowed, char *err, size_t errlen)
+{
+	struct rte_cfgfile_entry e[64];
+	int n = rte_cfgfile_section_entries(f, sec, e, 64), i;
+
+	if (n > 64)
+		return fail(err, errlen, "[%s]: too many keys", sec);
+	for (i = 0; i < n; i++)
+		if (!key_known(e[i].name, allowed))
+			return fail(err, errlen, "[%s]: unknown key '%s'", sec,
+				    e[i].name);
+	return 0;
+}
+
+#define GET(f, sec, key) rte_cfgfile_get_entry((f), (sec), (key))
+
+static const char *const core_keys[] = { "socket", "ring_size", "burst",
+	"stall_timeout_ms", NULL };
+static const char *const group_keys[] = { "pool_bufs", "buf_size", NULL };
+static const char *const port_keys[] = { "dev", "group", "chain",
+	"rx_desc", "tx_desc", "rx_start", NULL };
+static const char *const service_keys[] = { "id", NULL };
+
+static int
+load_core(struct rte_cfgfile *f, struct xnv_config *c, char *err,
+	  size_t errlen)
+{
+	const char *v;
+	int rc;
+
+	if (!rte_cfgfile_has_section(f, "core"))
+		return 0;
+	if ((rc = check_keys(f, "core", core_keys, err, errlen)) < 0)
+		return rc;
+	if ((v = GET(f, "core", "socket")) != NULL) {
+		if (strlen(v) >= sizeof(c->socket) || v[0] != '/')
+			return fail(err, errlen, "[core] socket = %s: expected "
+				    "an absolute path shorter than %zu", v,
+				    sizeof(c->socket));
+		strcpy(c->socket, v);
+	}
+	if ((v = GET(f, "core", "ring_size")) != NULL) {
+		if ((rc = parse_u32("core", "ring_size", v, 1, 1u << 16,
+				    &c->ring_size, err, errlen)) < 0)
+			return rc;
+		if (c->ring_size < 16 || (c->ring_size & (c->ring_size - 1)))
+			return fail(err, errlen, "[core] ring_size = %s: must "
+				    "be a power of two from 16 to 65536", v);
+	}
+	if ((v = GET(f, "core", "burst")) != NULL &&
+	    (rc = parse_u32("core", "burst", v, 1, XNV_MAX_BURST, &c->burst,
+			    err, errlen)) < 0)
+		return rc;
+	if ((v = GET(f, "core", "stall_timeout_ms")) != NULL &&
+	    (rc = parse_u32("core", "stall_timeout_ms", v, 1, 600000,
+			    &c->stall_timeout_ms, err, errlen)) < 0)
+		return rc;
+	return 0;
+}
+
+static int
+load_group(struct rte_cfgfile *f, const char *sec, const char *name,
+	   struct xnv_config *c, char *err, size_t errlen)
+{
+	struct xnv_group_cfg *g = &c->groups[c->n_groups];
+	const char *v;
+	int rc;
+
+	if ((rc = check_keys(f, sec, group_keys, err, errlen)) < 0)
+		return rc;
+	snprintf(g->name, sizeof(g->name), "%s", name);
+	g->pool_bufs = 8192;
+	g->buf_size = 2048 + XNV_HEADROOM;
+	if ((v = GET(f, sec, "pool_bufs")) != NULL &&
+	    (rc = parse_u32(sec, "pool_bufs", v, 64, 1u << 22, &g->pool_bufs,
+			    err, errlen)) < 0)
+		return rc;
+	if ((v = GET(f, sec, "buf_size")) != NULL) {
+		if ((rc = parse_u32(sec, "buf_size", v, 256 + XNV_HEADROOM,
+				    65472, &g->buf_size, err, errlen)) < 0)
+			return rc;
+		if (g->buf_size % 64 != 0)
+			return fail(err, errlen, "[%s] buf_size = %s: must be "
+				    "a multiple of 64", sec, v);
+	}
+	c->n_groups++;
+	return 0;
+}
+
+static int
+load_port(struct rte_cfgfile *f, const char *sec, const char *name,
+	  struct xnv_config *c, char *err, size_t errlen)
+{
+	struct xnv_port_cfg *p = &c->ports[c->n_ports];
+	uint32_t x;
+	const char *v;
+	int rc;
+
+	if ((rc = check_keys(f, sec, port_keys, err, errlen)) < 0)
+		return rc;
+	snprintf(p->name, sizeof(p->name), "%s", name);
+	if ((v = GET(f, sec, "dev")) == NULL || *v == '\0')
+		return fail(err, errlen, "[%s]: missing 'dev' (a vdev such as "
+			    "net_null0 or a PCI address)", sec);
+	snprintf(p->dev, sizeof(p->dev), "%s", v);
+	p->rx_desc = p->tx_desc = 1024;
+	if ((v = GET(f, sec, "rx_desc")) != NULL) {
+		if ((rc = parse_u32(sec, "rx_desc", v, 32, 16384, &x, err,
+				    errlen)) < 0)
+			return rc;
+		p->rx_desc = (uint16_t)x;
+	}
+	if ((v = GET(f, sec, "tx_desc")) != NULL) {
+		if ((rc = parse_u32(sec, "tx_desc", v, 32, 16384, &x, err,
+				    errlen)) < 0)
+			return rc;
+		p->tx_desc = (uint16_t)x;
+	}
+	p->rx_when_ready = 1;
+	if ((v = GET(f, sec, "rx_start")) != NULL) {
+		if (strcmp(v, "immediately") == 0)
+			p->rx_when_ready = 0;
+		else if (strcmp(v, "chain-ready") != 0)
+			return fail(err, errlen, "[%s] rx_start = %s: expected "
+				    "'chain-ready' or 'immediately'", sec, v);
+	}
+	c->n_ports++;
+	return 0;
+}
+
+/* Second pass, once every name is known: groups and chains of ports. */
+static int
+link_port(struct rte_cfgfile *f, const char *sec, struct xnv_port_cfg *p,
+	  struct xnv_config *c, char *err, size_t errlen)
+{
+	const char *v = GET(f, sec, "group");
+	char cerr[200];
+	/* Without a group key a port belongs to the first group. */
+	int g = v != NULL ? xnv_config_group(c, v) : 0;
+
+	if (g < 0)
+		return fail(err, errlen, "[%s] group = %s: no such [group]",
+			    sec, v);
+	p->group = (uint16_t)g;
+	if ((v = GET(f, sec, "chain")) != NULL &&
+	    xnv_config_parse_chain(c, v, &p->chain, cerr, sizeof(cerr)) < 0)
+		return fail(err, errlen, "[%s] %s", sec, cerr);
+	return 0;
+}
+
+static int
+load_service(struct rte_cfgfile *f, const char *sec, const char *name,
+	     struct xnv_config *c, char *err, size_t errlen)
+{
+	struct xnv_service_cfg *s = &c->services[c->n_services];
+	const char *v;
+	uint32_t id = c->n_services + 1u;
+	int rc;
+
+	if ((rc = check_keys(f, sec, service_keys, err, errlen)) < 0)
+		return rc;
+	if ((v = GET(f, sec, "id")) != NULL &&
+	    (rc = parse_u32(sec, "id", v, 1, XNV_MAX_SERVICE_ID, &id, err,
+			    errlen)) < 0)
+		return rc;
+	if (c->service_by_id[id] >= 0)
+		return fail(err, errlen, "[%s] id = %u: already used by "
+			    "service %s", sec, id,
+			    c->services[c->service_by_id[id]].name);
+	snprintf(s->name, sizeof(s->name), "%s", name);
+	s->id = (uint16_t)id;
+	c->service_by_id[id] = (int16_t)c->n_services;
+	c->n_services++;
+	return 0;
+}
+
+static int
+valid_name(const char *n)
+{
+	if (*n == '\0' || strlen(n) >= XNV_NAME_LEN ||
+	    strcmp(n, "drop") == 0)
+		return 0;
+	for (; *n; n++)
+		if (!isalnum((unsigned char)*n) && *n != '-' && *n != '_' &&
+		    *n != '.')
+			return 0;
+	return 1;
+}
+
+/* Dispatch one section by its kind ("group NAME", "port NAME", ...). */
+static int
+load_section(struct rte_cfgfile *f, const char *sec, int pass,
+	     struct xnv_config *c, char *err, size_t errlen)
+{
+	char kind[CFG_NAME_LEN], name[CFG_NAME_LEN];
+	int i;
+
+	if (strcmp(sec, "core") == 0)
+		return pass == 0 ? load_core(f, c, err, errlen) : 0;
+	if (sscanf(sec, "%63s %63s", kind, name) != 2 ||
+	    strlen(sec) != strlen(kind) + 1 + strlen(name))
+		return fail(err, errlen, "[%s]: unknown section (expected "
+			    "[core], [group NAME], [port NAME] or "
+			    "[service NAME])", sec);
+	if (!valid_name(name))
+		return fail(err, errlen, "[%s]: '%s' is not a valid name "
+			    "(letters, digits, - _ ., under %d characters, "
+			    "not 'drop')", sec, name, XNV_NAME_LEN);
+	if (strcmp(kind, "port") == 0) {
+		if (pass == 1)
+			return link_port(f, sec, &c->ports[
+					 xnv_config_port(c, name)], c, err,
+					 errlen);
+		if (xnv_config_port(c, name) >= 0 ||
+		    xnv_config_service(c, name) >= 0)
+			return fail(err, errlen, "[%s]: name already used", sec);
+		if (c->n_ports == XNV_MAX_PORTS)
+			return fail(err, errlen, "[%s]: more than %d ports", sec,
+				    XNV_MAX_PORTS);
+		return load_port(f, sec, name, c, err, errlen);
+	}
+	if (pass == 1)
+		return 0;
+	if (strcmp(kind, "group") == 0) {
+		if (xnv_config_group(c, name) >= 0)
+			return fail(err, errlen, "[%s]: declared twice", sec);
+		if (c->n_groups == XNV_MAX_GROUPS)
+			return fail(err, errlen, "[%s]: more than %d groups",
+				    sec, XNV_MAX_GROUPS);
+		return load_group(f, sec, name, c, err, errlen);
+	}
+	if (strcmp(kind, "service") == 0) {
+		i = xnv_config_service(c, name);
+		if (i >= 0 || xnv_config_port(c, name) >= 0)
+			return fail(err, errlen, "[%s]: name already used", sec);
+		if (c->n_services == XNV_MAX_SERVICES)
+			return fail(err, errlen, "[%s]: more than %d services",
+				    sec, XNV_MAX_SERVICES);
+		return load_service(f, sec, name, c, err, errlen);
+	}
+	return fail(err, errlen, "[%s]: unknown section kind '%s'", sec, kind);
+}
+
+int
+xnv_config_load(const char *path, struct xnv_config *c, char *err,
+		size_t errlen)
+{
+	struct rte_cfgfile *f;
+	char **secs = NULL;
+	int n, i, pass, rc;
+
+	memset(c, 0, sizeof(*c));
+	snprintf(c->socket, sizeof(c->socket), "/run/xnv/xnv.sock");
+	c->ring_size = 1024;
+	c->burst = 32;
+	c->stall_timeout_ms = 500;
+	memset(c->service_by_id, 0xff, sizeof(c->service_by_id));
+
+	rc = prescan(path, err, errlen);
+	if (rc < 0)
+		return rc;
+	f = rte_cfgfile_load(path, 0);
+	if (f == NULL)
+		return fail(err, errlen, "%s: cannot parse", path);
+	n = rte_cfgfile_num_sections(f, NULL, 0);
+	secs = calloc((size_t)n + 1, sizeof(*secs));
+	for (i = 0; secs != NULL && i < n; i++)
+		secs[i] = malloc(CFG_NAME_LEN);
+	rc = -ENOMEM;
+	if (secs == NULL || (n > 0 && secs[n - 1] == NULL))
+		goto out;
+	rte_cfgfile_sections(f, secs, n);
+	/* Pass 0 declares every name; pass 1 resolves references. */
+	for (pass = 0, rc = 0; pass < 2 && rc == 0; pass++) {
+		for (i = 0; i < n && rc == 0; i++)
+			rc = load_section(f, secs[i], pass, c, err, errlen);
+		if (pass == 0 && rc == 0 && c->n_groups == 0) {
+			snprintf(c->groups[0].name, XNV_NAME_LEN, "0");
+			c->groups[0].pool_bufs = 8192;
+			c->groups[0].buf_size = 2048 + XNV_HEADROOM;
+			c->n_groups = 1;
+		}
+	}
+	if (rc == 0 && c->n_ports == 0)
+		rc = fail(err, errlen, "%s: no [port NAME] section", path);
+	if (rc < 0 && strncmp(err, path, strlen(path)) != 0) {
+		char tmp[512];
+
+		snprintf(tmp, sizeof(tmp), "%s: %s", path, err);
+		snprintf(err, errlen, "%s", tmp);
+	}
+out:
+	for (i = 0; secs != NULL && i < n; i++)
+		free(secs[i]);
+	free(secs);
+	rte_cfgfile_close(f);
+	return rc;
+}

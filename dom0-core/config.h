@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * xnv-core configuration: an INI file read with rte_cfgfile.
+ *
+ *   [core]
+ *   socket = /run/xnv/xnv.sock  ; where NFs attach (host backend)
+ *   ring_size = 1024            ; descriptors per NF ring, power of two
+ *   burst = 32                  ; packets per burst, 1..256
+ *   stall_timeout_ms = 500      ; a packet waiting this long for room in an
+ *                               ; NF ring or a port is dropped (counted)
+ *   [group blue]                ; trust group: one packet pool each
+ *   pool_bufs = 8192            ; buffers in the pool
+ *   buf_size = 2176             ; bytes per buffer, 128 B headroom included
+ *   [port in]                   ; a DPDK port, by name (index = order)
+ *   dev = net_pcap0,rx_pcap=in.pcap   ; vdev devargs or a PCI address
+ *   group = blue                ; trust group its packets land in
+ *   chain = fwd-a -> fwd-b -> out     ; default chain: services, ports, drop
+ *   rx_start = chain-ready      ; or "immediately"
+ *   [service fwd-a]             ; a service NFs attach as
+ *   id = 1                      ; optional; default: declaration order
+ *
+ * Without any [group] section there is one group named "0" with defaults.
+ * Every error names the file, the line or section, and what is wrong.
+ */
+#ifndef XNV_CONFIG_H
+#define XNV_CONFIG_H
+
+#include <stdint.h>
+#include <sys/un.h>
+
+#define XNV_NAME_LEN       32
+#define XNV_DEV_LEN        256
+#define XNV_MAX_PORTS      16
+#define XNV_MAX_GROUPS     16
+#define XNV_MAX_SERVICES   64
+#define XNV_MAX_SERVICE_ID 255
+#define XNV_MAX_CHAIN      8
+#define XNV_MAX_BURST      256
+#define XNV_HEADROOM       128	/* RTE_PKTMBUF_HEADROOM */
+
+enum xnv_step_kind {
+	XNV_STEP_SERVICE = 1,
+	XNV_STEP_PORT,
+	XNV_STEP_DROP,
+};
+
+struct xnv_step {
+	uint8_t kind;		/* enum xnv_step_kind */
+	uint16_t id;		/* service index or port index */
+};
+
+struct xnv_chain {
+	uint8_t n;
+	struct xnv_step s[XNV_MAX_CHAIN];
+};
+
+struct xnv_group_cfg {
+	char name[XNV_NAME_LEN];
+	uint32_t pool_bufs;
+	uint32_t buf_size;
+};
+
+struct xnv_port_cfg {
+	char name[XNV_NAME_LEN];
+	char dev[XNV_DEV_LEN];
+	uint16_t group;			/* group index */
+	struct xnv_chain chain;		/* n == 0: rx not polled */
+	uint16_t rx_desc, tx_desc;
+	uint8_t rx_when_ready;		/* wait for the chain's services */
+};
+
+struct xnv_service_cfg {
+	char name[XNV_NAME_LEN];
+	uint16_t id;			/* XNV_TO_SERVICE argument */
+};
+
+struct xnv_config {
+	char socket[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	uint32_t ring_size;
+	uint32_t burst;
+	uint32_t stall_timeout_ms;
+	uint16_t n_groups, n_ports, n_services;
+	struct xnv_group_cfg groups[XNV_MAX_GROUPS];
+	struct xnv_port_cfg ports[XNV_MAX_PORTS];
+	struct xnv_service_cfg services[XNV_MAX_SERVICES];
+	int16_t service_by_id[XNV_MAX_SERVICE_ID + 1];	/* -1: none */
+};
+
+/**
+ * Read and check @p path into @p cfg.  On error writes one line into
+ * @p err (no trailing newline) and returns a negative errno.
+ */
+int xnv_config_load(const char *path, struct xnv_config *cfg, char *err,
+		    size_t errlen);
+
+/** Index of the group / port / service called @p name, or -1. */
+int xnv_config_group(const struct xnv_config *cfg, const char *name);
+int xnv_config_port(const struct xnv_config *cfg, const char *name);
+int xnv_config_service(const struct xnv_config *cfg, const char *name);
+
+/** Parse "a -> b -> c" into @p ch.  Same errors as xnv_config_load(). */
+int xnv_config_parse_chain(const struct xnv_config *cfg, const char *text,
+			   struct xnv_chain *ch, char *err, size_t errlen);
+
+#endif /* XNV_CONFIG_H */

@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * xnv-core's state.  Data flows one way through the files of this
+ * directory:
+ *
+ *   port.c (rx) -> datapath.c (steer: chain step -> NF / port / drop)
+ *        -> NF rx ring ... NF ... NF tx ring -> validate.h -> datapath.c
+ *        -> port.c (tx) | next NF | drop
+ *
+ * One lcore runs everything (main.c); nothing here is shared between
+ * threads.  Guest-visible memory is only the pools' data buffers and the
+ * NF ring regions; everything in this header is core-private.
+ */
+#ifndef XNV_CORE_H
+#define XNV_CORE_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <rte_log.h>
+#include <rte_mbuf.h>
+
+#include <gntshare/attach.h>
+#include <gntshare/gntshare.h>
+#include <gntshare/ring.h>
+
+#include "config.h"
+
+extern int xnv_logtype;
+#define XLOG(level, ...) \
+	rte_log(RTE_LOG_ ## level, xnv_logtype, "xnv-core: " __VA_ARGS__)
+
+#define XNV_MAX_NFS        128
+#define XNV_MAX_INSTANCES  16	/* live NFs per service */
+
+/* Why a packet was dropped by the core (not by an NF's verdict). */
+enum xnv_drop {
+	XNV_DROP_NO_INSTANCE,	/* service has no live NF */
+	XNV_DROP_CHAIN_END,	/* XNV_NEXT past the last step */
+	XNV_DROP_STALL,		/* waited > stall_timeout_ms for room */
+	XNV_DROP_BAD_DESC,	/* invalid descriptor from an NF */
+	XNV_DROP_COPY_FAIL,	/* cross-group copy: target pool empty */
+	XNV_DROP_MULTISEG,	/* received packet did not fit one buffer */
+	XNV_DROP_CHAIN,		/* "drop" step of a chain */
+	XNV_DROP_RECLAIMED,	/* held by an NF that went away */
+	XNV_DROP_N
+};
+
+/* Per-mbuf private area (in Dom0-private mbuf headers: trusted). */
+struct xnv_mbuf_priv {
+	uint32_t buf;		/* buffer index in its pool */
+	uint16_t chain;		/* chain = input port index */
+	uint16_t in_port;
+	uint8_t step;		/* current step of the chain */
+	uint8_t tgt_kind;	/* where it goes next: XNV_STEP_* */
+	uint16_t tgt_id;	/* service index or port index */
+	uint32_t hash;		/* flow hash, 0 until computed */
+	uint16_t group;		/* group of the pool (set once at init) */
+	uint16_t pad[3];
+};
+
+_Static_assert(sizeof(struct xnv_mbuf_priv) % RTE_MBUF_PRIV_ALIGN == 0,
+	       "mbuf private area must keep mbuf alignment");
+
+static inline struct xnv_mbuf_priv *
+xnv_priv(struct rte_mbuf *m)
+{
+	return (struct xnv_mbuf_priv *)rte_mbuf_to_priv(m);
+}
+
+/* One trust group's packet pool, built over a granted region. */
+struct xnv_pool {
+	struct gnts_region *region;
+	struct rte_mempool *mp;
+	uint32_t n_bufs;
+	uint32_t buf_size;
+	struct rte_mbuf **mbufs;	/* buffer index -> mbuf */
+	uint16_t *owner;		/* buffer index -> 0 core, nf id + 1 */
+	uint64_t copies_in;		/* packets copied in from other groups */
+	int extmem_registered;
+};
+
+/* Packets a source (port rx or NF tx) could not hand on yet, in order. */
+struct xnv_pending {
+	uint16_t n;
+	uint64_t since;			/* tsc when the oldest started waiting */
+	struct rte_mbuf *m[XNV_MAX_BURST];
+};
+
+struct xnv_port {
+	uint16_t port_id;		/* DPDK port id */
+	int started;
+	int rx_on;			/* polled for rx */
+	struct xnv_pending pend;
+	uint64_t rx, tx, tx_drop;
+};
+
+enum xnv_nf_state { XNV_NF_FREE = 0, XNV_NF_ATTACHED, XNV_NF_GONE };
+
+struct xnv_nf {
+	uint16_t id;
+	uint8_t state;
+	gnts_domid_t dom;
+	pid_t pid;
+	char name[XNV_NAME_LEN];
+	uint16_t service;		/* service index */
+	uint16_t group;			/* group index */
+	struct gnts_region *ring_region;
+	struct gnts_ring_port rx;	/* core produces */
+	struct gnts_ring_port tx;	/* core consumes */
+	struct xnv_pending pend;
+	uint32_t held;			/* buffers the NF owns now */
+	uint64_t rx_pkts, tx_pkts, drops, bad, reclaimed;
+	char gone_reason[96];
+};
+
+struct xnv_service {
+	uint16_t n_live;
+	uint16_t live[XNV_MAX_INSTANCES];	/* NF ids */
+	uint8_t ever_live;
+};
+
+struct xnv_core {
+	struct xnv_config cfg;
+	struct xnv_pool pools[XNV_MAX_GROUPS];
+	struct xnv_port ports[XNV_MAX_PORTS];
+	struct xnv_nf nfs[XNV_MAX_NFS];
+	struct xnv_service services[XNV_MAX_SERVICES];
+	struct gnts_server *server;
+	uint64_t drops[XNV_DROP_N];
+	uint64_t copies[XNV_MAX_GROUPS][XNV_MAX_GROUPS]; /* [from][to] */
+	uint64_t tsc_hz;
+	uint64_t stall_tsc;
+	uint64_t first_rx_tsc, last_rx_tsc, last_tx_tsc;
+};
+
+extern const char *const xnv_drop_names[XNV_DROP_N];
+
+/* pool.c */
+int xnv_pool_create(struct xnv_core *c, uint16_t g, char *err, size_t errlen);
+void xnv_pool_destroy(struct xnv_pool *p);
+unsigned xnv_pool_free(const struct xnv_pool *p);
+
+/* port.c */
+int xnv_port_open(struct xnv_core *c, uint16_t idx, char *err, size_t errlen);
+void xnv_port_close(struct xnv_core *c, uint16_t idx);
+
+/* nf.c */
+int xnv_nf_attach(void *ctx, gnts_domid_t dom, pid_t pid,
+		  const struct gnts_attach_req *req,
+		  struct gnts_attach_rsp *rsp, char *err, size_t errlen);
+void xnv_nf_death(void *ctx, gnts_domid_t dom);
+void xnv_nf_map_denied(void *ctx, gnts_domid_t dom, gnts_ref_t ref,
+		       const char *why);
+void xnv_nf_detach(struct xnv_core *c, struct xnv_nf *nf, const char *why);
+struct xnv_nf *xnv_nf_pick(struct xnv_core *c, uint16_t service,
+			   struct rte_mbuf *m);
+
+/* datapath.c */
+void xnv_rx_port(struct xnv_core *c, uint16_t idx, uint64_t now);
+void xnv_rx_nf(struct xnv_core *c, struct xnv_nf *nf, uint64_t now);
+void xnv_update_rx_gates(struct xnv_core *c);
+int xnv_pending_empty(const struct xnv_core *c);
+uint64_t xnv_in_flight(const struct xnv_core *c);
+
+/* stats.c */
+void xnv_stats_print(const struct xnv_core *c, FILE *f, double elapsed_s);
+int xnv_stats_json(const struct xnv_core *c, const char *path,
+		   double elapsed_s);
+
+#endif /* XNV_CORE_H */

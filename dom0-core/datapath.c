@@ -1,0 +1,357 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The data path: port rx and NF tx rings in, steering to NF rx rings,
+ * ports or drop out.  Nothing here blocks: a packet with nowhere to go yet
+ * waits in its source's pending list (the source is not polled meanwhile,
+ * which is the backpressure a NIC turns into rx drops), and is dropped
+ * after stall_timeout_ms.  Order within a source is kept.
+ */
+#include <string.h>
+
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+
+#include "core.h"
+#include "validate.h"
+
+const char *const xnv_drop_names[XNV_DROP_N] = {
+	[XNV_DROP_NO_INSTANCE] = "no_instance",
+	[XNV_DROP_CHAIN_END] = "chain_end",
+	[XNV_DROP_STALL] = "stall",
+	[XNV_DROP_BAD_DESC] = "bad_desc",
+	[XNV_DROP_COPY_FAIL] = "copy_fail",
+	[XNV_DROP_MULTISEG] = "multiseg",
+	[XNV_DROP_CHAIN] = "chain_drop",
+	[XNV_DROP_RECLAIMED] = "reclaimed",
+};
+
+/* Resolved destination of one packet: kind in the top byte, id below. */
+#define DEST_NF   (1u << 24)
+#define DEST_PORT (2u << 24)
+#define DEST_DROP (3u << 24)
+#define DEST_KIND(d) ((d) & 0xff000000u)
+#define DEST_ID(d)   ((d) & 0xffffu)
+
+static uint32_t
+drop(struct xnv_core *c, enum xnv_drop why)
+{
+	c->drops[why]++;
+	return DEST_DROP;
+}
+
+/* Copy a packet into another group's pool; the original is freed. */
+static struct rte_mbuf *
+copy_to_group(struct xnv_core *c, struct rte_mbuf *m, uint16_t to)
+{
+	struct xnv_mbuf_priv *src = xnv_priv(m), *dst;
+	struct rte_mbuf *n = rte_pktmbuf_alloc(c->pools[to].mp);
+
+	if (n == NULL)
+		return NULL;
+	n->data_off = m->data_off;
+	n->data_len = m->data_len;
+	n->pkt_len = m->pkt_len;
+	rte_memcpy(rte_pktmbuf_mtod(n, void *), rte_pktmbuf_mtod(m, void *),
+		   m->data_len);
+	dst = xnv_priv(n);
+	dst->chain = src->chain;
+	dst->in_port = src->in_port;
+	dst->step = src->step;
+	dst->tgt_kind = src->tgt_kind;
+	dst->tgt_id = src->tgt_id;
+	dst->hash = src->hash;
+	c->copies[src->group][to]++;
+	c->pools[to].copies_in++;
+	rte_pktmbuf_free(m);
+	return n;
+}
+
+static uint32_t
+resolve(struct xnv_core *c, struct rte_mbuf **mp)
+{
+	struct xnv_mbuf_priv *pv = xnv_priv(*mp);
+	struct xnv_nf *nf;
+
+	switch (pv->tgt_kind) {
+	case XNV_STEP_PORT:
+		return DEST_PORT | pv->tgt_id;
+	case XNV_STEP_SERVICE:
+		nf = xnv_nf_pick(c, pv->tgt_id, *mp);
+		if (nf == NULL)
+			return drop(c, XNV_DROP_NO_INSTANCE);
+		if (nf->group != pv->group) {
+			struct rte_mbuf *n = copy_to_group(c, *mp, nf->group);
+
+			if (n == NULL)
+				return drop(c, XNV_DROP_COPY_FAIL);
+			*mp = n;
+		}
+		return DEST_NF | nf->id;
+	case XNV_STEP_DROP:
+	default:
+		return drop(c, XNV_DROP_CHAIN);
+	}
+}
+
+static unsigned
+send_nf(struct xnv_core *c, struct xnv_nf *nf, struct rte_mbuf **m,
+	unsigned n)
+{
+	struct gnts_desc d[XNV_MAX_BURST];
+	uint16_t *owner = c->pools[nf->group].owner;
+	unsigned i, k;
+
+	for (i = 0; i < n; i++) {
+		struct xnv_mbuf_priv *pv = xnv_priv(m[i]);
+
+		d[i] = (struct gnts_desc){
+			.buf = pv->buf, .off = m[i]->data_off,
+			.len = m[i]->data_len, .dst = pv->in_port,
+			.hash = pv->hash,
+		};
+	}
+	k = gnts_ring_enqueue_burst(&nf->rx, d, n);
+	if (nf->rx.broken) {
+		xnv_nf_detach(c, nf, "quarantined: rx ring consumer index "
+			      "impossible");
+		return 0;
+	}
+	/* Single-threaded core: the NF's returns are read later in this
+	 * same loop, so setting the owner after the enqueue is safe. */
+	for (i = 0; i < k; i++)
+		owner[d[i].buf] = (uint16_t)(nf->id + 1);
+	nf->held += k;
+	nf->rx_pkts += k;
+	return k;
+}
+
+/* Hand @p n packets on; park what cannot go yet in @p pd. */
+static void
+deliver(struct xnv_core *c, struct xnv_pending *pd, struct rte_mbuf **m,
+	unsigned n, uint64_t since)
+{
+	uint32_t dest[XNV_MAX_BURST];
+	unsigned i, j, k, run;
+
+	for (i = 0; i < n; i++)
+		dest[i] = resolve(c, &m[i]);
+	for (i = 0; i < n; i = j) {
+		for (j = i + 1; j < n && dest[j] == dest[i]; j++)
+			;
+		run = j - i;
+		switch (DEST_KIND(dest[i])) {
+		case DEST_NF:
+			k = send_nf(c, &c->nfs[DEST_ID(dest[i])], &m[i], run);
+			break;
+		case DEST_PORT: {
+			struct xnv_port *p = &c->ports[DEST_ID(dest[i])];
+
+			k = rte_eth_tx_burst(p->port_id, 0, &m[i], run);
+			p->tx += k;
+			if (k > 0)
+				c->last_tx_tsc = rte_rdtsc();
+			break;
+		}
+		default:
+			rte_pktmbuf_free_bulk(&m[i], run);
+			k = run;
+			break;
+		}
+		if (k < run) {
+			pd->n = (uint16_t)(n - i - k);
+			memmove(pd->m, &m[i + k], pd->n * sizeof(m[0]));
+			pd->since = since;
+			return;
+		}
+	}
+	pd->n = 0;
+}
+
+/* Retry parked packets.  @return 1 if some still wait. */
+static int
+flush_pending(struct xnv_core *c, struct xnv_pending *pd, uint64_t now)
+{
+	struct rte_mbuf *m[XNV_MAX_BURST];
+	unsigned n = pd->n;
+
+	if (n == 0)
+		return 0;
+	memcpy(m, pd->m, n * sizeof(m[0]));
+	deliver(c, pd, m, n, pd->since);
+	if (pd->n != 0 && now - pd->since > c->stall_tsc) {
+		c->drops[XNV_DROP_STALL] += pd->n;
+		rte_pktmbuf_free_bulk(pd->m, pd->n);
+		pd->n = 0;
+	}
+	return pd->n != 0;
+}
+
+void
+xnv_rx_port(struct xnv_core *c, uint16_t idx, uint64_t now)
+{
+	struct xnv_port *p = &c->ports[idx];
+	const struct xnv_chain *ch = &c->cfg.ports[idx].chain;
+	struct rte_mbuf *m[XNV_MAX_BURST];
+	unsigned n, i, kept = 0;
+
+	if (!p->rx_on || flush_pending(c, &p->pend, now))
+		return;
+	n = rte_eth_rx_burst(p->port_id, 0, m, (uint16_t)c->cfg.burst);
+	if (n == 0)
+		return;
+	p->rx += n;
+	if (c->first_rx_tsc == 0)
+		c->first_rx_tsc = now;
+	c->last_rx_tsc = now;
+	for (i = 0; i < n; i++) {
+		struct xnv_mbuf_priv *pv;
+
+		if (m[i]->nb_segs != 1) {
+			c->drops[XNV_DROP_MULTISEG]++;
+			rte_pktmbuf_free(m[i]);
+			continue;
+		}
+		pv = xnv_priv(m[i]);
+		pv->chain = idx;
+		pv->in_port = idx;
+		pv->step = 0;
+		pv->tgt_kind = ch->s[0].kind;
+		pv->tgt_id = ch->s[0].id;
+		pv->hash = (m[i]->ol_flags & RTE_MBUF_F_RX_RSS_HASH) ?
+			   m[i]->hash.rss : 0;
+		m[kept++] = m[i];
+	}
+	deliver(c, &p->pend, m, kept, now);
+}
+
+/* Apply a valid verdict; @return 1 if the packet goes on, 0 if freed. */
+static int
+apply_verdict(struct xnv_core *c, struct xnv_nf *nf, struct rte_mbuf *m,
+	      const struct gnts_desc *d)
+{
+	struct xnv_mbuf_priv *pv = xnv_priv(m);
+	const struct xnv_chain *ch;
+
+	switch (d->action) {
+	case XNV_ACT_OUT:
+		pv->tgt_kind = XNV_STEP_PORT;
+		pv->tgt_id = d->dst;
+		return 1;
+	case XNV_ACT_TO_SERVICE:
+		pv->tgt_kind = XNV_STEP_SERVICE;
+		pv->tgt_id = (uint16_t)c->cfg.service_by_id[d->dst];
+		return 1;
+	case XNV_ACT_NEXT:
+		ch = &c->cfg.ports[pv->chain].chain;
+		if (pv->step + 1u < ch->n) {
+			pv->step++;
+			pv->tgt_kind = ch->s[pv->step].kind;
+			pv->tgt_id = ch->s[pv->step].id;
+			return 1;
+		}
+		c->drops[XNV_DROP_CHAIN_END]++;
+		break;
+	default:	/* XNV_ACT_DROP: the NF's own verdict */
+		nf->drops++;
+		break;
+	}
+	rte_pktmbuf_free(m);
+	return 0;
+}
+
+void
+xnv_rx_nf(struct xnv_core *c, struct xnv_nf *nf, uint64_t now)
+{
+	struct gnts_desc d[XNV_MAX_BURST];
+	struct rte_mbuf *out[XNV_MAX_BURST];
+	struct xnv_pool *pool = &c->pools[nf->group];
+	uint16_t tag = (uint16_t)(nf->id + 1);
+	unsigned n, i, k = 0;
+
+	if (nf->state != XNV_NF_ATTACHED || flush_pending(c, &nf->pend, now))
+		return;
+	n = gnts_ring_dequeue_burst(&nf->tx, d, c->cfg.burst);
+	if (nf->tx.broken) {
+		xnv_nf_detach(c, nf, "quarantined: tx ring producer index "
+			      "impossible");
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		enum xnv_bad bad = xnv_validate(&d[i], pool, tag, &c->cfg);
+		struct rte_mbuf *m;
+
+		if (bad == XNV_BAD_INDEX || bad == XNV_BAD_OWNER) {
+			nf->bad++;
+			c->drops[XNV_DROP_BAD_DESC]++;
+			continue;
+		}
+		/* The buffer was the NF's: it is the core's again. */
+		pool->owner[d[i].buf] = 0;
+		nf->held--;
+		m = pool->mbufs[d[i].buf];
+		if (bad != XNV_OK) {
+			nf->bad++;
+			c->drops[XNV_DROP_BAD_DESC]++;
+			rte_pktmbuf_free(m);
+			continue;
+		}
+		m->data_off = d[i].off;
+		m->data_len = d[i].len;
+		m->pkt_len = d[i].len;
+		if (d[i].action != XNV_ACT_DROP)
+			nf->tx_pkts++;
+		if (apply_verdict(c, nf, m, &d[i]))
+			out[k++] = m;
+	}
+	if (k > 0)
+		deliver(c, &nf->pend, out, k, now);
+}
+
+void
+xnv_update_rx_gates(struct xnv_core *c)
+{
+	uint16_t i, s;
+
+	for (i = 0; i < c->cfg.n_ports; i++) {
+		const struct xnv_port_cfg *pc = &c->cfg.ports[i];
+		int ready = 1;
+
+		if (c->ports[i].rx_on || pc->chain.n == 0)
+			continue;
+		for (s = 0; pc->rx_when_ready && s < pc->chain.n; s++)
+			if (pc->chain.s[s].kind == XNV_STEP_SERVICE &&
+			    !c->services[pc->chain.s[s].id].ever_live)
+				ready = 0;
+		if (ready) {
+			c->ports[i].rx_on = 1;
+			XLOG(INFO, "port %s: rx started%s\n", pc->name,
+			     pc->rx_when_ready ? " (every service of its "
+			     "chain has an NF)" : "");
+		}
+	}
+}
+
+uint64_t
+xnv_in_flight(const struct xnv_core *c)
+{
+	uint64_t n = 0;
+	uint16_t g;
+
+	for (g = 0; g < c->cfg.n_groups; g++)
+		n += c->pools[g].n_bufs - xnv_pool_free(&c->pools[g]);
+	return n;
+}
+
+int
+xnv_pending_empty(const struct xnv_core *c)
+{
+	unsigned i;
+
+	for (i = 0; i < c->cfg.n_ports; i++)
+		if (c->ports[i].pend.n)
+			return 0;
+	for (i = 0; i < XNV_MAX_NFS; i++)
+		if (c->nfs[i].pend.n)
+			return 0;
+	return 1;
+}

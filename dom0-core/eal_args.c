@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* EAL argument defaults; see eal_args.h. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eal_args.h"
+
+#define FREE_HUGE "/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages"
+#define MIN_FREE_HUGE 64	/* 128 MiB: DPDK's own memory + a small pool */
+
+static long
+free_hugepages(void)
+{
+	FILE *f = fopen(FREE_HUGE, "r");
+	long n = 0;
+
+	if (f == NULL)
+		return 0;
+	if (fscanf(f, "%ld", &n) != 1)
+		n = 0;
+	fclose(f);
+	return n;
+}
+
+/* DPDK's hugepage memory needs a mounted hugetlbfs. */
+static int
+hugetlbfs_mounted(void)
+{
+	char line[512];
+	FILE *f = fopen("/proc/mounts", "r");
+	int found = 0;
+
+	if (f == NULL)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f) != NULL)
+		found = strstr(line, " hugetlbfs ") != NULL;
+	fclose(f);
+	return found;
+}
+
+static int
+has_opt(int argc, char **argv, const char *const *opts)
+{
+	int i, j;
+
+	for (i = 1; i < argc; i++)
+		for (j = 0; opts[j] != NULL; j++)
+			if (strncmp(argv[i], opts[j], strlen(opts[j])) == 0)
+				return 1;
+	return 0;
+}
+
+static const char *const mem_opts[] = { "--no-huge", "--in-memory",
+	"--file-prefix", "--huge-dir", "-m", "--socket-mem", "--legacy-mem",
+	"--no-shconf", NULL };
+static const char *const dev_opts[] = { "-a", "--allow", "-b", "--block",
+	"--no-pci", "-w", "--pci-whitelist", NULL };
+
+int
+xnv_split_args(int argc, char **argv, int *eal_argc, char ***eal_argv,
+	       int *app_argc, char ***app_argv)
+{
+	static char *huge[] = { "--in-memory" };
+	static char *nohuge[] = { "--no-huge", "-m", "512", "--no-shconf" };
+	char **extra = NULL, **ev;
+	int sep = -1, n_extra = 0, i, k;
+	long freehp;
+
+	for (i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--") == 0) {
+			sep = i;
+			break;
+		}
+	if (sep < 0)
+		sep = 0;	/* no EAL options: all are the app's */
+	if (!has_opt(sep > 0 ? sep : 1, argv, mem_opts)) {
+		freehp = free_hugepages();
+		if (freehp >= MIN_FREE_HUGE && hugetlbfs_mounted()) {
+			extra = huge;
+			n_extra = 1;
+		} else {
+			extra = nohuge;
+			n_extra = 4;
+			fprintf(stderr, "xnv-core: %s: DPDK runs with --no-huge\n",
+				freehp < MIN_FREE_HUGE ?
+				"fewer than 64 free 2 MiB hugepages" :
+				"no hugetlbfs mounted");
+		}
+	}
+	ev = calloc((size_t)(argc + n_extra + 1), sizeof(*ev));
+	if (ev == NULL) {
+		fprintf(stderr, "xnv-core: out of memory\n");
+		return -1;
+	}
+	k = 0;
+	ev[k++] = argv[0];
+	for (i = 0; i < n_extra; i++)
+		ev[k++] = extra[i];
+	for (i = 1; i < sep; i++)
+		ev[k++] = argv[i];
+	*eal_argc = k;
+	*eal_argv = ev;
+	/* The app's argv starts at the "--" (getopt skips argv[0]). */
+	*app_argc = sep > 0 ? argc - sep : argc;
+	*app_argv = sep > 0 ? argv + sep : argv;
+	return 0;
+}
+
+int
+xnv_eal_devices(int *eal_argc, char ***eal_argv, char **pci, int n_pci)
+{
+	static char no_pci[] = "--no-pci", allow[] = "-a";
+	char **ev;
+	int i, k = *eal_argc;
+
+	if (has_opt(*eal_argc, *eal_argv, dev_opts))
+		return 0;
+	ev = realloc(*eal_argv, sizeof(*ev) * (size_t)(k + 2 * n_pci + 2));
+	if (ev == NULL) {
+		fprintf(stderr, "xnv-core: out of memory\n");
+		return -1;
+	}
+	if (n_pci == 0)
+		ev[k++] = no_pci;
+	for (i = 0; i < n_pci; i++) {
+		ev[k++] = allow;
+		ev[k++] = pci[i];
+	}
+	ev[k] = NULL;
+	*eal_argc = k;
+	*eal_argv = ev;
+	return 0;
+}

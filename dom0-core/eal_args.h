@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef XNV_EAL_ARGS_H
+#define XNV_EAL_ARGS_H
+
+/**
+ * Split "EAL options -- app options" (no "--": everything is the app's)
+ * and add EAL memory defaults the user did not choose: --in-memory when
+ * free 2 MiB hugepages exist, else --no-huge -m 512 --no-shconf (logged).
+ * Neither leaves files behind.
+ * Also, unless the user chose devices (-a, -b, --no-pci): allow exactly the
+ * PCI devices named in the config (@p pci, @p n_pci), or --no-pci, so the
+ * core never touches a NIC its config does not name.
+ * @return 0, or -1 after printing an error.
+ */
+int xnv_split_args(int argc, char **argv, int *eal_argc, char ***eal_argv,
+		   int *app_argc, char ***app_argv);
+
+/** Add the device part: call after the config is known. */
+int xnv_eal_devices(int *eal_argc, char ***eal_argv, char **pci, int n_pci);
+
+#endif

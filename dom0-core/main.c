@@ -1,0 +1,339 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * xnv-core: the Dom0 engine.  Usage:
+ *   xnv-core [EAL options] -- --config FILE [options]
+ * Reads the config before touching DPDK (bad input fails fast with nothing
+ * started), then builds pools, ports and the NF socket, and runs the data
+ * path on the main lcore until SIGINT/SIGTERM, --duration or --idle-exit.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+
+#include <gntshare/host.h>
+
+#include "core.h"
+#include "eal_args.h"
+
+int xnv_logtype;
+static volatile sig_atomic_t quit, dump_stats;
+static struct xnv_core core;
+
+struct opts {
+	const char *config;
+	const char *socket;
+	const char *stats_json;
+	double duration_s;
+	double idle_exit_ms;
+};
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+		"usage: xnv-core [EAL options] -- --config FILE [options]\n"
+		"  --config FILE      INI configuration (ports, groups, services, chains)\n"
+		"  --socket PATH      NF socket, overrides [core] socket\n"
+		"  --duration SEC     stop after SEC seconds\n"
+		"  --idle-exit MS     stop once rx has been idle MS ms and every buffer\n"
+		"                     is back in its pool (for pcap runs)\n"
+		"  --stats-json FILE  write the final counters as JSON\n"
+		"  --help             this text\n"
+		"EAL memory: unless given, --in-memory when 2 MiB hugepages are free,\n"
+		"else --no-huge (logged).  SIGUSR1 prints the counters.\n");
+}
+
+static int
+parse_num(const char *opt, const char *v, double *out)
+{
+	char *end;
+
+	*out = strtod(v, &end);
+	if (end == v || *end != '\0' || *out <= 0) {
+		fprintf(stderr, "xnv-core: %s %s: expected a positive number\n",
+			opt, v);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+parse_opts(int argc, char **argv, struct opts *o)
+{
+	static const struct option lo[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "socket", required_argument, NULL, 's' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "idle-exit", required_argument, NULL, 'i' },
+		{ "stats-json", required_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		switch (c) {
+		case 'c': o->config = optarg; break;
+		case 's': o->socket = optarg; break;
+		case 'j': o->stats_json = optarg; break;
+		case 'd':
+			if (parse_num("--duration", optarg, &o->duration_s))
+				return -1;
+			break;
+		case 'i':
+			if (parse_num("--idle-exit", optarg, &o->idle_exit_ms))
+				return -1;
+			break;
+		case 'h': usage(stdout); exit(0);
+		default:
+			fprintf(stderr, "xnv-core: unknown or incomplete option "
+				"'%s' (see --help)\n", argv[optind - 1]);
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "xnv-core: unexpected argument '%s'\n",
+			argv[optind]);
+		return -1;
+	}
+	if (o->config == NULL) {
+		fprintf(stderr, "xnv-core: --config FILE is required "
+			"(see --help)\n");
+		return -1;
+	}
+	return 0;
+}
+
+static char runtime_dir[PATH_MAX];
+
+/* EAL leaves its runtime directory behind, empty with --in-memory or
+ * --no-shconf; rmdir removes it only if nothing is left in it. */
+static void
+remove_runtime_dir(void)
+{
+	if (runtime_dir[0] != '\0')
+		(void)rmdir(runtime_dir);
+}
+
+static void
+on_signal(int sig)
+{
+	if (sig == SIGUSR1)
+		dump_stats = 1;
+	else
+		quit = 1;
+}
+
+static void
+gnts_to_rte_log(int level, const char *msg)
+{
+	rte_log((uint32_t)(level <= GNTS_LOG_ERR ? RTE_LOG_ERR :
+		level == GNTS_LOG_WARNING ? RTE_LOG_WARNING : RTE_LOG_INFO),
+		xnv_logtype, "xnv-core: %s\n", msg);
+}
+
+static int
+setup(struct xnv_core *c, const struct opts *o)
+{
+	static const struct gnts_server_ops ops = {
+		.attach = xnv_nf_attach,
+		.death = xnv_nf_death,
+		.map_denied = xnv_nf_map_denied,
+	};
+	char err[256], dir[sizeof(c->cfg.socket)], *slash;
+	uint16_t i;
+	int rc;
+
+	for (i = 0; i < XNV_MAX_PORTS; i++)
+		c->ports[i].port_id = RTE_MAX_ETHPORTS;
+	for (i = 0; i < c->cfg.n_groups; i++)
+		if ((rc = xnv_pool_create(c, i, err, sizeof(err))) < 0)
+			goto fail;
+	for (i = 0; i < c->cfg.n_ports; i++)
+		if ((rc = xnv_port_open(c, i, err, sizeof(err))) < 0)
+			goto fail;
+	if (o->socket != NULL)
+		snprintf(c->cfg.socket, sizeof(c->cfg.socket), "%s", o->socket);
+	snprintf(dir, sizeof(dir), "%s", c->cfg.socket);
+	slash = strrchr(dir, '/');
+	if (slash != NULL && slash != dir) {
+		*slash = '\0';
+		(void)mkdir(dir, 0700);
+	}
+	rc = gnts_server_open(c->cfg.socket, &ops, c, &c->server, err,
+			      sizeof(err));
+	if (rc < 0)
+		goto fail;
+	XLOG(INFO, "NFs attach on %s\n", c->cfg.socket);
+	for (i = 0; i < c->cfg.n_ports; i++)
+		if (c->cfg.ports[i].chain.n > 0 && c->cfg.ports[i].rx_when_ready)
+			XLOG(INFO, "port %s: rx waits until every service of "
+			     "its chain has an NF\n", c->cfg.ports[i].name);
+	xnv_update_rx_gates(c);
+	return 0;
+fail:
+	fprintf(stderr, "xnv-core: %s\n", err);
+	return rc;
+}
+
+/* Stop the traffic: NFs detached, parked packets freed. */
+static void
+quiesce(struct xnv_core *c)
+{
+	uint16_t i;
+
+	/* Detach every NF (telling it why) and reclaim its buffers. */
+	for (i = 0; i < XNV_MAX_NFS; i++)
+		xnv_nf_detach(c, &c->nfs[i], "xnv-core is shutting down");
+	gnts_server_close(c->server);
+	c->server = NULL;
+	for (i = 0; i < c->cfg.n_ports; i++) {
+		if (c->ports[i].pend.n) {
+			rte_pktmbuf_free_bulk(c->ports[i].pend.m,
+					      c->ports[i].pend.n);
+			c->ports[i].pend.n = 0;
+		}
+	}
+}
+
+static void
+teardown(struct xnv_core *c)
+{
+	uint16_t i;
+
+	for (i = 0; i < c->cfg.n_ports; i++)
+		xnv_port_close(c, i);
+	for (i = 0; i < c->cfg.n_groups; i++)
+		xnv_pool_destroy(&c->pools[i]);
+}
+
+static void
+run(struct xnv_core *c, const struct opts *o)
+{
+	uint64_t hz = c->tsc_hz, start = rte_rdtsc(), next_ctl = 0;
+	uint64_t idle_tsc = (uint64_t)(o->idle_exit_ms * 1e-3 * hz);
+	uint64_t end = o->duration_s > 0 ?
+		       start + (uint64_t)(o->duration_s * hz) : UINT64_MAX;
+	uint16_t i;
+
+	while (!quit) {
+		uint64_t now = rte_rdtsc();
+
+		for (i = 0; i < c->cfg.n_ports; i++)
+			xnv_rx_port(c, i, now);
+		for (i = 0; i < XNV_MAX_NFS; i++)
+			if (c->nfs[i].state == XNV_NF_ATTACHED)
+				xnv_rx_nf(c, &c->nfs[i], now);
+		if (now < next_ctl)
+			continue;
+		/* Control plane once per millisecond: attach, map, death. */
+		next_ctl = now + hz / 1000;
+		(void)gnts_server_poll(c->server);
+		if (dump_stats) {
+			dump_stats = 0;
+			xnv_stats_print(c, stdout, (double)(now - start) / hz);
+		}
+		if (now >= end) {
+			XLOG(INFO, "--duration reached\n");
+			break;
+		}
+		if (idle_tsc && c->first_rx_tsc && now - c->last_rx_tsc > idle_tsc) {
+			if (xnv_in_flight(c) == 0 && xnv_pending_empty(c)) {
+				XLOG(INFO, "rx idle for %.0f ms and every buffer "
+				     "is home: stopping\n", o->idle_exit_ms);
+				break;
+			}
+			if (now - c->last_rx_tsc > 10 * idle_tsc) {
+				XLOG(WARNING, "rx idle but %" PRIu64 " buffers "
+				     "still out: stopping anyway\n",
+				     xnv_in_flight(c));
+				break;
+			}
+		}
+	}
+}
+
+int
+main(int argc, char **argv)
+{
+	struct xnv_core *c = &core;
+	struct opts o = { 0 };
+	struct sigaction sa;
+	char err[512];
+	int eal_argc, app_argc, rc;
+	char **eal_argv, **app_argv;
+	uint64_t start;
+
+	if (xnv_split_args(argc, argv, &eal_argc, &eal_argv, &app_argc,
+			   &app_argv) < 0)
+		return 1;
+	if (parse_opts(app_argc, app_argv, &o) < 0)
+		return 1;
+	rc = xnv_config_load(o.config, &c->cfg, err, sizeof(err));
+	if (rc < 0) {
+		fprintf(stderr, "xnv-core: config error: %s\n", err);
+		return 1;
+	}
+	{
+		char *pci[XNV_MAX_PORTS];
+		int n_pci = 0;
+
+		/* vdevs are named net_*; anything else is a PCI address. */
+		for (int i = 0; i < c->cfg.n_ports; i++)
+			if (strncmp(c->cfg.ports[i].dev, "net_", 4) != 0)
+				pci[n_pci++] = c->cfg.ports[i].dev;
+		if (xnv_eal_devices(&eal_argc, &eal_argv, pci, n_pci) < 0)
+			return 1;
+	}
+	/* Registered before EAL's own handlers, so it runs after them (after
+	 * telemetry unlinks its socket). */
+	atexit(remove_runtime_dir);
+	xnv_logtype = rte_log_register("xnv.core");
+	rte_log_set_level(xnv_logtype, RTE_LOG_INFO);
+	if (rte_eal_init(eal_argc, eal_argv) < 0) {
+		fprintf(stderr, "xnv-core: EAL init failed: %s\n",
+			rte_strerror(rte_errno));
+		return 1;
+	}
+	gnts_set_logger(gnts_to_rte_log);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGUSR1, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	c->tsc_hz = rte_get_tsc_hz();
+	c->stall_tsc = c->cfg.stall_timeout_ms * c->tsc_hz / 1000;
+	start = rte_rdtsc();
+	rc = setup(c, &o);
+	if (rc == 0)
+		run(c, &o);
+	quiesce(c);
+	if (rc == 0) {
+		double el = (double)(rte_rdtsc() - start) / c->tsc_hz;
+
+		xnv_stats_print(c, stdout, el);
+		if (o.stats_json && xnv_stats_json(c, o.stats_json, el) < 0)
+			fprintf(stderr, "xnv-core: cannot write %s\n",
+				o.stats_json);
+	}
+	teardown(c);
+	snprintf(runtime_dir, sizeof(runtime_dir), "%s",
+		 rte_eal_get_runtime_dir());
+	rte_eal_cleanup();
+	return rc == 0 ? 0 : 1;
+}

@@ -1,0 +1,249 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * NF attach / detach.  An attaching NF gets a ring region granted to it
+ * alone and a grant on its trust group's pool; a detaching one (hang-up,
+ * bye, or quarantine by the core) loses both, and every buffer it owned
+ * goes back to the pool.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_mbuf.h>
+
+#include <gntshare/host.h>
+
+#include "classify.h"
+#include "core.h"
+
+static struct xnv_nf *
+nf_by_dom(struct xnv_core *c, gnts_domid_t dom)
+{
+	unsigned i;
+
+	for (i = 0; i < XNV_MAX_NFS; i++)
+		if (c->nfs[i].state == XNV_NF_ATTACHED && c->nfs[i].dom == dom)
+			return &c->nfs[i];
+	return NULL;
+}
+
+/* A free slot, else the oldest record of a gone NF. */
+static struct xnv_nf *
+nf_slot(struct xnv_core *c)
+{
+	unsigned i;
+
+	for (i = 0; i < XNV_MAX_NFS; i++)
+		if (c->nfs[i].state == XNV_NF_FREE)
+			return &c->nfs[i];
+	for (i = 0; i < XNV_MAX_NFS; i++)
+		if (c->nfs[i].state == XNV_NF_GONE)
+			return &c->nfs[i];
+	return NULL;
+}
+
+static void
+list_services(const struct xnv_config *cfg, char *buf, size_t len)
+{
+	size_t o = 0;
+	unsigned i;
+
+	buf[0] = '\0';
+	for (i = 0; i < cfg->n_services && o < len; i++)
+		o += (size_t)snprintf(buf + o, len - o, "%s%s", i ? ", " : "",
+				      cfg->services[i].name);
+}
+
+int
+xnv_nf_attach(void *ctx, gnts_domid_t dom, pid_t pid,
+	      const struct gnts_attach_req *req, struct gnts_attach_rsp *rsp,
+	      char *err, size_t errlen)
+{
+	struct gnts_ring_port ports[GNTS_RING_COUNT];
+	struct xnv_core *c = ctx;
+	struct xnv_service *svc;
+	struct xnv_pool *pool;
+	struct xnv_nf *nf;
+	char rname[GNTS_NAME_LEN], known[128];
+	int s, g, rc;
+
+	for (const char *p = req->name; *p; p++)
+		if (!isalnum((unsigned char)*p) && !strchr("-_.", *p)) {
+			snprintf(err, errlen, "NF name may hold only letters, "
+				 "digits and - _ .");
+			return -EINVAL;
+		}
+	s = xnv_config_service(&c->cfg, req->service);
+	g = xnv_config_group(&c->cfg, req->group);
+	if (s < 0) {
+		list_services(&c->cfg, known, sizeof(known));
+		snprintf(err, errlen, "unknown service '%s' (configured: %s)",
+			 req->service, known[0] ? known : "none");
+		return -ENOENT;
+	}
+	if (g < 0) {
+		snprintf(err, errlen, "unknown trust group '%s'", req->group);
+		return -ENOENT;
+	}
+	svc = &c->services[s];
+	if (svc->n_live == XNV_MAX_INSTANCES) {
+		snprintf(err, errlen, "service %s already has %d instances",
+			 req->service, XNV_MAX_INSTANCES);
+		return -ENOSPC;
+	}
+	nf = nf_slot(c);
+	if (nf == NULL) {
+		snprintf(err, errlen, "core has no room for another NF (%d)",
+			 XNV_MAX_NFS);
+		return -ENOSPC;
+	}
+	memset(nf, 0, sizeof(*nf));
+	nf->id = (uint16_t)(nf - c->nfs);
+	nf->dom = dom;
+	nf->pid = pid;
+	nf->service = (uint16_t)s;
+	nf->group = (uint16_t)g;
+	snprintf(nf->name, sizeof(nf->name), "%s", req->name);
+	snprintf(rname, sizeof(rname), "xnv-ring-d%u", dom);
+	rc = gnts_region_create(rname, gnts_ring_region_bytes(c->cfg.ring_size),
+				0, &nf->ring_region);
+	if (rc == 0)
+		rc = gnts_ring_region_format(nf->ring_region->va,
+					     nf->ring_region->size,
+					     c->cfg.ring_size);
+	if (rc == 0)
+		rc = gnts_ring_region_attach(nf->ring_region->va,
+					     nf->ring_region->size,
+					     c->cfg.ring_size, ports);
+	pool = &c->pools[g];
+	if (rc == 0)
+		rc = gnts_region_grant(nf->ring_region, dom, 0);
+	if (rc == 0)
+		rc = gnts_region_grant(pool->region, dom, 0);
+	if (rc < 0) {
+		snprintf(err, errlen, "cannot set up rings: %s", strerror(-rc));
+		gnts_region_destroy(nf->ring_region);
+		gnts_revoke_domain(dom);
+		memset(nf, 0, sizeof(*nf));
+		return rc;
+	}
+	nf->rx = ports[GNTS_RING_RX];
+	nf->tx = ports[GNTS_RING_TX];
+	nf->state = XNV_NF_ATTACHED;
+	svc->live[svc->n_live++] = nf->id;
+	svc->ever_live = 1;
+
+	memset(rsp, 0, sizeof(*rsp));
+	rsp->domid = dom;
+	rsp->nf_id = nf->id;
+	rsp->service_id = c->cfg.services[s].id;
+	rsp->ring_ref = nf->ring_region->ref;
+	rsp->ring_size = c->cfg.ring_size;
+	rsp->ring_bytes = nf->ring_region->size;
+	rsp->pool_ref = pool->region->ref;
+	rsp->pool_bufs = pool->n_bufs;
+	rsp->buf_size = pool->buf_size;
+	rsp->pool_bytes = pool->region->size;
+	rsp->n_ports = c->cfg.n_ports;
+	XLOG(INFO, "NF %s (pid %d) attached as domain %u: service %s, "
+	     "group %s, ring region %u, pool region %u\n", nf->name, (int)pid,
+	     dom, req->service, req->group, nf->ring_region->ref,
+	     pool->region->ref);
+	xnv_update_rx_gates(c);
+	return 0;
+}
+
+static void
+drop_pending(struct xnv_core *c, struct xnv_pending *pd)
+{
+	unsigned i;
+
+	for (i = 0; i < pd->n; i++)
+		rte_pktmbuf_free(pd->m[i]);
+	c->drops[XNV_DROP_RECLAIMED] += pd->n;
+	pd->n = 0;
+}
+
+void
+xnv_nf_detach(struct xnv_core *c, struct xnv_nf *nf, const char *why)
+{
+	struct xnv_service *svc = &c->services[nf->service];
+	struct xnv_pool *pool = &c->pools[nf->group];
+	uint16_t tag = (uint16_t)(nf->id + 1);
+	uint32_t i;
+
+	if (nf->state != XNV_NF_ATTACHED)
+		return;
+	/* Mark it gone first: the server's death callback below finds no
+	 * attached NF for this domain and returns. */
+	nf->state = XNV_NF_GONE;
+	snprintf(nf->gone_reason, sizeof(nf->gone_reason), "%s", why);
+	for (i = 0; i < svc->n_live; i++)
+		if (svc->live[i] == nf->id) {
+			memmove(&svc->live[i], &svc->live[i + 1],
+				(svc->n_live - i - 1) * sizeof(svc->live[0]));
+			svc->n_live--;
+			break;
+		}
+	if (c->server != NULL)
+		gnts_server_detach(c->server, nf->dom, why);
+	gnts_revoke_domain(nf->dom);
+	/* Everything the NF owned (in its rx ring, in its hands, in its tx
+	 * ring) returns to the pool.  The NF's own mapping of the pool may
+	 * live on (host mode) but the buffers are core-owned again and the
+	 * NF has no ring left to hand them back through. */
+	for (i = 0; i < pool->n_bufs; i++) {
+		if (pool->owner[i] != tag)
+			continue;
+		pool->owner[i] = 0;
+		rte_pktmbuf_free(pool->mbufs[i]);
+		nf->reclaimed++;
+	}
+	c->drops[XNV_DROP_RECLAIMED] += nf->reclaimed;
+	drop_pending(c, &nf->pend);
+	nf->held = 0;
+	gnts_region_destroy(nf->ring_region);
+	nf->ring_region = NULL;
+	XLOG(INFO, "NF %s (domain %u) detached: %s; rx %" PRIu64 " tx %" PRIu64
+	     " drop %" PRIu64 " bad %" PRIu64 ", %" PRIu64 " buffers "
+	     "reclaimed\n", nf->name, nf->dom, why, nf->rx_pkts, nf->tx_pkts,
+	     nf->drops, nf->bad, nf->reclaimed);
+}
+
+void
+xnv_nf_death(void *ctx, gnts_domid_t dom)
+{
+	struct xnv_core *c = ctx;
+	struct xnv_nf *nf = nf_by_dom(c, dom);
+
+	if (nf != NULL)
+		xnv_nf_detach(c, nf, "connection closed (NF exited or died)");
+}
+
+void
+xnv_nf_map_denied(void *ctx, gnts_domid_t dom, gnts_ref_t ref,
+		  const char *why)
+{
+	struct xnv_core *c = ctx;
+	struct xnv_nf *nf = nf_by_dom(c, dom);
+
+	(void)ref;
+	XLOG(WARNING, "NF %s (domain %u): %s\n", nf ? nf->name : "?", dom, why);
+}
+
+struct xnv_nf *
+xnv_nf_pick(struct xnv_core *c, uint16_t service, struct rte_mbuf *m)
+{
+	struct xnv_service *s = &c->services[service];
+	struct xnv_mbuf_priv *pv;
+
+	if (s->n_live == 0)
+		return NULL;
+	if (s->n_live == 1)
+		return &c->nfs[s->live[0]];
+	pv = xnv_priv(m);
+	if (pv->hash == 0)
+		pv->hash = xnv_flow_hash(m);
+	return &c->nfs[s->live[pv->hash % s->n_live]];
+}

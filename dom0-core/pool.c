@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Trust-group pools.  The packet data of a group lives in one gntshare
+ * region (granted to every NF of the group); the DPDK mempool is built over
+ * it as pinned external buffers, so struct rte_mbuf headers stay in
+ * core-private memory where no guest can reach them.
+ *
+ *   region:  | buf 0 | buf 1 | ... | buf n-1 |   (buf_size bytes each,
+ *                                                 128 B headroom first)
+ *   core:    mbufs[i] -> header whose buf_addr == region + i * buf_size
+ *            owner[i] =  0 (core) or NF id + 1
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+#include <rte_memory.h>
+
+#include "core.h"
+
+int
+xnv_pool_create(struct xnv_core *c, uint16_t g, char *err, size_t errlen)
+{
+	const struct xnv_group_cfg *gc = &c->cfg.groups[g];
+	struct xnv_pool *p = &c->pools[g];
+	struct rte_pktmbuf_extmem ext;
+	char name[RTE_MEMPOOL_NAMESIZE];
+	uint32_t i, cache;
+	int rc;
+
+	memset(p, 0, sizeof(*p));
+	p->n_bufs = gc->pool_bufs;
+	p->buf_size = gc->buf_size;
+	snprintf(name, sizeof(name), "xnv-pool-%s", gc->name);
+	rc = gnts_region_create(name, (size_t)p->n_bufs * p->buf_size,
+				GNTS_F_HUGE, &p->region);
+	if (rc < 0) {
+		snprintf(err, errlen, "group %s: cannot allocate %u x %u B "
+			 "pool: %s", gc->name, p->n_bufs, p->buf_size,
+			 strerror(-rc));
+		return rc;
+	}
+	/* Tell DPDK about the memory so drivers may use it (DMA map). */
+	rc = rte_extmem_register(p->region->va, p->region->size, NULL, 0,
+				 p->region->page_size);
+	if (rc < 0) {
+		snprintf(err, errlen, "group %s: rte_extmem_register: %s",
+			 gc->name, rte_strerror(rte_errno));
+		xnv_pool_destroy(p);
+		return -rte_errno;
+	}
+	p->extmem_registered = 1;
+	ext.buf_ptr = p->region->va;
+	ext.buf_iova = rte_eal_iova_mode() == RTE_IOVA_VA ?
+		       (rte_iova_t)(uintptr_t)p->region->va : RTE_BAD_IOVA;
+	ext.buf_len = (size_t)p->n_bufs * p->buf_size;
+	ext.elt_size = (uint16_t)p->buf_size;
+	cache = p->n_bufs >= 1024 ? 256 : 0;
+	p->mp = rte_pktmbuf_pool_create_extbuf(name, p->n_bufs, cache,
+					       sizeof(struct xnv_mbuf_priv),
+					       (uint16_t)p->buf_size,
+					       (int)rte_socket_id(), &ext, 1);
+	if (p->mp == NULL) {
+		snprintf(err, errlen, "group %s: mempool over the pool "
+			 "region: %s", gc->name, rte_strerror(rte_errno));
+		xnv_pool_destroy(p);
+		return -ENOMEM;
+	}
+	p->mbufs = rte_zmalloc("xnv-mbufs", sizeof(*p->mbufs) * p->n_bufs, 0);
+	p->owner = rte_zmalloc("xnv-owner", sizeof(*p->owner) * p->n_bufs, 0);
+	if (p->mbufs == NULL || p->owner == NULL) {
+		snprintf(err, errlen, "group %s: out of memory for the "
+			 "buffer tables", gc->name);
+		xnv_pool_destroy(p);
+		return -ENOMEM;
+	}
+	/* Take every mbuf once to learn which buffer each one points at. */
+	for (i = 0; i < p->n_bufs; i++) {
+		struct rte_mbuf *m = rte_pktmbuf_alloc(p->mp);
+		uintptr_t off;
+
+		if (m == NULL)
+			break;
+		off = (uintptr_t)m->buf_addr - (uintptr_t)p->region->va;
+		if (off % p->buf_size != 0 || off / p->buf_size >= p->n_bufs ||
+		    p->mbufs[off / p->buf_size] != NULL) {
+			rte_pktmbuf_free(m);
+			break;
+		}
+		p->mbufs[off / p->buf_size] = m;
+		xnv_priv(m)->buf = (uint32_t)(off / p->buf_size);
+		xnv_priv(m)->group = g;
+	}
+	rc = i == p->n_bufs ? 0 : -EINVAL;
+	while (i-- > 0)
+		rte_pktmbuf_free(p->mbufs[i]);
+	if (rc < 0) {
+		snprintf(err, errlen, "group %s: mempool does not map one "
+			 "mbuf per buffer", gc->name);
+		xnv_pool_destroy(p);
+		return rc;
+	}
+	XLOG(INFO, "group %s: pool of %u x %u B in region %u (%zu MiB, %s "
+	     "pages)\n", gc->name, p->n_bufs, p->buf_size, p->region->ref,
+	     p->region->size >> 20,
+	     p->region->page_size == GNTS_HUGE_PAGE ? "2 MiB huge" : "4 KiB");
+	return 0;
+}
+
+void
+xnv_pool_destroy(struct xnv_pool *p)
+{
+	rte_mempool_free(p->mp);
+	p->mp = NULL;
+	rte_free(p->mbufs);
+	rte_free(p->owner);
+	p->mbufs = NULL;
+	p->owner = NULL;
+	if (p->region != NULL) {
+		if (p->extmem_registered)
+			rte_extmem_unregister(p->region->va, p->region->size);
+		gnts_region_destroy(p->region);
+	}
+	p->region = NULL;
+	p->extmem_registered = 0;
+}
+
+unsigned
+xnv_pool_free(const struct xnv_pool *p)
+{
+	return p->mp != NULL ? rte_mempool_avail_count(p->mp) : 0;
+}

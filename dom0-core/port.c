@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Ports: probe a vdev or PCI device from the config, one rx/tx queue. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_bus.h>
+#include <rte_dev.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+
+#include "core.h"
+
+int
+xnv_port_open(struct xnv_core *c, uint16_t idx, char *err, size_t errlen)
+{
+	const struct xnv_port_cfg *pc = &c->cfg.ports[idx];
+	struct xnv_port *p = &c->ports[idx];
+	struct rte_eth_conf conf;
+	struct rte_eth_dev_info info;
+	char devname[XNV_DEV_LEN];
+	uint16_t pid, nb_rx = pc->rx_desc, nb_tx = pc->tx_desc;
+	int rc;
+
+	snprintf(devname, sizeof(devname), "%s", pc->dev);
+	devname[strcspn(devname, ",")] = '\0';
+	if (rte_eth_dev_get_port_by_name(devname, &pid) != 0) {
+		rc = rte_dev_probe(pc->dev);
+		if (rc < 0 || rte_eth_dev_get_port_by_name(devname, &pid) != 0) {
+			snprintf(err, errlen, "port %s: cannot probe device "
+				 "'%s': %s", pc->name, pc->dev,
+				 rc < 0 ? rte_strerror(-rc) : "no ethdev");
+			return rc < 0 ? rc : -ENODEV;
+		}
+	}
+	p->port_id = pid;
+	rc = rte_eth_dev_info_get(pid, &info);
+	if (rc != 0)
+		goto fail;
+	memset(&conf, 0, sizeof(conf));
+	rc = rte_eth_dev_configure(pid, 1, 1, &conf);
+	if (rc == 0)
+		rc = rte_eth_dev_adjust_nb_rx_tx_desc(pid, &nb_rx, &nb_tx);
+	if (rc == 0)
+		rc = rte_eth_rx_queue_setup(pid, 0, nb_rx,
+					    rte_eth_dev_socket_id(pid), NULL,
+					    c->pools[pc->group].mp);
+	if (rc == 0)
+		rc = rte_eth_tx_queue_setup(pid, 0, nb_tx,
+					    rte_eth_dev_socket_id(pid), NULL);
+	if (rc == 0)
+		rc = rte_eth_dev_start(pid);
+	if (rc != 0)
+		goto fail;
+	p->started = 1;
+	(void)rte_eth_promiscuous_enable(pid);
+	XLOG(INFO, "port %u %s: %s (driver %s), group %s, %s\n", idx,
+	     pc->name, pc->dev, info.driver_name,
+	     c->cfg.groups[pc->group].name,
+	     pc->chain.n == 0 ? "tx only (no chain)" : "rx + tx");
+	return 0;
+fail:
+	snprintf(err, errlen, "port %s (%s): setup failed: %s", pc->name,
+		 pc->dev, rte_strerror(rc < 0 ? -rc : rc));
+	xnv_port_close(c, idx);
+	return rc < 0 ? rc : -rc;
+}
+
+void
+xnv_port_close(struct xnv_core *c, uint16_t idx)
+{
+	struct xnv_port *p = &c->ports[idx];
+	struct rte_eth_dev_info info;
+
+	if (!rte_eth_dev_is_valid_port(p->port_id))
+		return;
+	if (p->started)
+		(void)rte_eth_dev_stop(p->port_id);
+	p->started = 0;
+	/* Close flushes what the driver buffered (net_pcap's output file);
+	 * removing the device releases the vdev. */
+	if (rte_eth_dev_info_get(p->port_id, &info) == 0 && info.device) {
+		(void)rte_eth_dev_close(p->port_id);
+		(void)rte_dev_remove(info.device);
+	}
+	p->port_id = RTE_MAX_ETHPORTS;
+}

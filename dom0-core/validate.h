@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Validation of descriptors an NF hands back to the core.
+ *
+ * Threat model: the NF may be malicious or broken.  It controls every byte
+ * of its tx ring and of the packet buffers it holds.  It does not control
+ * the core's private state: mbuf headers, the owner table, the config.
+ *
+ * Rules (checked in this order, on a private copy of the descriptor that
+ * gnts_ring_dequeue_burst() already made, so the NF cannot change it
+ * between check and use):
+ *   1. buf < pool size                     else XNV_BAD_INDEX
+ *   2. owner[buf] == this NF               else XNV_BAD_OWNER (covers
+ *      double returns and other NFs' buffers)
+ *   3. len >= 1 and off + len <= buf_size  else XNV_BAD_BOUNDS
+ *   4. action is DROP, OUT, TO_SERVICE, NEXT      else XNV_BAD_ACTION
+ *   5. OUT: dst < number of ports; TO_SERVICE: dst names a configured
+ *      service                              else XNV_BAD_DEST
+ * A descriptor that fails 3-5 still names a buffer the NF owned: that
+ * buffer is taken back and freed, so a bad descriptor never leaks.
+ * Packet *contents* are never trusted: the core does not parse a buffer
+ * after an NF has held it (only cross-group copies read it, as bytes).
+ */
+#ifndef XNV_VALIDATE_H
+#define XNV_VALIDATE_H
+
+#include <gntshare/ring.h>
+#include <xnv/nf.h>
+
+#include "core.h"
+
+enum xnv_bad {
+	XNV_OK = 0,
+	XNV_BAD_INDEX,
+	XNV_BAD_OWNER,
+	XNV_BAD_BOUNDS,
+	XNV_BAD_ACTION,
+	XNV_BAD_DEST,
+};
+
+static inline enum xnv_bad
+xnv_validate(const struct gnts_desc *d, const struct xnv_pool *pool,
+	     uint16_t owner_tag, const struct xnv_config *cfg)
+{
+	if (d->buf >= pool->n_bufs)
+		return XNV_BAD_INDEX;
+	if (pool->owner[d->buf] != owner_tag)
+		return XNV_BAD_OWNER;
+	if (d->len == 0 || (uint32_t)d->off + d->len > pool->buf_size)
+		return XNV_BAD_BOUNDS;
+	switch (d->action) {
+	case XNV_ACT_DROP:
+	case XNV_ACT_NEXT:
+		return XNV_OK;
+	case XNV_ACT_OUT:
+		return d->dst < cfg->n_ports ? XNV_OK : XNV_BAD_DEST;
+	case XNV_ACT_TO_SERVICE:
+		return d->dst <= XNV_MAX_SERVICE_ID &&
+		       cfg->service_by_id[d->dst] >= 0 ? XNV_OK : XNV_BAD_DEST;
+	default:
+		return XNV_BAD_ACTION;
+	}
+}
+
+#endif /* XNV_VALIDATE_H */

@@ -1,0 +1,251 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file
+ * libxnv: write a XenNetVM network function.
+ *
+ * An NF is a plain program.  It attaches to xnv-core, receives packets in
+ * place (zero copy: the packet data lives in the trust group's pool, shared
+ * with the core), looks at or rewrites them in a handler, and returns each
+ * one with a verdict.  No DPDK is needed in the NF.
+ *
+ * @code
+ * #include <xnv/nf.h>
+ *
+ * static xnv_action_t
+ * forward(struct xnv_pkt *pkt, void *ctx)
+ * {
+ *         (void)pkt; (void)ctx;
+ *         return XNV_NEXT;                  // next step of the chain
+ * }
+ *
+ * int main(int argc, char **argv)
+ * {
+ *         struct xnv_nf *nf;
+ *         if (xnv_nf_init(argc, argv, &nf) < 0)
+ *                 return 1;
+ *         int rc = xnv_nf_run(nf, forward, NULL);
+ *         xnv_nf_close(nf);
+ *         return rc < 0 ? 1 : 0;
+ * }
+ * @endcode
+ *
+ * Build: `cc my_nf.c $(pkg-config --cflags --libs libxnv)`.
+ *
+ * Options xnv_nf_init() understands (before an optional `--`; what follows
+ * `--` is the NF's own):
+ *   --service NAME   service this NF provides (env XNV_SERVICE; required)
+ *   --group NAME     trust group (env XNV_GROUP; default "0")
+ *   --name NAME      instance name for logs (default SERVICE-PID)
+ *   --socket PATH    xnv-core's socket (env XNV_SOCKET;
+ *                    default /run/xnv/xnv.sock)
+ *   --busy-poll      never back off when idle
+ *   --quiet          no statistics line on exit
+ *   --help           print these options; xnv_nf_init() returns -EAGAIN
+ *                    and the NF should exit 0
+ *
+ * Threading: one NF handle is driven by one thread.
+ * Logging: libxnv writes to stderr, prefixed "xnv: ", never to stdout.
+ */
+#ifndef XNV_NF_H
+#define XNV_NF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Verdict a handler returns: an action in the high 16 bits, its
+ *  argument (port or service id) in the low 16 bits.  Build it with the
+ *  macros below. */
+typedef uint32_t xnv_action_t;
+
+/** Action codes, as carried in descriptors (see gntshare/ring.h). */
+enum xnv_action_code {
+	XNV_ACT_DROP = 1,	/**< free the packet */
+	XNV_ACT_OUT = 2,	/**< send out of port `arg` */
+	XNV_ACT_TO_SERVICE = 3,	/**< hand to an instance of service `arg` */
+	XNV_ACT_NEXT = 4,	/**< next step of the packet's chain */
+};
+
+#define XNV_ACTION(code, arg) \
+	((xnv_action_t)(((uint32_t)(code) << 16) | ((uint32_t)(arg) & 0xffffu)))
+/** Drop the packet (the core frees it and counts it against this NF). */
+#define XNV_DROP            XNV_ACTION(XNV_ACT_DROP, 0)
+/** Send out of port @p port (index of the port in the core's config). */
+#define XNV_OUT(port)       XNV_ACTION(XNV_ACT_OUT, (port))
+/** Hand to service @p id (numeric service id from the core's config). */
+#define XNV_TO_SERVICE(id)  XNV_ACTION(XNV_ACT_TO_SERVICE, (id))
+/** Continue with the next step of the chain the packet is on. */
+#define XNV_NEXT            XNV_ACTION(XNV_ACT_NEXT, 0)
+
+/**
+ * One packet, valid only during the handler call that received it.
+ * Read it through the accessors below; fields are documented for
+ * debuggers, not for direct writes.
+ */
+struct xnv_pkt {
+	uint8_t *buf;		/**< start of the packet's buffer */
+	uint32_t buf_size;	/**< bytes in the buffer (headroom included) */
+	uint32_t off;		/**< data offset from buf */
+	uint32_t len;		/**< data length */
+	uint32_t hash;		/**< flow hash given by the core (0: none) */
+	uint16_t in_port;	/**< port the packet entered on */
+	uint16_t reserved;
+};
+
+struct xnv_nf;
+
+/** Packet handler.  Runs in place on the packet; returns the verdict. */
+typedef xnv_action_t (*xnv_handler_t)(struct xnv_pkt *pkt, void *ctx);
+
+/**
+ * Parse libxnv's options from @p argv, attach to xnv-core and map the
+ * trust group's pool and this NF's rings.
+ * @return the number of arguments consumed (including a `--`, like
+ *   rte_eal_init()), so that the NF's own options start at argv[ret];
+ *   -EINVAL on a bad option, -EAGAIN after printing --help, or another
+ *   negative errno when the core cannot be reached or refuses (the reason
+ *   is on stderr in one line).
+ */
+int xnv_nf_init(int argc, char **argv, struct xnv_nf **nf);
+
+/**
+ * Poll the NF's receive ring and call @p handler on every packet, in
+ * bursts, until xnv_nf_stop(), SIGINT/SIGTERM, or the core goes away.
+ * Idle polling backs off (pause, yield, then short sleeps up to 200 us)
+ * unless --busy-poll.
+ * @return 0 after a requested stop, -ECONNRESET when the core went away or
+ *   detached this NF (reason on stderr), -EPROTO when the core's ring
+ *   indices are impossible.
+ */
+int xnv_nf_run(struct xnv_nf *nf, xnv_handler_t handler, void *ctx);
+
+/** Ask xnv_nf_run() to return after the current burst (signal-safe). */
+void xnv_nf_stop(struct xnv_nf *nf);
+
+/** Detach from the core, unmap everything, free @p nf.  NULL is a no-op. */
+void xnv_nf_close(struct xnv_nf *nf);
+
+/** Counters of this NF since attach. */
+struct xnv_nf_stats {
+	uint64_t rx;		/**< packets received */
+	uint64_t tx;		/**< packets returned with a forwarding verdict */
+	uint64_t dropped;	/**< packets returned with XNV_DROP */
+	uint64_t bad_rx;	/**< descriptors from the core that were out of
+				 *   bounds (dropped without calling the handler) */
+};
+
+/** Copy the counters into @p st. */
+void xnv_nf_get_stats(const struct xnv_nf *nf, struct xnv_nf_stats *st);
+
+/** Service id the core gave this NF (for XNV_TO_SERVICE peers). */
+uint16_t xnv_nf_service_id(const struct xnv_nf *nf);
+
+/** Number of ports the core has (valid XNV_OUT arguments: 0..n-1). */
+uint16_t xnv_nf_port_count(const struct xnv_nf *nf);
+
+/** Name of this instance, as given by --name or derived. */
+const char *xnv_nf_name(const struct xnv_nf *nf);
+
+/** @return pointer to the first byte of packet data. */
+static inline uint8_t *
+xnv_pkt_data(struct xnv_pkt *pkt)
+{
+	return pkt->buf + pkt->off;
+}
+
+/** @return packet length in bytes. */
+static inline uint32_t
+xnv_pkt_len(const struct xnv_pkt *pkt)
+{
+	return pkt->len;
+}
+
+/** @return bytes free in front of the data (room for xnv_pkt_prepend). */
+static inline uint32_t
+xnv_pkt_headroom(const struct xnv_pkt *pkt)
+{
+	return pkt->off;
+}
+
+/** @return bytes free after the data (room for xnv_pkt_append). */
+static inline uint32_t
+xnv_pkt_tailroom(const struct xnv_pkt *pkt)
+{
+	return pkt->buf_size - pkt->off - pkt->len;
+}
+
+/**
+ * Grow the packet at the front by @p n bytes (e.g. push a header).
+ * @return pointer to the new first byte, or NULL (packet unchanged) if the
+ *   headroom is smaller than @p n.
+ */
+static inline uint8_t *
+xnv_pkt_prepend(struct xnv_pkt *pkt, uint32_t n)
+{
+	if (n > pkt->off)
+		return NULL;
+	pkt->off -= n;
+	pkt->len += n;
+	return pkt->buf + pkt->off;
+}
+
+/**
+ * Remove @p n bytes from the front (e.g. pop a header).
+ * @return pointer to the new first byte, or NULL (unchanged) if n > len.
+ */
+static inline uint8_t *
+xnv_pkt_adj(struct xnv_pkt *pkt, uint32_t n)
+{
+	if (n > pkt->len)
+		return NULL;
+	pkt->off += n;
+	pkt->len -= n;
+	return pkt->buf + pkt->off;
+}
+
+/**
+ * Grow the packet at the end by @p n bytes.
+ * @return pointer to the first added byte, or NULL (unchanged) if the
+ *   tailroom is smaller than @p n.
+ */
+static inline uint8_t *
+xnv_pkt_append(struct xnv_pkt *pkt, uint32_t n)
+{
+	if (n > xnv_pkt_tailroom(pkt))
+		return NULL;
+	pkt->len += n;
+	return pkt->buf + pkt->off + pkt->len - n;
+}
+
+/** Remove @p n bytes from the end.  @return 0, or -1 (unchanged) if n > len. */
+static inline int
+xnv_pkt_trim(struct xnv_pkt *pkt, uint32_t n)
+{
+	if (n > pkt->len)
+		return -1;
+	pkt->len -= n;
+	return 0;
+}
+
+/** @return the port the packet came in on. */
+static inline uint16_t
+xnv_pkt_in_port(const struct xnv_pkt *pkt)
+{
+	return pkt->in_port;
+}
+
+/** @return the flow hash the core computed (0 if none). */
+static inline uint32_t
+xnv_pkt_hash(const struct xnv_pkt *pkt)
+{
+	return pkt->hash;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* XNV_NF_H */

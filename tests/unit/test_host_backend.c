@@ -1,0 +1,709 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Unit tests of the gntshare host backend (region.c, host_server.c,
+ * host_client.c): regions and the grant table, then the rendezvous over a
+ * real unix socket in a mkdtemp() directory.  The server runs in this
+ * process, polled by a pthread under S.lock; the test body is the client
+ * (or forks one).  Server callbacks run under S.lock and only record into
+ * S.rec; every assert is in the test thread.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <setjmp.h>	/* setjmp.h, stdarg.h, stddef.h: before cmocka.h */
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "gntshare/host.h"
+
+#define TEST(name) static void name(void **state __attribute__((unused)))
+#define REFUSE_TEXT "trust group 'closed' admits no new NF"
+#define DETACH_TEXT "NF misbehaved: descriptor out of pool"
+
+/* What the server's callbacks saw. */
+struct rec {
+	int n_attach, n_death, n_denied;
+	gnts_domid_t attach_dom[4], death_dom[4], denied_dom;
+	pid_t attach_pid[4];
+	struct gnts_attach_req attach_req[4];
+	gnts_ref_t denied_ref;
+	char denied_why[GNTS_ERR_LEN];
+};
+
+static struct {
+	pthread_mutex_t lock;	/* server, grant table, rec */
+	struct gnts_server *s;
+	pthread_t th;
+	atomic_int stop;
+	char dir[64], path[100];
+	struct rec rec;
+} S = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static char err[GNTS_ERR_LEN];	/* reason texts, test thread only */
+
+#define LOCKED(stmt) do { pthread_mutex_lock(&S.lock); stmt; \
+			  pthread_mutex_unlock(&S.lock); } while (0)
+
+static struct rec
+snap(void)
+{
+	struct rec r;
+
+	LOCKED(r = S.rec);
+	return r;
+}
+
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+static char last_log[512];
+
+static void
+capture_log(int level, const char *msg)
+{
+	pthread_mutex_lock(&log_lock);
+	snprintf(last_log, sizeof(last_log), "%s", msg);
+	pthread_mutex_unlock(&log_lock);
+	fprintf(stderr, "# gntshare log %d: %s\n", level, msg);
+}
+
+/* The response the owner (xnv-core) gives domain @p dom. */
+static struct gnts_attach_rsp
+owner_rsp(gnts_domid_t dom)
+{
+	return (struct gnts_attach_rsp){
+		.nf_id = 40u + dom, .service_id = 7, .ring_ref = 11,
+		.ring_size = 512, .pool_ref = 12, .pool_bufs = 8192,
+		.buf_size = 2176, .n_ports = 3, .ring_bytes = 69760,
+		.pool_bytes = 5ull << 32,
+	};
+}
+
+static int
+cb_attach(void *ctx, gnts_domid_t dom, pid_t pid,
+	  const struct gnts_attach_req *req, struct gnts_attach_rsp *rsp,
+	  char *e, size_t elen)
+{
+	struct rec *r = &S.rec;
+
+	(void)ctx;
+	if (r->n_attach < 4) {
+		r->attach_dom[r->n_attach] = dom;
+		r->attach_pid[r->n_attach] = pid;
+		r->attach_req[r->n_attach] = *req;
+	}
+	r->n_attach++;
+	if (strcmp(req->group, "closed") == 0) {
+		snprintf(e, elen, "%s", REFUSE_TEXT);
+		return -EPERM;
+	}
+	*rsp = owner_rsp(dom);	/* domid left 0: the server assigns it */
+	return 0;
+}
+
+static void
+cb_death(void *ctx, gnts_domid_t dom)
+{
+	(void)ctx;
+	if (S.rec.n_death < 4)
+		S.rec.death_dom[S.rec.n_death] = dom;
+	S.rec.n_death++;
+}
+
+static void
+cb_map_denied(void *ctx, gnts_domid_t dom, gnts_ref_t ref, const char *why)
+{
+	(void)ctx;
+	S.rec.n_denied++;
+	S.rec.denied_dom = dom;
+	S.rec.denied_ref = ref;
+	snprintf(S.rec.denied_why, sizeof(S.rec.denied_why), "%s", why);
+}
+
+static const struct gnts_server_ops ops = {
+	.attach = cb_attach, .death = cb_death, .map_denied = cb_map_denied,
+};
+
+static void *
+server_main(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&S.stop)) {
+		int rc;
+
+		LOCKED(rc = gnts_server_poll(S.s));
+		if (rc <= 0)
+			usleep(200);
+	}
+	return NULL;
+}
+
+static int
+setup_server(void **state)
+{
+	(void)state;
+	memset(&S.rec, 0, sizeof(S.rec));
+	snprintf(S.dir, sizeof(S.dir), "/tmp/gnts-unit-XXXXXX");
+	assert_non_null(mkdtemp(S.dir));
+	snprintf(S.path, sizeof(S.path), "%s/xnv.sock", S.dir);
+	assert_int_equal(gnts_server_open(S.path, &ops, NULL, &S.s, err,
+					  sizeof(err)), 0);
+	atomic_store(&S.stop, 0);
+	assert_int_equal(pthread_create(&S.th, NULL, server_main, NULL), 0);
+	return 0;
+}
+
+static int
+teardown_server(void **state)
+{
+	(void)state;
+	atomic_store(&S.stop, 1);
+	pthread_join(S.th, NULL);
+	gnts_server_close(S.s);
+	/* gnts_server_close() unlinks the socket: the directory is empty. */
+	assert_int_equal(rmdir(S.dir), 0);
+	return 0;
+}
+
+/* Wait (up to 5 s) until the server has seen @p n deaths; returns them. */
+static int
+wait_deaths(int n)
+{
+	for (int i = 0; i < 5000 && snap().n_death < n; i++)
+		usleep(1000);
+	return snap().n_death;
+}
+
+/* Attach as NF @p name of trust group @p group; reason text in err. */
+static int
+attach_as(const char *name, const char *group, struct gnts_client **c,
+	  struct gnts_attach_rsp *rsp)
+{
+	struct gnts_attach_req req = { .flags = 0 };
+
+	snprintf(req.name, sizeof(req.name), "%s", name);
+	snprintf(req.service, sizeof(req.service), "firewall");
+	snprintf(req.group, sizeof(req.group), "%s", group);
+	memset(rsp, 0, sizeof(*rsp));
+	return gnts_client_attach(S.path, &req, rsp, c, err, sizeof(err));
+}
+
+/* Attach that must work; returns the client, *dom its domain id. */
+static struct gnts_client *
+attach_ok(const char *name, gnts_domid_t *dom)
+{
+	struct gnts_client *c = NULL;
+	struct gnts_attach_rsp rsp;
+
+	assert_int_equal(attach_as(name, "blue", &c, &rsp), 0);
+	assert_non_null(c);
+	*dom = rsp.domid;
+	return c;
+}
+
+static int
+map(struct gnts_client *c, gnts_ref_t ref, int ro, void **va, size_t *size)
+{
+	*va = NULL;
+	*size = 0;
+	return gnts_client_map(c, ref, ro, va, size, err, sizeof(err));
+}
+
+/* Region of @p size granted to @p dom (0: to nobody). */
+static struct gnts_region *
+make_region(const char *name, size_t size, unsigned flags, gnts_domid_t dom,
+	    int ro)
+{
+	struct gnts_region *r = NULL;
+	int rc;
+
+	LOCKED(rc = gnts_region_create(name, size, flags, &r);
+	       if (rc == 0 && dom != 0) rc = gnts_region_grant(r, dom, ro));
+	assert_int_equal(rc, 0);
+	return r;
+}
+
+static void
+drop_region(struct gnts_region *r)
+{
+	LOCKED(gnts_region_destroy(r));
+}
+
+static int
+all_zero(const void *p, size_t n)
+{
+	const unsigned char *b = p;
+
+	for (size_t i = 0; i < n; i++)
+		if (b[i] != 0)
+			return 0;
+	return 1;
+}
+
+/* ---- regions and grants (no server) ----------------------------------- */
+
+TEST(test_region_create_rounds_zeroes_finds)
+{
+	static const size_t in[] = { 1, 4096, 5000, 3 * 4096 + 1 };
+	static const size_t want[] = { 4096, 4096, 8192, 4 * 4096 };
+	struct gnts_region *r[4];
+
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(gnts_region_create("unit", in[i], 0, &r[i]), 0);
+		assert_int_equal(r[i]->size, want[i]);
+		assert_int_equal(r[i]->page_size, GNTS_SMALL_PAGE);
+		assert_true(r[i]->fd >= 0);
+		assert_string_equal(r[i]->name, "unit");
+		assert_true(all_zero(r[i]->va, r[i]->size));
+		memset(r[i]->va, 0xff, r[i]->size);	/* writable, all of it */
+		assert_int_not_equal(r[i]->ref, GNTS_REF_INVALID);
+		for (int j = 0; j < i; j++)
+			assert_int_not_equal(r[i]->ref, r[j]->ref);
+	}
+	for (int i = 0; i < 4; i++)
+		assert_ptr_equal(gnts_region_find(r[i]->ref), r[i]);
+	gnts_ref_t gone = r[2]->ref;
+	gnts_region_destroy(r[2]);
+	assert_null(gnts_region_find(gone));
+	assert_ptr_equal(gnts_region_find(r[3]->ref), r[3]);
+	assert_null(gnts_region_find(GNTS_REF_INVALID));
+	gnts_region_destroy(r[0]);
+	gnts_region_destroy(r[1]);
+	gnts_region_destroy(r[3]);
+	assert_int_equal(gnts_region_create("zero", 0, 0, &r[0]), -EINVAL);
+}
+
+TEST(test_region_create_huge_with_or_without_hugepages)
+{
+	const size_t sz = 3u << 20;
+	int huge = gnts_hugepages_available();
+	struct gnts_region *r = NULL;
+
+	print_message("# hugepages %savailable: expecting %s pages\n",
+		      huge ? "" : "NOT ", huge ? "2 MiB" : "4 KiB fallback");
+	assert_int_equal(gnts_region_create("huge", sz, GNTS_F_HUGE, &r), 0);
+	assert_int_equal(r->page_size, huge ? GNTS_HUGE_PAGE : GNTS_SMALL_PAGE);
+	assert_int_equal(r->size, huge ? 4u << 20 : sz);
+	assert_true(all_zero(r->va, r->size));
+	memset(r->va, 0x5a, r->size);
+	assert_ptr_equal(gnts_region_find(r->ref), r);
+	gnts_region_destroy(r);
+	r = NULL;
+	assert_int_equal(gnts_region_create("strict", sz, GNTS_F_HUGE |
+					    GNTS_F_NO_FALLBACK, &r),
+			 huge ? 0 : -ENOMEM);
+	if (huge)
+		assert_int_equal(r->page_size, GNTS_HUGE_PAGE);
+	gnts_region_destroy(r);
+}
+
+TEST(test_grant_lookup_revoke)
+{
+	struct gnts_region *r, *r2;
+	int ro = -1;
+
+	assert_int_equal(gnts_region_create("g", 4096, 0, &r), 0);
+	assert_null(gnts_region_lookup(r->ref, 5, &ro));
+	assert_int_equal(gnts_region_grant(r, 5, 0), 0);
+	assert_ptr_equal(gnts_region_lookup(r->ref, 5, &ro), r);
+	assert_int_equal(ro, 0);
+	assert_int_equal(gnts_region_grant(r, 5, 0), 0);	/* no-op */
+	assert_int_equal(r->n_grants, 1);
+	assert_int_equal(gnts_region_grant(r, 6, 1), 0);
+	assert_ptr_equal(gnts_region_lookup(r->ref, 6, &ro), r);
+	assert_int_equal(ro, 1);
+	assert_null(gnts_region_lookup(r->ref, 7, NULL));
+	assert_null(gnts_region_lookup(r->ref + 1000, 5, NULL));
+	assert_int_equal(gnts_region_revoke(r, 5), 0);
+	assert_null(gnts_region_lookup(r->ref, 5, NULL));
+	assert_ptr_equal(gnts_region_lookup(r->ref, 6, NULL), r);
+	assert_int_equal(gnts_region_revoke(r, 5), -ENOENT);
+	assert_int_equal(gnts_region_revoke(r, 99), -ENOENT);
+	/* revoke_domain ends the domain's grants on every region, only its. */
+	assert_int_equal(gnts_region_create("g2", 4096, 0, &r2), 0);
+	assert_int_equal(gnts_region_grant(r2, 6, 0), 0);
+	assert_int_equal(gnts_region_grant(r2, 8, 0), 0);
+	gnts_revoke_domain(6);
+	assert_null(gnts_region_lookup(r->ref, 6, NULL));
+	assert_null(gnts_region_lookup(r2->ref, 6, NULL));
+	assert_ptr_equal(gnts_region_lookup(r2->ref, 8, NULL), r2);
+	assert_int_equal(r->n_grants, 0);
+	/* The set of grantees is bounded. */
+	for (gnts_domid_t d = 100; d < 100 + GNTS_MAX_GRANTEES - 1; d++)
+		assert_int_equal(gnts_region_grant(r2, d, 0), 0);
+	assert_int_equal(gnts_region_grant(r2, 999, 0), -ENOSPC);
+	assert_int_equal(gnts_region_grant(r2, 8, 0), 0);	/* existing */
+	gnts_region_destroy(r);
+	gnts_region_destroy(r2);
+}
+
+/* ---- attach ----------------------------------------------------------- */
+
+TEST(test_attach_delivers_request_and_response)
+{
+	struct gnts_attach_rsp rsp[2], want;
+	struct gnts_client *c[2] = { NULL, NULL };
+	pid_t spid[2];
+
+	assert_int_equal(attach_as("fw-0", "blue", &c[0], &rsp[0]), 0);
+	assert_int_equal(attach_as("fw-1", "blue", &c[1], &rsp[1]), 0);
+	LOCKED(spid[0] = gnts_server_pid(S.s, rsp[0].domid);
+	       spid[1] = gnts_server_pid(S.s, rsp[1].domid));
+	struct rec r = snap();
+	assert_int_equal(r.n_attach, 2);
+	assert_string_equal(r.attach_req[0].name, "fw-0");
+	assert_string_equal(r.attach_req[0].service, "firewall");
+	assert_string_equal(r.attach_req[0].group, "blue");
+	assert_int_equal(r.attach_req[0].flags, 0);
+	assert_string_equal(r.attach_req[1].name, "fw-1");
+	/* Domain ids: assigned by the server, non-zero, distinct. */
+	assert_int_not_equal(rsp[0].domid, 0);
+	assert_int_not_equal(rsp[1].domid, 0);
+	assert_int_not_equal(rsp[0].domid, rsp[1].domid);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(rsp[i].domid, r.attach_dom[i]);
+		assert_int_equal(r.attach_pid[i], getpid());
+		assert_int_equal(spid[i], getpid());
+		/* Everything the owner filled in arrives, 64-bit fields too. */
+		want = owner_rsp(r.attach_dom[i]);
+		want.domid = r.attach_dom[i];
+		assert_memory_equal(&rsp[i], &want, sizeof(want));
+		gnts_client_close(c[i]);
+	}
+	assert_int_equal(wait_deaths(2), 2);
+}
+
+TEST(test_attach_refused_with_reason)
+{
+	struct gnts_client *c = NULL;
+	struct gnts_attach_rsp rsp;
+	gnts_domid_t dom;
+
+	assert_int_equal(attach_as("fw-x", "closed", &c, &rsp), -EPERM);
+	assert_null(c);
+	assert_string_equal(err, REFUSE_TEXT);
+	/* The server goes on serving; a refused attach is no death. */
+	c = attach_ok("fw-y", &dom);
+	assert_int_equal(snap().n_attach, 2);
+	assert_int_equal(snap().n_death, 0);
+	gnts_client_close(c);
+}
+
+/* ---- map -------------------------------------------------------------- */
+
+TEST(test_map_granted_region_is_shared)
+{
+	gnts_domid_t dom;
+	struct gnts_client *c = attach_ok("fw-0", &dom);
+	void *va;
+	size_t size;
+
+	/* A small-page region and a pool as the core makes them (huge). */
+	for (unsigned flags = 0; flags <= GNTS_F_HUGE; flags += GNTS_F_HUGE) {
+		struct gnts_region *r = make_region("pool-blue", 3 * 4096, flags,
+						    dom, 0);
+		assert_int_equal(map(c, r->ref, 0, &va, &size), 0);
+		assert_int_equal(size, r->size);
+		assert_true(size >= 3 * 4096);
+		assert_ptr_not_equal(va, r->va);	/* a mapping of its own */
+		/* Client writes are visible to the server and vice versa. */
+		strcpy((char *)va + 2 * 4096 + 10, "from the NF");
+		assert_string_equal((char *)r->va + 2 * 4096 + 10, "from the NF");
+		strcpy((char *)r->va + 100, "from the core");
+		assert_string_equal((char *)va + 100, "from the core");
+		gnts_client_unmap(va, size);
+		drop_region(r);
+	}
+	assert_int_equal(snap().n_denied, 0);
+	gnts_client_close(c);
+	assert_int_equal(wait_deaths(1), 1);
+}
+
+TEST(test_map_not_granted_denied)
+{
+	gnts_domid_t dom;
+	struct gnts_client *c = attach_ok("fw-0", &dom);
+	char want[64];
+	void *va;
+	size_t size;
+
+	/* Granted, but to somebody else. */
+	struct gnts_region *r = make_region("pool-red", 4096, 0, dom + 100, 0);
+	assert_int_equal(map(c, r->ref, 0, &va, &size), -EACCES);
+	assert_null(va);
+	snprintf(want, sizeof(want), "region %u (pool-red)", r->ref);
+	assert_non_null(strstr(err, want));
+	struct rec rec = snap();
+	assert_int_equal(rec.n_denied, 1);
+	assert_int_equal(rec.denied_dom, dom);
+	assert_int_equal(rec.denied_ref, r->ref);
+	assert_string_equal(rec.denied_why, err);
+	/* Still attached. */
+	assert_int_equal(gnts_client_alive(c, err, sizeof(err)), 1);
+	gnts_client_close(c);
+	drop_region(r);
+}
+
+TEST(test_map_nonexistent_ref_denied)
+{
+	const gnts_ref_t ref = 0x7fff0001u;
+	gnts_domid_t dom;
+	struct gnts_client *c = attach_ok("fw-0", &dom);
+	char want[64];
+	void *va;
+	size_t size;
+
+	assert_int_equal(map(c, ref, 1, &va, &size), -EACCES);
+	snprintf(want, sizeof(want), "no region %u", ref);
+	assert_non_null(strstr(err, want));
+	struct rec rec = snap();
+	assert_int_equal(rec.n_denied, 1);
+	assert_int_equal(rec.denied_dom, dom);
+	assert_int_equal(rec.denied_ref, ref);
+	gnts_client_close(c);
+}
+
+TEST(test_map_readonly_grant)
+{
+	gnts_domid_t dom;
+	struct gnts_client *c = attach_ok("mon-0", &dom);
+	void *va;
+	size_t size;
+
+	struct gnts_region *r = make_region("stats", 2 * 4096, 0, dom, 1);
+	strcpy((char *)r->va + 4096, "read me");
+	assert_int_equal(map(c, r->ref, 0, &va, &size), -EACCES);
+	assert_null(va);
+	assert_non_null(strstr(err, "stats"));
+	assert_int_equal(snap().n_denied, 1);
+	assert_int_equal(map(c, r->ref, 1, &va, &size), 0);
+	assert_int_equal(size, 2 * 4096);
+	assert_string_equal((char *)va + 4096, "read me");
+	strcpy((char *)r->va, "updated");
+	assert_string_equal((char *)va, "updated");
+	/* The fd it got is read-only: no upgrading the mapping. */
+	assert_int_equal(mprotect(va, size, PROT_READ | PROT_WRITE), -1);
+	assert_int_equal(errno, EACCES);
+	gnts_client_unmap(va, size);
+	gnts_client_close(c);
+	drop_region(r);
+}
+
+/* ---- death and detach ------------------------------------------------- */
+
+TEST(test_death_on_bye_revokes_grants)
+{
+	gnts_domid_t dom;
+	struct gnts_client *c = attach_ok("fw-0", &dom);
+	struct gnts_region *r = make_region("pool", 4096, 0, dom, 0);
+	struct gnts_region *other = make_region("pool2", 4096, 0, dom + 50, 0);
+	struct gnts_region *still, *kept, *found;
+
+	gnts_client_close(c);
+	assert_int_equal(wait_deaths(1), 1);
+	assert_int_equal(snap().death_dom[0], dom);
+	LOCKED(still = gnts_region_lookup(r->ref, dom, NULL);
+	       kept = gnts_region_lookup(other->ref, dom + 50, NULL);
+	       found = gnts_region_find(r->ref));
+	assert_null(still);
+	assert_ptr_equal(kept, other);	/* other domains keep theirs */
+	assert_ptr_equal(found, r);	/* the region itself stays */
+	drop_region(r);
+	drop_region(other);
+}
+
+TEST(test_death_on_sigkill)
+{
+	struct gnts_region *r = NULL, *still;
+	uint32_t dom = 0;
+	pid_t seen = 0;
+	int pfd[2];
+
+	assert_int_equal(pipe(pfd), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {		/* the NF: attach, report, wait to be killed */
+		struct gnts_client *c;
+		struct gnts_attach_rsp rsp;
+
+		alarm(20);	/* never outlive a failed parent for long */
+		if (attach_as("victim", "blue", &c, &rsp) == 0)
+			dom = rsp.domid;
+		if (write(pfd[1], &dom, sizeof(dom)) != sizeof(dom))
+			_exit(2);
+		for (;;)
+			pause();
+	}
+	close(pfd[1]);
+	struct pollfd p = { .fd = pfd[0], .events = POLLIN };
+	int ok = poll(&p, 1, 5000) == 1 &&
+		 read(pfd[0], &dom, sizeof(dom)) == sizeof(dom) && dom != 0;
+	close(pfd[0]);
+	if (ok) {
+		r = make_region("pool", 4096, 0, dom, 0);
+		LOCKED(seen = gnts_server_pid(S.s, dom));
+	}
+	kill(pid, SIGKILL);
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
+	assert_true(ok);
+	assert_int_equal(seen, pid);
+	assert_int_equal(wait_deaths(1), 1);
+	assert_int_equal(snap().death_dom[0], dom);
+	LOCKED(still = gnts_region_lookup(r->ref, dom, NULL));
+	assert_null(still);
+	drop_region(r);
+}
+
+TEST(test_server_detach_seen_by_client)
+{
+	gnts_domid_t dom;
+	struct gnts_client *c = attach_ok("fw-0", &dom);
+
+	assert_int_equal(gnts_client_alive(c, err, sizeof(err)), 1);
+	LOCKED(gnts_server_detach(S.s, dom, DETACH_TEXT));
+	assert_int_equal(wait_deaths(1), 1);
+	assert_int_equal(snap().death_dom[0], dom);
+	err[0] = '\0';
+	assert_int_equal(gnts_client_alive(c, err, sizeof(err)), 0);
+	assert_string_equal(err, DETACH_TEXT);
+	assert_int_equal(gnts_client_alive(c, err, sizeof(err)), 0);
+	gnts_client_close(c);
+}
+
+/* ---- server_open ------------------------------------------------------ */
+
+TEST(test_server_open_removes_stale_socket)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct gnts_server *s2 = NULL;
+	struct stat st;
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/stale.sock", S.dir);
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	close(fd);	/* the file stays behind, nobody listening */
+	assert_int_equal(lstat(sa.sun_path, &st), 0);
+	assert_true(S_ISSOCK(st.st_mode));
+	pthread_mutex_lock(&log_lock);
+	last_log[0] = '\0';
+	pthread_mutex_unlock(&log_lock);
+	assert_int_equal(gnts_server_open(sa.sun_path, &ops, NULL, &s2, err,
+					  sizeof(err)), 0);
+	pthread_mutex_lock(&log_lock);
+	int logged = strstr(last_log, "stale") != NULL;
+	pthread_mutex_unlock(&log_lock);
+	assert_true(logged);
+	/* And it listens there now. */
+	fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	close(fd);
+	gnts_server_close(s2);
+	assert_int_equal(lstat(sa.sun_path, &st), -1);
+}
+
+TEST(test_server_open_live_socket_in_use)
+{
+	struct gnts_server *s2 = NULL;
+	gnts_domid_t dom;
+
+	assert_int_equal(gnts_server_open(S.path, &ops, NULL, &s2, err,
+					  sizeof(err)), -EADDRINUSE);
+	assert_null(s2);
+	assert_non_null(strstr(err, S.path));
+	/* The live server was not disturbed. */
+	gnts_client_close(attach_ok("fw-0", &dom));
+}
+
+TEST(test_server_open_bad_paths)
+{
+	struct gnts_server *s2 = NULL;
+	char path[200];
+
+	memset(path, 'a', sizeof(path) - 1);
+	path[0] = '/';
+	path[sizeof(path) - 1] = '\0';
+	assert_int_equal(gnts_server_open(path, &ops, NULL, &s2, err,
+					  sizeof(err)), -ENAMETOOLONG);
+	assert_null(s2);
+	assert_non_null(strstr(err, "too long"));
+	/* A file that is not a socket is not removed. */
+	snprintf(path, sizeof(path), "%s/plain", S.dir);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fclose(f);
+	assert_int_equal(gnts_server_open(path, &ops, NULL, &s2, err,
+					  sizeof(err)), -EEXIST);
+	assert_int_equal(unlink(path), 0);
+}
+
+/* ---- protocol errors -------------------------------------------------- */
+
+TEST(test_malformed_message_drops_only_that_connection)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct timeval tv = { .tv_sec = 5 };
+	gnts_domid_t dom, dom2;
+	struct gnts_client *c = attach_ok("fw-0", &dom);
+	struct gnts_region *r = make_region("pool", 4096, 0, dom, 0);
+	char buf[256];
+	void *va;
+	size_t size;
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", S.path);
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), 0);
+	assert_int_equal(send(fd, "0123456789", 10, 0), 10);
+	/* The server hangs up on it (recv 0), rather than timing out (-1). */
+	assert_int_equal(recv(fd, buf, sizeof(buf), 0), 0);
+	close(fd);
+	/* The other connection is untouched and keeps being served. */
+	assert_int_equal(gnts_client_alive(c, err, sizeof(err)), 1);
+	assert_int_equal(map(c, r->ref, 0, &va, &size), 0);
+	gnts_client_unmap(va, size);
+	gnts_client_close(attach_ok("fw-1", &dom2));
+	assert_int_equal(wait_deaths(1), 1);	/* fw-1's BYE, not fw-0 */
+	assert_int_equal(snap().death_dom[0], dom2);
+	gnts_client_close(c);
+	drop_region(r);
+}
+
+#define T(name) cmocka_unit_test_setup_teardown(name, setup_server, teardown_server)
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_region_create_rounds_zeroes_finds),
+		cmocka_unit_test(test_region_create_huge_with_or_without_hugepages),
+		cmocka_unit_test(test_grant_lookup_revoke),
+		T(test_attach_delivers_request_and_response),
+		T(test_attach_refused_with_reason),
+		T(test_map_granted_region_is_shared),
+		T(test_map_not_granted_denied),
+		T(test_map_nonexistent_ref_denied),
+		T(test_map_readonly_grant),
+		T(test_death_on_bye_revokes_grants),
+		T(test_death_on_sigkill),
+		T(test_server_detach_seen_by_client),
+		T(test_server_open_removes_stale_socket),
+		T(test_server_open_live_socket_in_use),
+		T(test_server_open_bad_paths),
+		T(test_malformed_message_drops_only_that_connection),
+	};
+
+	signal(SIGPIPE, SIG_IGN);
+	gnts_set_logger(capture_log);
+	return cmocka_run_group_tests_name("gntshare_host_backend", tests,
+					   NULL, NULL);
+}
