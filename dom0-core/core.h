@@ -126,6 +126,8 @@ struct xnv_core {
 	struct xnv_port ports[XNV_MAX_PORTS];
 	struct xnv_nf nfs[XNV_MAX_NFS];
 	struct xnv_service services[XNV_MAX_SERVICES];
+	uint16_t active[XNV_MAX_NFS];	/* ids of attached NFs, polled */
+	uint16_t n_active;
 	struct gnts_server *server;
 	uint64_t drops[XNV_DROP_N];
 	uint64_t copies[XNV_MAX_GROUPS][XNV_MAX_GROUPS]; /* [from][to] */

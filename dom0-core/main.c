@@ -234,9 +234,8 @@ run(struct xnv_core *c, const struct opts *o)
 
 		for (i = 0; i < c->cfg.n_ports; i++)
 			xnv_rx_port(c, i, now);
-		for (i = 0; i < XNV_MAX_NFS; i++)
-			if (c->nfs[i].state == XNV_NF_ATTACHED)
-				xnv_rx_nf(c, &c->nfs[i], now);
+		for (i = 0; i < c->n_active; i++)
+			xnv_rx_nf(c, &c->nfs[c->active[i]], now);
 		if (now < next_ctl)
 			continue;
 		/* Control plane once per millisecond: attach, map, death. */

@@ -131,6 +131,7 @@ xnv_nf_attach(void *ctx, gnts_domid_t dom, pid_t pid,
 	nf->rx = ports[GNTS_RING_RX];
 	nf->tx = ports[GNTS_RING_TX];
 	nf->state = XNV_NF_ATTACHED;
+	c->active[c->n_active++] = nf->id;
 	svc->live[svc->n_live++] = nf->id;
 	svc->ever_live = 1;
 
@@ -152,6 +153,21 @@ xnv_nf_attach(void *ctx, gnts_domid_t dom, pid_t pid,
 	     pool->region->ref);
 	xnv_update_rx_gates(c);
 	return 0;
+}
+
+/* Remove @p id from @p list keeping the order of the others. */
+static void
+remove_id(uint16_t *list, uint16_t *n, uint16_t id)
+{
+	uint16_t i;
+
+	for (i = 0; i < *n; i++)
+		if (list[i] == id) {
+			memmove(&list[i], &list[i + 1],
+				(size_t)(*n - i - 1) * sizeof(list[0]));
+			(*n)--;
+			return;
+		}
 }
 
 static void
@@ -179,13 +195,8 @@ xnv_nf_detach(struct xnv_core *c, struct xnv_nf *nf, const char *why)
 	 * attached NF for this domain and returns. */
 	nf->state = XNV_NF_GONE;
 	snprintf(nf->gone_reason, sizeof(nf->gone_reason), "%s", why);
-	for (i = 0; i < svc->n_live; i++)
-		if (svc->live[i] == nf->id) {
-			memmove(&svc->live[i], &svc->live[i + 1],
-				(svc->n_live - i - 1) * sizeof(svc->live[0]));
-			svc->n_live--;
-			break;
-		}
+	remove_id(svc->live, &svc->n_live, nf->id);
+	remove_id(c->active, &c->n_active, nf->id);
 	if (c->server != NULL)
 		gnts_server_detach(c->server, nf->dom, why);
 	gnts_revoke_domain(nf->dom);
