@@ -58,6 +58,10 @@ gnts_ring_region_attach(void *region, size_t region_size,
 		if (off % GNTS_CACHE_LINE != 0 || off < sizeof(h) ||
 		    (size_t)off + gnts_ring_bytes(h.ring_size) > region_size)
 			return -EINVAL;
+		/* Rings follow each other without overlapping. */
+		if (i > 0 && (size_t)off < (size_t)h.ring_off[i - 1] +
+				gnts_ring_bytes(h.ring_size))
+			return -EINVAL;
 		ports[i].r = (struct gnts_ring *)((char *)region + off);
 		ports[i].size = h.ring_size;
 		ports[i].mask = h.ring_size - 1;

@@ -74,7 +74,8 @@ int gnts_region_create(const char *name, size_t size, unsigned flags,
 void gnts_region_destroy(struct gnts_region *r);
 
 /**
- * Grant @p r to domain @p dom.  Granting twice is a no-op.
+ * Grant @p r to domain @p dom.  Granting again to the same domain keeps
+ * one grant and sets its read-only flag to @p readonly.
  * @return 0, or -ENOSPC when GNTS_MAX_GRANTEES domains hold it already.
  */
 int gnts_region_grant(struct gnts_region *r, gnts_domid_t dom, int readonly);

@@ -45,7 +45,8 @@ struct gnts_server_ops {
 
 /**
  * Listen on @p path.  A stale socket file (nobody answers on it) is removed
- * and logged through @p err; a live one is an error (-EADDRINUSE).
+ * and logged through gnts_log(); a live one is an error (-EADDRINUSE) and
+ * @p err says why.
  */
 int gnts_server_open(const char *path, const struct gnts_server_ops *ops,
 		     void *ctx, struct gnts_server **out, char *err,
