@@ -45,7 +45,8 @@ deps:
 demo: all
 	bash scripts/demo.sh
 
-check: all check-unit check-integration check-xen
+check: all
+	MAKE="$(MAKE)" bash tests/run_checks.sh
 
 clean:
 	rm -rf build build-san

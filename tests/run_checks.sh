@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# make check: run every suite (unit, integration, xen) even when one fails,
+# then print one closing line counting tests across all of them:
+#   check: N passed, N failed, N skipped
+set -uo pipefail
+
+make_cmd=${MAKE:-make}
+log=$(mktemp -d)/check
+trap 'rm -rf "$(dirname "$log")"' EXIT
+rc=0
+
+run() {	# run SUITE: make check-SUITE, keep its output
+	echo "=== make check-$1"
+	$make_cmd --no-print-directory "check-$1" 2>&1 | tee "$log.$1"
+	local r=${PIPESTATUS[0]}
+	[ "$r" -eq 0 ] || { echo "=== check-$1 FAILED (exit $r)"; rc=1; }
+}
+
+run unit
+run integration
+run xen
+
+# cmocka: "[  PASSED  ] N test(s)." / "[  FAILED  ] N test(s)"
+sum() { grep -hoE "$1" "$log".* 2>/dev/null | grep -oE '[0-9]+' | awk '{s+=$1} END {print s+0}'; }
+passed=$(( $(sum '\[  PASSED  \] [0-9]+ test') + 0 ))
+failed=$(( $(sum '\[  FAILED  \] [0-9]+ test') + 0 ))
+# pytest: "N passed", "N failed", "N skipped", "N error(s)" in its last line
+py=$(grep -hE '^=+ .*(passed|failed|error|skipped).* in [0-9.]+s' "$log.integration" | tail -1)
+pnum() { echo "$py" | grep -oE "[0-9]+ $1" | grep -oE '[0-9]+' || echo 0; }
+passed=$((passed + $(pnum passed)))
+failed=$((failed + $(pnum failed) + $(pnum error)))
+skipped=$(pnum skipped)
+# xen: "XEN: N passed, N failed" or "SKIP: ..."
+xen=$(grep -hE '^XEN: [0-9]+ passed, [0-9]+ failed' "$log.xen" | tail -1)
+if [ -n "$xen" ]; then
+	passed=$((passed + $(echo "$xen" | grep -oE '[0-9]+ passed' | grep -oE '[0-9]+')))
+	failed=$((failed + $(echo "$xen" | grep -oE '[0-9]+ failed' | grep -oE '[0-9]+')))
+elif grep -q '^SKIP' "$log.xen"; then
+	skipped=$((skipped + 1))
+fi
+[ "$rc" -eq 0 ] || [ "$failed" -gt 0 ] || failed=1	# a suite died uncounted
+echo "check: $passed passed, $failed failed, $skipped skipped"
+exit $rc
