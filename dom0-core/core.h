@@ -43,6 +43,7 @@ enum xnv_drop {
 	XNV_DROP_MULTISEG,	/* received packet did not fit one buffer */
 	XNV_DROP_CHAIN,		/* "drop" step of a chain */
 	XNV_DROP_RECLAIMED,	/* held by an NF that went away */
+	XNV_DROP_SHUTDOWN,	/* waiting at a port when the core stopped */
 	XNV_DROP_N
 };
 
@@ -129,6 +130,7 @@ struct xnv_core {
 	uint16_t active[XNV_MAX_NFS];	/* ids of attached NFs, polled */
 	uint16_t n_active;
 	struct gnts_server *server;
+	int shutting_down;		/* detaches tell NFs: clean stop */
 	uint64_t drops[XNV_DROP_N];
 	uint64_t copies[XNV_MAX_GROUPS][XNV_MAX_GROUPS]; /* [from][to] */
 	uint64_t tsc_hz;

@@ -23,6 +23,7 @@ const char *const xnv_drop_names[XNV_DROP_N] = {
 	[XNV_DROP_MULTISEG] = "multiseg",
 	[XNV_DROP_CHAIN] = "chain_drop",
 	[XNV_DROP_RECLAIMED] = "reclaimed",
+	[XNV_DROP_SHUTDOWN] = "shutdown",
 };
 
 /* Resolved destination of one packet: kind in the top byte, id below. */

@@ -9,6 +9,14 @@
 #define FREE_HUGE "/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages"
 #define MIN_FREE_HUGE 64	/* 128 MiB: DPDK's own memory + a small pool */
 
+static char notice[128];
+
+const char *
+xnv_eal_notice(void)
+{
+	return notice;
+}
+
 static long
 free_hugepages(void)
 {
@@ -82,10 +90,10 @@ xnv_split_args(int argc, char **argv, int *eal_argc, char ***eal_argv,
 		} else {
 			extra = nohuge;
 			n_extra = 4;
-			fprintf(stderr, "xnv-core: %s: DPDK runs with --no-huge\n",
-				freehp < MIN_FREE_HUGE ?
-				"fewer than 64 free 2 MiB hugepages" :
-				"no hugetlbfs mounted");
+			snprintf(notice, sizeof(notice), "%s: DPDK runs with "
+				 "--no-huge", freehp < MIN_FREE_HUGE ?
+				 "fewer than 64 free 2 MiB hugepages" :
+				 "no hugetlbfs mounted");
 		}
 	}
 	ev = calloc((size_t)(argc + n_extra + 1), sizeof(*ev));

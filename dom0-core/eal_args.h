@@ -15,6 +15,10 @@
 int xnv_split_args(int argc, char **argv, int *eal_argc, char ***eal_argv,
 		   int *app_argc, char ***app_argv);
 
+/** What the defaults decided that the user should know ("" if nothing);
+ *  printed by the caller once the command line and config are good. */
+const char *xnv_eal_notice(void);
+
 /** Add the device part: call after the config is known. */
 int xnv_eal_devices(int *eal_argc, char ***eal_argv, char **pci, int n_pci);
 

@@ -196,6 +196,7 @@ quiesce(struct xnv_core *c)
 	uint16_t i;
 
 	/* Detach every NF (telling it why) and reclaim its buffers. */
+	c->shutting_down = 1;
 	for (i = 0; i < XNV_MAX_NFS; i++)
 		xnv_nf_detach(c, &c->nfs[i], "xnv-core is shutting down");
 	gnts_server_close(c->server);
@@ -204,6 +205,7 @@ quiesce(struct xnv_core *c)
 		if (c->ports[i].pend.n) {
 			rte_pktmbuf_free_bulk(c->ports[i].pend.m,
 					      c->ports[i].pend.n);
+			c->drops[XNV_DROP_SHUTDOWN] += c->ports[i].pend.n;
 			c->ports[i].pend.n = 0;
 		}
 	}
@@ -279,11 +281,14 @@ main(int argc, char **argv)
 	if (xnv_split_args(argc, argv, &eal_argc, &eal_argv, &app_argc,
 			   &app_argv) < 0)
 		return 1;
-	if (parse_opts(app_argc, app_argv, &o) < 0)
+	if (parse_opts(app_argc, app_argv, &o) < 0) {
+		free(eal_argv);
 		return 1;
+	}
 	rc = xnv_config_load(o.config, &c->cfg, err, sizeof(err));
 	if (rc < 0) {
 		fprintf(stderr, "xnv-core: config error: %s\n", err);
+		free(eal_argv);
 		return 1;
 	}
 	{
@@ -294,17 +299,22 @@ main(int argc, char **argv)
 		for (int i = 0; i < c->cfg.n_ports; i++)
 			if (strncmp(c->cfg.ports[i].dev, "net_", 4) != 0)
 				pci[n_pci++] = c->cfg.ports[i].dev;
-		if (xnv_eal_devices(&eal_argc, &eal_argv, pci, n_pci) < 0)
+		if (xnv_eal_devices(&eal_argc, &eal_argv, pci, n_pci) < 0) {
+			free(eal_argv);
 			return 1;
+		}
 	}
 	/* Registered before EAL's own handlers, so it runs after them (after
 	 * telemetry unlinks its socket). */
 	atexit(remove_runtime_dir);
+	if (xnv_eal_notice()[0] != '\0')
+		fprintf(stderr, "xnv-core: %s\n", xnv_eal_notice());
 	xnv_logtype = rte_log_register("xnv.core");
 	rte_log_set_level(xnv_logtype, RTE_LOG_INFO);
 	if (rte_eal_init(eal_argc, eal_argv) < 0) {
 		fprintf(stderr, "xnv-core: EAL init failed: %s\n",
 			rte_strerror(rte_errno));
+		free(eal_argv);
 		return 1;
 	}
 	gnts_set_logger(gnts_to_rte_log);
@@ -334,5 +344,6 @@ main(int argc, char **argv)
 	snprintf(runtime_dir, sizeof(runtime_dir), "%s",
 		 rte_eal_get_runtime_dir());
 	rte_eal_cleanup();
+	free(eal_argv);
 	return rc == 0 ? 0 : 1;
 }

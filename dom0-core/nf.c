@@ -55,13 +55,34 @@ list_services(const struct xnv_config *cfg, char *buf, size_t len)
 				      cfg->services[i].name);
 }
 
-int
-xnv_nf_attach(void *ctx, gnts_domid_t dom, pid_t pid,
-	      const struct gnts_attach_req *req, struct gnts_attach_rsp *rsp,
-	      char *err, size_t errlen)
+/*
+ * An NF can hold a ring's worth of buffers.  When the group's NFs together
+ * can hold the whole pool, ports run out of buffers (counted by the
+ * driver as rx_nombuf): say so once per group, when it starts to be true.
+ */
+static void
+warn_ring_capacity(struct xnv_core *c, uint16_t g)
+{
+	uint64_t cap = 0;
+	uint16_t i;
+
+	for (i = 0; i < c->n_active; i++)
+		if (c->nfs[c->active[i]].group == g)
+			cap += c->cfg.ring_size;
+	if (cap >= c->pools[g].n_bufs && cap < c->pools[g].n_bufs +
+	    c->cfg.ring_size)
+		XLOG(WARNING, "group %s: its NFs' rings (%" PRIu64 " slots) can "
+		     "hold the whole pool (%u buffers): ports may run out of "
+		     "buffers (rx_nombuf); raise pool_bufs or lower ring_size\n",
+		     c->cfg.groups[g].name, cap, c->pools[g].n_bufs);
+}
+
+static int
+nf_attach(struct xnv_core *c, gnts_domid_t dom, pid_t pid,
+	  const struct gnts_attach_req *req, struct gnts_attach_rsp *rsp,
+	  char *err, size_t errlen)
 {
 	struct gnts_ring_port ports[GNTS_RING_COUNT];
-	struct xnv_core *c = ctx;
 	struct xnv_service *svc;
 	struct xnv_pool *pool;
 	struct xnv_nf *nf;
@@ -151,6 +172,7 @@ xnv_nf_attach(void *ctx, gnts_domid_t dom, pid_t pid,
 	     "group %s, ring region %u, pool region %u\n", nf->name, (int)pid,
 	     dom, req->service, req->group, nf->ring_region->ref,
 	     pool->region->ref);
+	warn_ring_capacity(c, (uint16_t)g);
 	xnv_update_rx_gates(c);
 	return 0;
 }
@@ -168,6 +190,19 @@ remove_id(uint16_t *list, uint16_t *n, uint16_t id)
 			(*n)--;
 			return;
 		}
+}
+
+int
+xnv_nf_attach(void *ctx, gnts_domid_t dom, pid_t pid,
+	      const struct gnts_attach_req *req, struct gnts_attach_rsp *rsp,
+	      char *err, size_t errlen)
+{
+	int rc = nf_attach(ctx, dom, pid, req, rsp, err, errlen);
+
+	if (rc < 0)
+		XLOG(WARNING, "attach of NF %s (pid %d) refused: %s\n",
+		     req->name, (int)pid, err);
+	return rc;
 }
 
 static void
@@ -198,7 +233,9 @@ xnv_nf_detach(struct xnv_core *c, struct xnv_nf *nf, const char *why)
 	remove_id(svc->live, &svc->n_live, nf->id);
 	remove_id(c->active, &c->n_active, nf->id);
 	if (c->server != NULL)
-		gnts_server_detach(c->server, nf->dom, why);
+		gnts_server_detach_status(c->server, nf->dom,
+					  c->shutting_down ? -ESHUTDOWN :
+					  -ECONNRESET, why);
 	gnts_revoke_domain(nf->dom);
 	/* Everything the NF owned (in its rx ring, in its hands, in its tx
 	 * ring) returns to the pool.  The NF's own mapping of the pool may

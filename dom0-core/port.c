@@ -28,8 +28,10 @@ xnv_port_open(struct xnv_core *c, uint16_t idx, char *err, size_t errlen)
 		rc = rte_dev_probe(pc->dev);
 		if (rc < 0 || rte_eth_dev_get_port_by_name(devname, &pid) != 0) {
 			snprintf(err, errlen, "port %s: cannot probe device "
-				 "'%s': %s", pc->name, pc->dev,
-				 rc < 0 ? rte_strerror(-rc) : "no ethdev");
+				 "'%s': %s (vdevs are named like net_pcap0, "
+				 "net_null0; PCI devices by address)", pc->name,
+				 pc->dev, rc < 0 && rc != -EFAULT ?
+				 rte_strerror(-rc) : "no such driver or device");
 			return rc < 0 ? rc : -ENODEV;
 		}
 	}

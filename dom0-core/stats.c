@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <rte_ethdev.h>
 
@@ -12,6 +13,17 @@ static const char *const state_names[] = {
 	[XNV_NF_FREE] = "free", [XNV_NF_ATTACHED] = "attached",
 	[XNV_NF_GONE] = "gone",
 };
+
+/* The driver's own counters: packets it could not even hand us. */
+static struct rte_eth_stats
+port_stats(const struct xnv_core *c, uint16_t i)
+{
+	struct rte_eth_stats es;
+
+	memset(&es, 0, sizeof(es));
+	(void)rte_eth_stats_get(c->ports[i].port_id, &es);
+	return es;
+}
 
 /* Seconds from the first packet received to the last one sent or received. */
 static double
@@ -43,14 +55,14 @@ xnv_stats_print(const struct xnv_core *c, FILE *f, double elapsed)
 	unsigned i;
 
 	fprintf(f, "xnv-core statistics after %.2f s\n", elapsed);
-	fprintf(f, "  %-16s %12s %12s %10s\n", "port", "rx", "tx", "rx-missed");
+	fprintf(f, "  %-16s %12s %12s %10s %10s\n", "port", "rx", "tx",
+		"rx-missed", "rx-nombuf");
 	for (i = 0; i < cfg->n_ports; i++) {
-		struct rte_eth_stats es = { 0 };
+		struct rte_eth_stats es = port_stats(c, i);
 
-		(void)rte_eth_stats_get(c->ports[i].port_id, &es);
-		fprintf(f, "  %-16s %12" PRIu64 " %12" PRIu64 " %10" PRIu64 "\n",
-			cfg->ports[i].name, c->ports[i].rx, c->ports[i].tx,
-			es.imissed);
+		fprintf(f, "  %-16s %12" PRIu64 " %12" PRIu64 " %10" PRIu64
+			" %10" PRIu64 "\n", cfg->ports[i].name, c->ports[i].rx,
+			c->ports[i].tx, es.imissed, es.rx_nombuf);
 	}
 	fprintf(f, "  %-24s %-10s %10s %10s %8s %6s %9s %s\n", "nf", "service",
 		"rx", "tx", "drop", "bad", "reclaimed", "state");
@@ -91,10 +103,15 @@ xnv_stats_json(const struct xnv_core *c, const char *path, double elapsed)
 		return -errno;
 	fprintf(f, "{\n \"elapsed_s\": %.6f,\n \"traffic_s\": %.6f,\n"
 		" \"ports\": [", elapsed, busy);
-	for (i = 0; i < cfg->n_ports; i++)
+	for (i = 0; i < cfg->n_ports; i++) {
+		struct rte_eth_stats es = port_stats(c, i);
+
 		fprintf(f, "%s\n  {\"name\": \"%s\", \"index\": %u, \"rx\": %"
-			PRIu64 ", \"tx\": %" PRIu64 "}", i ? "," : "",
-			cfg->ports[i].name, i, c->ports[i].rx, c->ports[i].tx);
+			PRIu64 ", \"tx\": %" PRIu64 ", \"rx_missed\": %" PRIu64
+			", \"rx_nombuf\": %" PRIu64 "}", i ? "," : "",
+			cfg->ports[i].name, i, c->ports[i].rx, c->ports[i].tx,
+			es.imissed, es.rx_nombuf);
+	}
 	fprintf(f, "\n ],\n \"nfs\": [");
 	for (i = 0; i < XNV_MAX_NFS; i++) {
 		const struct xnv_nf *nf = &c->nfs[i];

@@ -313,6 +313,13 @@ push_all(struct xnv_nf *nf, struct gnts_desc *out, unsigned n)
 	return 0;
 }
 
+/* Return code of xnv_nf_run() once the core is gone. */
+static int
+gone_rc(const struct xnv_nf *nf)
+{
+	return gnts_client_gone_status(nf->cl) == -ESHUTDOWN ? 0 : -ECONNRESET;
+}
+
 int
 xnv_nf_run(struct xnv_nf *nf, xnv_handler_t handler, void *ctx)
 {
@@ -331,7 +338,7 @@ xnv_nf_run(struct xnv_nf *nf, xnv_handler_t handler, void *ctx)
 		if (n == 0) {
 			if (((idle & 255u) == 255u || idle >= IDLE_YIELDS) &&
 			    !core_alive(nf)) {
-				rc = -ECONNRESET;
+				rc = gone_rc(nf);
 				break;
 			}
 			if (!nf->busy_poll)
@@ -363,10 +370,12 @@ xnv_nf_run(struct xnv_nf *nf, xnv_handler_t handler, void *ctx)
 				nf->st.tx++;
 		}
 		rc = push_all(nf, out, n);
-		if (rc < 0)
+		if (rc == -ECONNRESET)
+			rc = gone_rc(nf);
+		if (rc < 0 || gnts_client_gone_status(nf->cl) != 0)
 			break;
 		if ((++bursts & (ALIVE_EVERY - 1)) == 0 && !core_alive(nf)) {
-			rc = -ECONNRESET;
+			rc = gone_rc(nf);
 			break;
 		}
 	}

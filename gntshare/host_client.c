@@ -23,6 +23,7 @@
 struct gnts_client {
 	int fd;
 	int gone;
+	int gone_status;
 };
 
 /* Wait for the reply to a request; a DETACH notice in between ends it. */
@@ -43,8 +44,11 @@ recv_reply(struct gnts_client *c, struct gnts_msg *m, int *fd, char *err,
 		return rc;
 	}
 	if (m->type == GNTS_MSG_ERROR || m->type == GNTS_MSG_DETACH) {
-		if (m->type == GNTS_MSG_DETACH)
+		if (m->type == GNTS_MSG_DETACH) {
 			c->gone = 1;
+			c->gone_status = m->status < 0 ? m->status
+						       : -ECONNRESET;
+		}
 		m->u.text[sizeof(m->u.text) - 1] = '\0';
 		snprintf(err, errlen, "%s", m->u.text);
 		return m->status < 0 ? m->status : -EPROTO;
@@ -185,10 +189,18 @@ gnts_client_alive(struct gnts_client *c, char *err, size_t errlen)
 	if (rc == 1 && m.type == GNTS_MSG_DETACH) {
 		m.u.text[sizeof(m.u.text) - 1] = '\0';
 		snprintf(err, errlen, "%s", m.u.text);
+		c->gone_status = m.status < 0 ? m.status : -ECONNRESET;
 	} else {
 		snprintf(err, errlen, "core closed the connection");
+		c->gone_status = -ECONNRESET;
 	}
 	return 0;
+}
+
+int
+gnts_client_gone_status(const struct gnts_client *c)
+{
+	return c->gone ? (c->gone_status ? c->gone_status : -ECONNRESET) : 0;
 }
 
 void

@@ -224,8 +224,12 @@ do_map(struct gnts_server *s, struct conn *c, struct gnts_msg *m)
 	int ro = 0, fd;
 
 	if (!c->attached) {
-		send_text(c->fd, GNTS_MSG_ERROR, -EACCES,
-			  "map refused: domain not attached");
+		snprintf(why, sizeof(why), "map of region %u refused: "
+			 "connection (pid %d) has not attached", m->ref,
+			 (int)c->pid);
+		if (s->ops.map_denied != NULL)
+			s->ops.map_denied(s->ctx, c->dom, m->ref, why);
+		send_text(c->fd, GNTS_MSG_ERROR, -EACCES, why);
 		return;
 	}
 	r = gnts_region_lookup(m->ref, c->dom, &ro);
@@ -364,15 +368,22 @@ find_dom(struct gnts_server *s, gnts_domid_t dom)
 }
 
 void
-gnts_server_detach(struct gnts_server *s, gnts_domid_t dom,
-		   const char *reason)
+gnts_server_detach_status(struct gnts_server *s, gnts_domid_t dom,
+			  int status, const char *reason)
 {
 	struct conn *c = find_dom(s, dom);
 
 	if (c == NULL)
 		return;
-	send_text(c->fd, GNTS_MSG_DETACH, -ECONNRESET, reason);
+	send_text(c->fd, GNTS_MSG_DETACH, status, reason);
 	conn_close(s, c);
+}
+
+void
+gnts_server_detach(struct gnts_server *s, gnts_domid_t dom,
+		   const char *reason)
+{
+	gnts_server_detach_status(s, dom, -ECONNRESET, reason);
 }
 
 pid_t

@@ -1,5 +1,6 @@
 # Tests: unit (cmocka), integration (pytest, host mode), xen (QEMU).
 include tests/unit/build.mk
+include tests/tools/build.mk
 
 PYTEST_ARGS ?=
 check-integration: all

@@ -116,9 +116,9 @@ int xnv_nf_init(int argc, char **argv, struct xnv_nf **nf);
  * bursts, until xnv_nf_stop(), SIGINT/SIGTERM, or the core goes away.
  * Idle polling backs off (pause, yield, then short sleeps up to 200 us)
  * unless --busy-poll.
- * @return 0 after a requested stop, -ECONNRESET when the core went away or
- *   detached this NF (reason on stderr), -EPROTO when the core's ring
- *   indices are impossible.
+ * @return 0 after a requested stop or when the core shut down cleanly,
+ *   -ECONNRESET when the core died or detached this NF (reason on stderr),
+ *   -EPROTO when the core's ring indices are impossible.
  */
 int xnv_nf_run(struct xnv_nf *nf, xnv_handler_t handler, void *ctx);
 

@@ -60,6 +60,11 @@ int gnts_server_poll(struct gnts_server *s);
 void gnts_server_detach(struct gnts_server *s, gnts_domid_t dom,
 			const char *reason);
 
+/** The same with the status the domain sees (gnts_client_gone_status):
+ *  -ESHUTDOWN for a clean shutdown of the core. */
+void gnts_server_detach_status(struct gnts_server *s, gnts_domid_t dom,
+			       int status, const char *reason);
+
 /** Pid of an attached domain, or 0. */
 pid_t gnts_server_pid(struct gnts_server *s, gnts_domid_t dom);
 
@@ -90,6 +95,13 @@ void gnts_client_unmap(void *va, size_t size);
  * the core's detach reason in @p err if it gave one).
  */
 int gnts_client_alive(struct gnts_client *c, char *err, size_t errlen);
+
+/**
+ * Why the core went away, once gnts_client_alive() returned 0:
+ * -ESHUTDOWN when it shut down cleanly, the status of its DETACH notice
+ * otherwise, -ECONNRESET when it hung up without a word.
+ */
+int gnts_client_gone_status(const struct gnts_client *c);
 
 /** Say goodbye and close. */
 void gnts_client_close(struct gnts_client *c);

@@ -1,0 +1,369 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Process harness of the integration tests (host mode).
+
+Everything a test starts (xnv-core, NFs, probes) goes through an `XnvEnv`,
+which records each process and always stops it by PID at teardown
+(SIGTERM, wait, SIGKILL, wait).  Nothing is ever killed by name.
+
+Binaries come from $XNV_BUILD (set by `make check-integration`), default
+<repo>/build.  The fixtures that hand out an XnvEnv are in conftest.py.
+"""
+import contextlib
+import json
+import logging
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from traffic import read_pcap, write_pcap
+
+REPO = Path(__file__).resolve().parents[2]
+BUILD = Path(os.environ.get("XNV_BUILD") or REPO / "build").resolve()
+CORE_BIN = BUILD / "bin" / "xnv-core"
+FWD_BIN = BUILD / "bin" / "xnv-forwarder"
+PROBE_SRC = REPO / "tests" / "tools" / "xnv-probe.c"
+RTE_RUNTIME_DIR = Path("/var/run/dpdk/rte")
+
+log = logging.getLogger("xnv-it")
+
+
+# --------------------------------------------------------------------------
+# small utilities
+
+def wait_until(fn, timeout, what, interval=0.05):
+    """Call fn() until it returns something truthy; return that value.
+    Fail the test with `what` after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        v = fn()
+        if v:
+            return v
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(interval)
+
+
+def wait_for_socket(path, timeout=20):
+    """Until a unix socket exists at `path`."""
+    path = Path(path)
+    wait_until(path.is_socket, timeout, f"socket {path}")
+
+
+def hugetlbfs_mounts():
+    """Mount points of every hugetlbfs currently mounted."""
+    out = []
+    with open("/proc/mounts") as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) >= 3 and parts[2] == "hugetlbfs":
+                out.append(parts[1])
+    return out
+
+
+def meminfo(key):
+    with open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+def listing(dirs):
+    """{path: sorted file names} for each existing directory in dirs."""
+    return {d: sorted(os.listdir(d)) for d in dirs if os.path.isdir(d)}
+
+
+def write_config(path, sections):
+    """Write an xnv-core INI file.  sections: [(header, {key: value})],
+    e.g. [("core", {"socket": s}), ("port in", {"dev": "net_null0"})]."""
+    lines = []
+    for header, keys in sections:
+        lines.append(f"[{header}]")
+        lines += [f"{k} = {v}" for k, v in keys.items()]
+        lines.append("")
+    Path(path).write_text("\n".join(lines))
+    return Path(path)
+
+
+# --------------------------------------------------------------------------
+# processes
+
+class Proc:
+    """One child process with its stdout / stderr in files."""
+
+    def __init__(self, name, argv, logdir, stdin=None, env=None):
+        self.name = name
+        self.argv = [str(a) for a in argv]
+        self.out_path = Path(logdir) / f"{name}.out"
+        self.err_path = Path(logdir) / f"{name}.err"
+        with open(self.out_path, "wb") as out, open(self.err_path, "wb") as err:
+            self.popen = subprocess.Popen(
+                self.argv, stdout=out, stderr=err,
+                stdin=subprocess.PIPE if stdin == "pipe" else subprocess.DEVNULL,
+                env=env, cwd=logdir)
+        self.pid = self.popen.pid
+        log.info("started %s pid %d: %s", name, self.pid, " ".join(self.argv))
+
+    def __repr__(self):
+        return f"<{self.name} pid {self.pid} rc {self.popen.returncode}>"
+
+    @property
+    def returncode(self):
+        return self.popen.poll()
+
+    def alive(self):
+        return self.popen.poll() is None
+
+    def stdout(self):
+        return self.out_path.read_text(errors="replace")
+
+    def stderr(self):
+        return self.err_path.read_text(errors="replace")
+
+    def signal(self, sig):
+        if self.alive():
+            os.kill(self.pid, sig)
+
+    def wait(self, timeout):
+        """Exit status; fails the test if still running after timeout."""
+        try:
+            return self.popen.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"{self.name} (pid {self.pid}) still running "
+                                 f"after {timeout} s") from None
+
+    def close_stdin(self):
+        if self.popen.stdin is not None and not self.popen.stdin.closed:
+            self.popen.stdin.close()
+
+    def wait_output(self, pattern, timeout, stream="err"):
+        """Wait until `pattern` (regex) appears in the process's stderr (or
+        stdout); return the match.  Fails early if the process exits."""
+        rx = re.compile(pattern, re.M)
+
+        def check():
+            text = self.stderr() if stream == "err" else self.stdout()
+            m = rx.search(text)
+            if m is None and not self.alive():
+                text = self.stderr() if stream == "err" else self.stdout()
+                m = rx.search(text)
+                if m is None:
+                    raise AssertionError(
+                        f"{self.name} exited ({self.returncode}) without "
+                        f"printing /{pattern}/; stderr:\n{self.stderr()[-3000:]}")
+            return m
+        return wait_until(check, timeout, f"/{pattern}/ from {self.name}")
+
+    def stop(self, timeout=5.0):
+        """terminate, wait, kill, wait: by PID, never by name."""
+        self.close_stdin()
+        if self.popen.poll() is None:
+            self.popen.terminate()
+            try:
+                self.popen.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                log.warning("%s pid %d ignored SIGTERM: SIGKILL", self.name, self.pid)
+                self.popen.kill()
+                self.popen.wait(timeout=timeout)
+        return self.popen.returncode
+
+
+class Core(Proc):
+    """xnv-core: its socket, its log (stderr), its counters."""
+
+    def __init__(self, name, argv, logdir, socket, stats_json, env=None):
+        self.socket = Path(socket)
+        self.stats_path = stats_json
+        super().__init__(name, argv, logdir, env=env)
+
+    def log(self):
+        return self.stderr()
+
+    def wait_ready(self, timeout=20):
+        """Until the NF socket is listening (and so signals are handled)."""
+        self.wait_output(r"NFs attach on ", timeout)
+        wait_for_socket(self.socket, timeout)
+
+    def wait_attached(self, nf, timeout=10):
+        """Until the core logs that NF `nf` (a Proc) attached; returns the
+        match with groups dom, ring, pool."""
+        return self.wait_output(
+            rf"NF {re.escape(nf.nf_name)} \(pid {nf.pid}\) attached as domain "
+            r"(?P<dom>\d+): .* ring region (?P<ring>\d+), pool region (?P<pool>\d+)",
+            timeout)
+
+    def stats(self):
+        """The --stats-json file written at exit."""
+        return json.loads(Path(self.stats_path).read_text())
+
+    def snapshot(self, timeout=5):
+        """Counters now: SIGUSR1 makes the core print its table on stdout.
+        Returns {"ports": {name: {rx, tx, missed, nombuf}}, "nfs": {name: {...}},
+        "drops": {reason: n}}."""
+        before = self.stdout().count("\n  core drops:")
+        self.signal(signal.SIGUSR1)
+        wait_until(lambda: self.stdout().count("\n  core drops:") > before,
+                   timeout, "the statistics table after SIGUSR1")
+        return parse_stats_table(self.stdout())
+
+
+def parse_stats_table(text):
+    """Parse the last table xnv_stats_print() wrote."""
+    block = text[text.rindex("xnv-core statistics after"):]
+    res = {"ports": {}, "nfs": {}, "groups": {}, "drops": {}}
+    mode = None
+    for line in block.splitlines()[1:]:
+        f = line.split()
+        if not f:
+            continue
+        if f[0] == "port" and f[1] == "rx":
+            mode = "ports"
+        elif f[0] == "nf" and f[1] == "service":
+            mode = "nfs"
+        elif f[0] == "group":
+            res["groups"][f[1]] = {"pool_bufs": int(f[3]), "free": int(f[5])}
+        elif f[:2] == ["core", "drops:"]:
+            res["drops"] = {f[i]: int(f[i + 1]) for i in range(2, len(f) - 1, 2)}
+            break
+        elif mode == "ports":
+            res["ports"][f[0]] = {"rx": int(f[1]), "tx": int(f[2]),
+                                  "missed": int(f[3]), "nombuf": int(f[4])}
+        elif mode == "nfs":
+            res["nfs"][f[0]] = dict(service=f[1], rx=int(f[2]), tx=int(f[3]),
+                                    drop=int(f[4]), bad=int(f[5]),
+                                    reclaimed=int(f[6]), state=f[7])
+    return res
+
+
+def nf_env():
+    """The environment without XNV_* variables (NF options come from argv)."""
+    return {k: v for k, v in os.environ.items() if not k.startswith("XNV_")}
+
+
+class XnvEnv:
+    """Per-test (or per-module) workspace: a log directory, a short unique
+    socket directory, and every process started, stopped at close()."""
+
+    def __init__(self, logdir, probe_bin):
+        self.dir = Path(logdir)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        # sun_path is 108 bytes: keep sockets in a short private directory.
+        self.sockdir = Path(tempfile.mkdtemp(prefix="xnv-it-", dir="/tmp"))
+        self.socket = self.sockdir / "xnv.sock"
+        self.probe_bin = probe_bin
+        self.procs = []
+        self._names = {}
+
+    def path(self, name):
+        return self.dir / name
+
+    def _unique(self, name):
+        n = self._names.get(name, 0)
+        self._names[name] = n + 1
+        return name if n == 0 else f"{name}.{n}"
+
+    def start(self, name, argv, **kw):
+        p = Proc(self._unique(name), argv, self.dir, **kw)
+        self.procs.append(p)
+        return p
+
+    def start_core(self, config, socket=None, idle_exit=None, duration=60,
+                   stats_json="stats.json", eal=("-l", "0"), wrapper=(),
+                   name="core"):
+        """xnv-core [EAL] -- --config F --socket S --duration D ..."""
+        socket = Path(socket or self.socket)
+        name = self._unique(name)
+        argv = [*wrapper, CORE_BIN, *eal, "--", "--config", config,
+                "--socket", socket, "--duration", duration]
+        if idle_exit is not None:
+            argv += ["--idle-exit", idle_exit]
+        stats = None
+        if stats_json:
+            stats = self.dir / f"{name}-{stats_json}"
+            argv += ["--stats-json", stats]
+        core = Core(name, argv, self.dir, socket, stats)
+        self.procs.append(core)
+        return core
+
+    def start_nf(self, service, group, name, socket=None, extra=(),
+                 binary=None):
+        """An NF (xnv-forwarder by default) with a fixed instance name."""
+        argv = [binary or FWD_BIN, "--service", service, "--group", group,
+                "--name", name, "--socket", socket or self.socket, *extra]
+        p = self.start(name, argv, env=nf_env())
+        p.nf_name = name
+        return p
+
+    def start_probe(self, *args, name="probe", stdin=None):
+        return self.start(name, [self.probe_bin, "--socket", self.socket,
+                                 "--name", name, *args], stdin=stdin)
+
+    def run(self, argv, timeout=30, env=None):
+        """Run a short command to completion (killed on timeout)."""
+        return subprocess.run([str(a) for a in argv], capture_output=True,
+                              text=True, timeout=timeout, cwd=self.dir,
+                              env=env if env is not None else nf_env())
+
+    def close(self):
+        alive = [p for p in self.procs if p.alive()]
+        if alive:
+            log.info("teardown: stopping %s", alive)
+        # NFs and probes first, the core last (it would detach them anyway).
+        errors = []
+        for p in sorted(self.procs, key=lambda p: isinstance(p, Core)):
+            try:
+                p.stop()
+            except Exception as e:      # go on stopping the others
+                errors.append(f"{p!r}: {e}")
+        shutil.rmtree(self.sockdir, ignore_errors=True)
+        if errors:
+            raise RuntimeError(f"could not stop: {errors}")
+
+
+@contextlib.contextmanager
+def xnv_env(logdir, probe_bin):
+    env = XnvEnv(logdir, probe_bin)
+    try:
+        yield env
+    finally:
+        env.close()
+
+
+# --------------------------------------------------------------------------
+# scenarios shared by several modules
+
+def pcap_chain_config(env, in_pcap, out_pcap, services=("fwd-a", "fwd-b"),
+                      group="blue", pool_bufs=4096, name="chain.ini"):
+    """port in (pcap) -> services... -> port out (pcap), one group."""
+    return write_config(env.path(name), [
+        ("core", {"socket": env.socket}),
+        (f"group {group}", {"pool_bufs": pool_bufs}),
+        ("port in", {"dev": f"net_pcap0,rx_pcap={in_pcap}", "group": group,
+                     "chain": " -> ".join([*services, "out"])}),
+        ("port out", {"dev": f"net_pcap1,tx_pcap={out_pcap}", "group": group}),
+        *[(f"service {s}", {}) for s in services],
+    ])
+
+
+def run_pcap_chain(env, packets, services=("fwd-a", "fwd-b"), group="blue",
+                   pool_bufs=4096, wrapper=(), idle_exit=500, timeout=60):
+    """Send `packets` through port -> services -> port with forwarder NFs;
+    the core stops by itself (--idle-exit).  Returns a dict with the core,
+    the NFs, the output packets and the final counters."""
+    in_pcap = write_pcap(env.path("in.pcap"), packets)
+    out_pcap = env.path("out.pcap")
+    cfg = pcap_chain_config(env, in_pcap, out_pcap, services, group, pool_bufs)
+    core = env.start_core(cfg, idle_exit=idle_exit, wrapper=wrapper)
+    core.wait_ready()
+    nfs = [env.start_nf(s, group, f"{s}-1") for s in services]
+    for nf in nfs:
+        core.wait_attached(nf)
+    rc = core.wait(timeout)
+    nf_rcs = [nf.wait(10) for nf in nfs]
+    return {"core": core, "core_rc": rc, "nfs": nfs, "nf_rcs": nf_rcs,
+            "in": packets, "out": read_pcap(out_pcap), "stats": core.stats()}

@@ -1,0 +1,178 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Bad input: each mistake gives one clear error line naming the problem,
+a non-zero exit, nothing started (no statistics, no socket) and nothing
+left running.  Core side (config file, command line) and NF side."""
+import os
+import re
+
+import pytest
+
+from harness import CORE_BIN, FWD_BIN
+
+# Lines that are not errors: DPDK's own start-up log, and xnv-core's
+# informational lines (hugepage notice, pools and ports being set up).
+NOISE = re.compile(r"^(EAL|TELEMETRY): |"
+                   r"^xnv-core: (fewer than 64 free 2 MiB hugepages|no hugetlbfs "
+                   r"mounted): DPDK runs with --no-huge$|"
+                   r"^xnv-core: group \S+: pool of |"
+                   r"^xnv-core: port \d+ \S+: .* \(driver |"
+                   r"^xnv-core: (no free 2 MiB hugepages|region .*hugepages not available)")
+
+GOOD = {   # a valid config, by section, that each case breaks in one place
+    "core": "[core]\nring_size = 256\n",
+    "group": "[group g]\npool_bufs = 1024\n",
+    "in": "[port in]\ndev = net_null0\ngroup = g\nchain = fwd-a -> out\n",
+    "out": "[port out]\ndev = net_null1\ngroup = g\n",
+    "svc": "[service fwd-a]\n",
+}
+
+
+def config(**changes):
+    """GOOD with some sections replaced (or removed with None)."""
+    parts = {**GOOD, **changes}
+    return "".join(v for v in parts.values() if v is not None)
+
+
+# id: (config text or None for no file, extra CLI args, regex the one
+#      error line must match, starts DPDK before failing)
+CASES = {
+    "line-without-equals": (
+        config(out="[port out]\ndev = net_null1\nthis line has no equals sign\n"),
+        (), r"config error: \S+\.ini:\d+: expected 'key = value' or "
+            r"'\[section\]', got 'this line has no equals sign'", False),
+    "header-without-bracket": (
+        config(svc="[service fwd-a\n"),
+        (), r"config error: \S+\.ini:\d+: section header without closing '\]'", False),
+    "unknown-section": (
+        config(svc="[service fwd-a]\n[widget w]\nsize = 3\n"),
+        (), r"config error: .*\[widget w\]: unknown section kind 'widget'", False),
+    "unknown-bare-section": (
+        config(svc="[service fwd-a]\n[ports]\n"),
+        (), r"config error: .*\[ports\]: unknown section \(expected", False),
+    "unknown-key": (
+        config(group="[group g]\npool_bufs = 1024\ncolour = blue\n"),
+        (), r"config error: .*\[group g\]: unknown key 'colour'", False),
+    "unknown-device": (
+        config(out="[port out]\ndev = net_bogus0\ngroup = g\n"),
+        (), r"port out: cannot probe device 'net_bogus0'", True),
+    "chain-missing-service": (
+        config(**{"in": "[port in]\ndev = net_null0\ngroup = g\n"
+                        "chain = fwd-a -> fwd-x -> out\n"}),
+        (), r"config error: .*\[port in\] chain 'fwd-a -> fwd-x -> out': "
+            r"'fwd-x' is not a declared service", False),
+    "ring-size-not-power-of-two": (
+        config(core="[core]\nring_size = 1000\n"),
+        (), r"config error: .*\[core\] ring_size = 1000: must be a power of two", False),
+    "bad-number": (
+        config(group="[group g]\npool_bufs = abc\n"),
+        (), r"config error: .*\[group g\] pool_bufs = abc: expected a number", False),
+    "missing-config-file": (
+        None, ("--config", "/nonexistent/xnv.ini"),
+        r"config error: /nonexistent/xnv\.ini: No such file or directory", False),
+    "missing-config-option": (
+        None, (), r"--config FILE is required", False),
+    "unknown-cli-flag": (
+        config(), ("--frobnicate",),
+        r"unknown or incomplete option '--frobnicate'", False),
+}
+
+
+@pytest.mark.parametrize("case", CASES, ids=list(CASES))
+def test_core_rejects(xnv, case):
+    text, extra, expect, starts_dpdk = CASES[case]
+    args = []
+    if text is not None:
+        cfg = xnv.path("bad.ini")
+        cfg.write_text(text)
+        args = ["--config", cfg]
+    argv = [CORE_BIN, "-l", "0", "--", *args, *extra, "--socket", xnv.socket]
+    r = xnv.run(argv, timeout=30)     # the process has exited when this returns
+    lines = r.stderr.splitlines()
+    errors = [line for line in lines if not NOISE.search(line)]
+    # EAL prints its own view of a failed probe; ours is the xnv-core line
+    ours = [line for line in errors if line.startswith("xnv-core: ")]
+    assert r.returncode not in (0, None) and r.returncode > 0, r
+    assert len(ours) == 1, f"expected one error line, got:\n{r.stderr}"
+    assert re.search(expect, ours[0]), ours[0]
+    if not starts_dpdk:
+        # fails before DPDK is touched: nothing else on stderr at all
+        assert errors == ours, r.stderr
+        assert not any(line.startswith("EAL:") for line in lines), r.stderr
+    assert "xnv-core statistics" not in r.stdout, r.stdout
+    assert not os.path.lexists(xnv.socket)
+
+
+def test_core_socket_path_not_a_socket(xnv):
+    """A file in the way of the socket is an error, and is left alone."""
+    cfg = xnv.path("good.ini")
+    cfg.write_text(config())
+    xnv.socket.write_text("not a socket\n")
+    r = xnv.run([CORE_BIN, "-l", "0", "--", "--config", cfg, "--socket", xnv.socket])
+    assert r.returncode == 1
+    ours = [line for line in r.stderr.splitlines() if not NOISE.search(line)]
+    assert ours == [f"xnv-core: {xnv.socket} exists and is not a socket"], r.stderr
+    assert xnv.socket.read_text() == "not a socket\n"
+    assert "xnv-core statistics" not in r.stdout
+
+
+def test_core_config_error_names_line(xnv):
+    """The line number in a syntax error is the offending line's."""
+    text = "[core]\nring_size = 256\n\n; comment\n[port in]\ndev = net_null0\noops\n"
+    cfg = xnv.path("bad.ini")
+    cfg.write_text(text)
+    r = xnv.run([CORE_BIN, "--", "--config", cfg, "--socket", xnv.socket])
+    assert r.returncode == 1
+    assert f"{cfg}:7: expected 'key = value'" in r.stderr, r.stderr
+
+
+def test_core_help(xnv):
+    r = xnv.run([CORE_BIN, "--", "--help"])
+    assert r.returncode == 0
+    assert r.stdout.startswith("usage: xnv-core"), r.stdout
+    assert "--config FILE" in r.stdout
+
+
+# --------------------------------------------------------------------------
+# NF side
+
+def test_nf_without_service(xnv):
+    r = xnv.run([FWD_BIN, "--socket", xnv.socket])
+    assert r.returncode > 0
+    assert r.stderr.splitlines() == [
+        "xnv: no service given: use --service NAME or XNV_SERVICE"], r.stderr
+    assert r.stdout == ""
+
+
+def test_nf_unknown_option(xnv):
+    r = xnv.run([FWD_BIN, "--service", "fwd-a", "--frobnicate"])
+    assert r.returncode > 0
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1 and "unknown or incomplete option '--frobnicate'" in lines[0], lines
+
+
+def test_nf_no_core(xnv):
+    """Nothing listens on the socket: one line saying so."""
+    r = xnv.run([FWD_BIN, "--service", "fwd-a", "--socket", xnv.socket])
+    assert r.returncode > 0
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1, lines
+    assert f"cannot reach xnv-core at {xnv.socket}" in lines[0], lines
+
+
+def test_nf_help(xnv):
+    r = xnv.run([FWD_BIN, "--help"])
+    assert r.returncode == 0
+    assert r.stderr.startswith("usage: "), r.stderr
+    for opt in ("--service NAME", "--group NAME", "--name NAME", "--socket PATH"):
+        assert opt in r.stderr
+    assert r.stdout == ""
+
+
+def test_baseline_config_is_valid(xnv):
+    """The config each case above breaks in one place does start."""
+    cfg = xnv.path("good.ini")
+    cfg.write_text(config())
+    r = xnv.run([CORE_BIN, "-l", "0", "--", "--config", cfg, "--socket",
+                 xnv.socket, "--duration", "0.2"])
+    assert r.returncode == 0, r.stderr
+    assert "xnv-core statistics" in r.stdout

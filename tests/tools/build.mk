@@ -1,0 +1,13 @@
+# Test tools for the integration tests (tests/integration).  Included from
+# tests/build.mk; built by `make check-integration`, not by `make all`.
+#   xnv-probe: attaches like an NF and asks the core to map regions
+#              (isolation tests).  Uses gntshare's private wire format
+#              (gntshare/host_msg.h) for its --raw-check.
+PROBE_BIN := $(B)/tests/tools/xnv-probe
+
+$(PROBE_BIN): tests/tools/xnv-probe.c $(GNTS_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(WARN) $(OPT) -Igntshare/include -Igntshare \
+	    -o $@ $< $(GNTS_LIB) $(LDSAN)
+
+check-integration: $(PROBE_BIN)
