@@ -1,0 +1,19 @@
+# Benchmarks (see bench/README.md).  Not part of `all`:
+#   make bench-smoke   raw ring round trip vs xnv-core + 1 forwarder NF,
+#                      measured side by side on CPUs 0 and 1; prints a
+#                      table and the line "bench-smoke: 1-NF/raw = NN %"
+# BENCH_SMOKE_ARGS is passed to bench/smoke.py (e.g. "--reps 5").
+RING_RT := $(B)/bench/ring-rt
+BENCH_SMOKE_ARGS ?=
+# Keep ring-rt's descriptor-building loop a loop (GCC would make it a
+# memset call + stores); only where the compiler knows the flag (not clang).
+EXTRA_CFLAGS_bench := $(shell $(CC) -Werror -fno-tree-loop-distribute-patterns \
+	-c -x c /dev/null -o /dev/null 2>/dev/null && \
+	echo -fno-tree-loop-distribute-patterns)
+
+$(RING_RT): $(B)/obj/bench/ring_rt.o $(GNTS_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDSAN) -o $@ $< $(GNTS_LIB) -lpthread
+
+bench-smoke: all $(RING_RT)
+	python3 bench/smoke.py --build $(B) $(BENCH_SMOKE_ARGS)
