@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* EAL argument defaults; see eal_args.h. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,8 +61,9 @@ has_opt(int argc, char **argv, const char *const *opts)
 }
 
 static const char *const mem_opts[] = { "--no-huge", "--in-memory",
-	"--file-prefix", "--huge-dir", "-m", "--socket-mem", "--legacy-mem",
-	"--no-shconf", NULL };
+	"--huge-dir", "-m", "--socket-mem", "--legacy-mem", "--no-shconf",
+	NULL };
+static const char *const prefix_opts[] = { "--file-prefix", NULL };
 static const char *const dev_opts[] = { "-a", "--allow", "-b", "--block",
 	"--no-pci", "-w", "--pci-whitelist", NULL };
 
@@ -112,6 +114,32 @@ xnv_split_args(int argc, char **argv, int *eal_argc, char ***eal_argv,
 	/* The app's argv starts at the "--" (getopt skips argv[0]). */
 	*app_argc = sep > 0 ? argc - sep : argc;
 	*app_argv = sep > 0 ? argv + sep : argv;
+	return 0;
+}
+
+int
+xnv_eal_prefix(int *eal_argc, char ***eal_argv, const char *socket)
+{
+	static char opt[] = "--file-prefix";
+	static char prefix[32];
+	uint32_t h = 2166136261u;	/* FNV-1a of the socket path */
+	const char *p;
+	char **ev;
+
+	if (has_opt(*eal_argc, *eal_argv, prefix_opts))
+		return 0;
+	for (p = socket; *p; p++)
+		h = (h ^ (uint8_t)*p) * 16777619u;
+	snprintf(prefix, sizeof(prefix), "xnv-%08x", h);
+	ev = realloc(*eal_argv, sizeof(*ev) * (size_t)(*eal_argc + 3));
+	if (ev == NULL) {
+		fprintf(stderr, "xnv-core: out of memory\n");
+		return -1;
+	}
+	ev[(*eal_argc)++] = opt;
+	ev[(*eal_argc)++] = prefix;
+	ev[*eal_argc] = NULL;
+	*eal_argv = ev;
 	return 0;
 }
 

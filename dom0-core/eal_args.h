@@ -19,6 +19,14 @@ int xnv_split_args(int argc, char **argv, int *eal_argc, char ***eal_argv,
  *  printed by the caller once the command line and config are good. */
 const char *xnv_eal_notice(void);
 
+/**
+ * Unless the user chose one, give this core its own EAL runtime directory
+ * (/var/run/dpdk/xnv-<hash of the NF socket path>): cores on different
+ * sockets never share it (and its telemetry socket), and the same socket
+ * always finds the same one.  @return 0, or -1 after printing an error.
+ */
+int xnv_eal_prefix(int *eal_argc, char ***eal_argv, const char *socket);
+
 /** Add the device part: call after the config is known. */
 int xnv_eal_devices(int *eal_argc, char ***eal_argv, char **pci, int n_pci);
 

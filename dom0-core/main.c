@@ -146,7 +146,7 @@ gnts_to_rte_log(int level, const char *msg)
 }
 
 static int
-setup(struct xnv_core *c, const struct opts *o)
+setup(struct xnv_core *c)
 {
 	static const struct gnts_server_ops ops = {
 		.attach = xnv_nf_attach,
@@ -165,8 +165,6 @@ setup(struct xnv_core *c, const struct opts *o)
 	for (i = 0; i < c->cfg.n_ports; i++)
 		if ((rc = xnv_port_open(c, i, err, sizeof(err))) < 0)
 			goto fail;
-	if (o->socket != NULL)
-		snprintf(c->cfg.socket, sizeof(c->cfg.socket), "%s", o->socket);
 	snprintf(dir, sizeof(dir), "%s", c->cfg.socket);
 	slash = strrchr(dir, '/');
 	if (slash != NULL && slash != dir) {
@@ -177,7 +175,8 @@ setup(struct xnv_core *c, const struct opts *o)
 			      sizeof(err));
 	if (rc < 0)
 		goto fail;
-	XLOG(INFO, "NFs attach on %s\n", c->cfg.socket);
+	XLOG(INFO, "NFs attach on %s; EAL runtime directory %s\n",
+	     c->cfg.socket, rte_eal_get_runtime_dir());
 	for (i = 0; i < c->cfg.n_ports; i++)
 		if (c->cfg.ports[i].chain.n > 0 && c->cfg.ports[i].rx_when_ready)
 			XLOG(INFO, "port %s: rx waits until every service of "
@@ -299,7 +298,11 @@ main(int argc, char **argv)
 		for (int i = 0; i < c->cfg.n_ports; i++)
 			if (strncmp(c->cfg.ports[i].dev, "net_", 4) != 0)
 				pci[n_pci++] = c->cfg.ports[i].dev;
-		if (xnv_eal_devices(&eal_argc, &eal_argv, pci, n_pci) < 0) {
+		if (o.socket != NULL)
+			snprintf(c->cfg.socket, sizeof(c->cfg.socket), "%s",
+				 o.socket);
+		if (xnv_eal_devices(&eal_argc, &eal_argv, pci, n_pci) < 0 ||
+		    xnv_eal_prefix(&eal_argc, &eal_argv, c->cfg.socket) < 0) {
 			free(eal_argv);
 			return 1;
 		}
@@ -328,7 +331,7 @@ main(int argc, char **argv)
 	c->tsc_hz = rte_get_tsc_hz();
 	c->stall_tsc = c->cfg.stall_timeout_ms * c->tsc_hz / 1000;
 	start = rte_rdtsc();
-	rc = setup(c, &o);
+	rc = setup(c);
 	if (rc == 0)
 		run(c, &o);
 	quiesce(c);

@@ -305,9 +305,16 @@ push_all(struct xnv_nf *nf, struct gnts_desc *out, unsigned n)
 		if (nf->tx.broken)
 			return -EPROTO;
 		if (done < n) {
-			if ((idle & 1023u) == 1023u && !core_alive(nf))
+			/* The core drains this ring continuously: wait with
+			 * pause (and yield, unless --busy-poll, in case the
+			 * core shares our CPU), never sleep. */
+			if ((++idle & 1023u) == 0 && !core_alive(nf))
 				return -ECONNRESET;
-			idle_backoff(&idle);
+#if defined(__x86_64__) || defined(__i386__)
+			__builtin_ia32_pause();
+#endif
+			if (!nf->busy_poll && idle > IDLE_PAUSES)
+				sched_yield();
 		}
 	}
 	return 0;

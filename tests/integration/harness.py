@@ -27,7 +27,6 @@ BUILD = Path(os.environ.get("XNV_BUILD") or REPO / "build").resolve()
 CORE_BIN = BUILD / "bin" / "xnv-core"
 FWD_BIN = BUILD / "bin" / "xnv-forwarder"
 PROBE_SRC = REPO / "tests" / "tools" / "xnv-probe.c"
-RTE_RUNTIME_DIR = Path("/var/run/dpdk/rte")
 
 log = logging.getLogger("xnv-it")
 

@@ -7,10 +7,11 @@ import os
 import re
 import signal
 import time
+from pathlib import Path
 
 import pytest
 
-from harness import (CORE_BIN, RTE_RUNTIME_DIR, hugetlbfs_mounts, listing,
+from harness import (CORE_BIN, hugetlbfs_mounts, listing,
                      wait_until, write_config)
 
 POOL_BUFS = 4096
@@ -42,24 +43,17 @@ def start_null_chain(env, cfg, suffix="1", core_name="core"):
     return core, nfs, atts
 
 
-def dpdk_dir_in_use():
-    """Is a live process bound to a socket in DPDK's runtime directory
-    (another DPDK application on this machine)?"""
-    with open("/proc/net/unix") as f:
-        return any(str(RTE_RUNTIME_DIR) + "/" in line for line in f)
+def runtime_dir(core):
+    """The EAL runtime directory this core logged; it must exist now."""
+    m = re.search(r"EAL runtime directory (\S+)", core.log())
+    assert m, core.log()[-2000:]
+    path = Path(m.group(1))
+    assert path.is_dir(), f"{path} does not exist while the core runs"
+    return path
 
 
-def assert_no_runtime_dir_left(existed_before):
-    if existed_before:
-        pytest.skip(f"{RTE_RUNTIME_DIR} existed before the test")
-    try:
-        wait_until(lambda: not RTE_RUNTIME_DIR.exists(), 3,
-                   f"{RTE_RUNTIME_DIR} to go away")
-    except AssertionError:
-        if dpdk_dir_in_use():
-            pytest.skip(f"another DPDK process uses {RTE_RUNTIME_DIR}")
-        raise AssertionError(f"{RTE_RUNTIME_DIR} left behind: "
-                             f"{os.listdir(RTE_RUNTIME_DIR)}") from None
+def assert_no_runtime_dir_left(path):
+    wait_until(lambda: not path.exists(), 3, f"{path} to go away")
 
 
 def check_conservation(st):
@@ -85,16 +79,16 @@ def nf_exit_ok(nf, rc, expect=0):
 @pytest.fixture(scope="module")
 def sigterm(xnv_module):
     env = xnv_module
-    rte_before = RTE_RUNTIME_DIR.exists()
     huge_before = listing(hugetlbfs_mounts())
     core, nfs, _ = start_null_chain(env, null_config(env))
+    rte_dir = runtime_dir(core)
     t0 = time.monotonic()
     core.signal(signal.SIGTERM)
     rc = core.wait(10)
     took = time.monotonic() - t0
     nf_rcs = [nf.wait(10) for nf in nfs]
     return dict(core=core, rc=rc, took=took, nfs=nfs, nf_rcs=nf_rcs,
-                rte_before=rte_before, huge_before=huge_before)
+                rte_dir=rte_dir, huge_before=huge_before)
 
 
 def test_sigterm_core_exits_0_quickly(sigterm):
@@ -119,7 +113,7 @@ def test_sigterm_no_hugepage_files_left(sigterm):
 
 
 def test_sigterm_no_dpdk_runtime_dir_left(sigterm):
-    assert_no_runtime_dir_left(sigterm["rte_before"])
+    assert_no_runtime_dir_left(sigterm["rte_dir"])
 
 
 def test_sigterm_counters_add_up(sigterm):
@@ -140,9 +134,9 @@ def test_sigterm_every_packet_accounted_for(sigterm):
 @pytest.fixture(scope="module")
 def sigkill(xnv_module):
     env = xnv_module
-    rte_before = RTE_RUNTIME_DIR.exists()
     cfg = null_config(env)
     core, nfs, _ = start_null_chain(env, cfg)
+    rte_dir = runtime_dir(core)
     core.signal(signal.SIGKILL)
     rc = core.wait(5)
     t0 = time.monotonic()
@@ -150,12 +144,14 @@ def sigkill(xnv_module):
     nfs_took = time.monotonic() - t0
     stale = os.path.exists(core.socket) and core.socket.is_socket()
     core2, nfs2, _ = start_null_chain(env, cfg, suffix="2", core_name="core2")
+    rte_dir2 = runtime_dir(core2)
     snap = core2.snapshot()
     core2.signal(signal.SIGTERM)
     rc2 = core2.wait(10)
     return dict(core=core, rc=rc, nfs=nfs, nf_rcs=nf_rcs, nfs_took=nfs_took,
                 stale=stale, core2=core2, rc2=rc2, nfs2=nfs2, snap=snap,
-                nf2_rcs=[nf.wait(10) for nf in nfs2], rte_before=rte_before)
+                nf2_rcs=[nf.wait(10) for nf in nfs2], rte_dir=rte_dir,
+                rte_dir2=rte_dir2)
 
 
 def test_sigkill_core_dies(sigkill):
@@ -189,9 +185,10 @@ def test_new_core_works(sigkill):
 
 
 def test_new_core_cleans_dpdk_runtime_dir(sigkill):
-    """The killed core's runtime directory is reused and removed by the
-    next core's clean exit."""
-    assert_no_runtime_dir_left(sigkill["rte_before"])
+    """The killed core's runtime directory is reused (same socket, same
+    directory) and removed by the next core's clean exit."""
+    assert sigkill["rte_dir2"] == sigkill["rte_dir"]
+    assert_no_runtime_dir_left(sigkill["rte_dir"])
 
 
 # --------------------------------------------------------------------------
