@@ -456,7 +456,7 @@ xnv_config_load(const char *path, struct xnv_config *c, char *err,
 	memset(c, 0, sizeof(*c));
 	snprintf(c->socket, sizeof(c->socket), "/run/xnv/xnv.sock");
 	c->ring_size = 1024;
-	c->burst = 32;
+	c->burst = 64;
 	c->stall_timeout_ms = 500;
 	memset(c->service_by_id, 0xff, sizeof(c->service_by_id));
 

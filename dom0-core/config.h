@@ -5,7 +5,7 @@
  *   [core]
  *   socket = /run/xnv/xnv.sock  ; where NFs attach (host backend)
  *   ring_size = 1024            ; descriptors per NF ring, power of two
- *   burst = 32                  ; packets per burst, 1..256
+ *   burst = 64                  ; packets per burst, 1..256
  *   stall_timeout_ms = 500      ; a packet waiting this long for room in an
  *                               ; NF ring or a port is dropped (counted)
  *   [group blue]                ; trust group: one packet pool each

@@ -76,6 +76,8 @@ struct xnv_pool {
 	uint32_t n_bufs;
 	uint32_t buf_size;
 	struct rte_mbuf **mbufs;	/* buffer index -> mbuf */
+	uintptr_t mbuf_base;		/* when != 0: mbuf of buffer i is at */
+	uintptr_t mbuf_stride;		/* mbuf_base + i * mbuf_stride */
 	uint16_t *owner;		/* buffer index -> 0 core, nf id + 1 */
 	uint64_t copies_in;		/* packets copied in from other groups */
 	int extmem_registered;
@@ -139,6 +141,16 @@ struct xnv_core {
 };
 
 extern const char *const xnv_drop_names[XNV_DROP_N];
+
+/* The mbuf of buffer @p i: arithmetic when the mempool laid the headers
+ * out in buffer order (no table load on the hot path), else the table. */
+static inline struct rte_mbuf *
+xnv_pool_mbuf(const struct xnv_pool *p, uint32_t i)
+{
+	if (likely(p->mbuf_base != 0))
+		return (struct rte_mbuf *)(p->mbuf_base + i * p->mbuf_stride);
+	return p->mbufs[i];
+}
 
 /* pool.c */
 int xnv_pool_create(struct xnv_core *c, uint16_t g, char *err, size_t errlen);

@@ -10,6 +10,7 @@
 
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
+#include <rte_prefetch.h>
 
 #include "core.h"
 #include "validate.h"
@@ -33,11 +34,11 @@ const char *const xnv_drop_names[XNV_DROP_N] = {
 #define DEST_KIND(d) ((d) & 0xff000000u)
 #define DEST_ID(d)   ((d) & 0xffffu)
 
-static uint32_t
-drop(struct xnv_core *c, enum xnv_drop why)
+/* A drop decision; counted by send_run() when the packet is freed. */
+static inline uint32_t
+drop(enum xnv_drop why)
 {
-	c->drops[why]++;
-	return DEST_DROP;
+	return DEST_DROP | why;
 }
 
 /* Copy a packet into another group's pool; the original is freed. */
@@ -67,30 +68,45 @@ copy_to_group(struct xnv_core *c, struct rte_mbuf *m, uint16_t to)
 	return n;
 }
 
+/*
+ * Where one packet goes.  *@p reuse is set when every packet with the same
+ * target and group goes to the same place without further work (a port, or
+ * a service with one live NF of the packet's group), so the caller may
+ * reuse the answer for the rest of a run of such packets.
+ */
 static uint32_t
-resolve(struct xnv_core *c, struct rte_mbuf **mp)
+resolve(struct xnv_core *c, struct rte_mbuf **mp, int *reuse)
 {
 	struct xnv_mbuf_priv *pv = xnv_priv(*mp);
+	struct xnv_service *s;
 	struct xnv_nf *nf;
 
+	*reuse = 0;
 	switch (pv->tgt_kind) {
 	case XNV_STEP_PORT:
+		*reuse = 1;
 		return DEST_PORT | pv->tgt_id;
 	case XNV_STEP_SERVICE:
-		nf = xnv_nf_pick(c, pv->tgt_id, *mp);
+		s = &c->services[pv->tgt_id];
+		if (s->n_live == 1) {
+			nf = &c->nfs[s->live[0]];
+			*reuse = nf->group == pv->group;
+		} else {
+			nf = xnv_nf_pick(c, pv->tgt_id, *mp);
+		}
 		if (nf == NULL)
-			return drop(c, XNV_DROP_NO_INSTANCE);
+			return drop(XNV_DROP_NO_INSTANCE);
 		if (nf->group != pv->group) {
 			struct rte_mbuf *n = copy_to_group(c, *mp, nf->group);
 
 			if (n == NULL)
-				return drop(c, XNV_DROP_COPY_FAIL);
+				return drop(XNV_DROP_COPY_FAIL);
 			*mp = n;
 		}
 		return DEST_NF | nf->id;
 	case XNV_STEP_DROP:
 	default:
-		return drop(c, XNV_DROP_CHAIN);
+		return drop(XNV_DROP_CHAIN);
 	}
 }
 
@@ -126,46 +142,77 @@ send_nf(struct xnv_core *c, struct xnv_nf *nf, struct rte_mbuf **m,
 	return k;
 }
 
-/* Hand @p n packets on; park what cannot go yet in @p pd. */
+/* Target + group of a packet, as one comparable key. */
+static inline uint32_t
+target_key(const struct xnv_mbuf_priv *pv)
+{
+	return (uint32_t)pv->tgt_kind << 28 | (uint32_t)pv->group << 16 |
+	       pv->tgt_id;
+}
+
+/* Send a run of packets to one destination.  @return how many went. */
+static unsigned
+send_run(struct xnv_core *c, uint32_t dest, struct rte_mbuf **m, unsigned n,
+	 uint64_t now)
+{
+	struct xnv_port *p;
+	unsigned k;
+
+	switch (DEST_KIND(dest)) {
+	case DEST_NF:
+		return send_nf(c, &c->nfs[DEST_ID(dest)], m, n);
+	case DEST_PORT:
+		p = &c->ports[DEST_ID(dest)];
+		k = rte_eth_tx_burst(p->port_id, 0, m, (uint16_t)n);
+		p->tx += k;
+		if (k > 0)
+			c->last_tx_tsc = now;
+		return k;
+	default:
+		/* Counted here, when freed, not when decided: a packet decided
+		 * to be dropped may wait behind others and be decided again. */
+		c->drops[DEST_ID(dest)] += n;
+		rte_pktmbuf_free_bulk(m, n);
+		return n;
+	}
+}
+
+/*
+ * Hand @p n packets on, in order, in runs of packets with one destination;
+ * park what cannot go yet in @p pd.  A run grows without re-resolving while
+ * the next packet has the same target and the destination is reusable.
+ */
 static void
 deliver(struct xnv_core *c, struct xnv_pending *pd, struct rte_mbuf **m,
-	unsigned n, uint64_t since)
+	unsigned n, uint64_t since, uint64_t now)
 {
-	uint32_t dest[XNV_MAX_BURST];
-	unsigned i, j, k, run;
+	uint32_t d, dj = 0, key;
+	unsigned i, j, k;
+	int reuse, reuse_j = 0;
 
-	for (i = 0; i < n; i++)
-		dest[i] = resolve(c, &m[i]);
-	for (i = 0; i < n; i = j) {
-		for (j = i + 1; j < n && dest[j] == dest[i]; j++)
-			;
-		run = j - i;
-		switch (DEST_KIND(dest[i])) {
-		case DEST_NF:
-			k = send_nf(c, &c->nfs[DEST_ID(dest[i])], &m[i], run);
-			break;
-		case DEST_PORT: {
-			struct xnv_port *p = &c->ports[DEST_ID(dest[i])];
-
-			k = rte_eth_tx_burst(p->port_id, 0, &m[i], run);
-			p->tx += k;
-			if (k > 0)
-				c->last_tx_tsc = rte_rdtsc();
-			break;
+	pd->n = 0;
+	if (n == 0)
+		return;
+	d = resolve(c, &m[0], &reuse);
+	for (i = 0; i < n; i = j, d = dj, reuse = reuse_j) {
+		key = reuse ? target_key(xnv_priv(m[i])) : UINT32_MAX;
+		for (j = i + 1; j < n; j++) {
+			if (key != UINT32_MAX &&
+			    target_key(xnv_priv(m[j])) == key)
+				continue;
+			dj = resolve(c, &m[j], &reuse_j);
+			if (dj != d)
+				break;
+			key = reuse_j ? target_key(xnv_priv(m[j])) : UINT32_MAX;
 		}
-		default:
-			rte_pktmbuf_free_bulk(&m[i], run);
-			k = run;
-			break;
-		}
-		if (k < run) {
+		k = send_run(c, d, &m[i], j - i, now);
+		if (k < j - i) {
 			pd->n = (uint16_t)(n - i - k);
 			memmove(pd->m, &m[i + k], pd->n * sizeof(m[0]));
 			pd->since = since;
 			return;
 		}
 	}
-	pd->n = 0;
 }
 
 /* Retry parked packets.  @return 1 if some still wait. */
@@ -178,7 +225,7 @@ flush_pending(struct xnv_core *c, struct xnv_pending *pd, uint64_t now)
 	if (n == 0)
 		return 0;
 	memcpy(m, pd->m, n * sizeof(m[0]));
-	deliver(c, pd, m, n, pd->since);
+	deliver(c, pd, m, n, pd->since, now);
 	if (pd->n != 0 && now - pd->since > c->stall_tsc) {
 		c->drops[XNV_DROP_STALL] += pd->n;
 		rte_pktmbuf_free_bulk(pd->m, pd->n);
@@ -200,6 +247,10 @@ xnv_rx_port(struct xnv_core *c, uint16_t idx, uint64_t now)
 	n = rte_eth_rx_burst(p->port_id, 0, m, (uint16_t)c->cfg.burst);
 	if (n == 0)
 		return;
+	/* The driver wrote the header's first lines; fetch the private
+	 * area of every packet before filling the first. */
+	for (i = 0; i < n; i++)
+		rte_prefetch0(xnv_priv(m[i]));
 	p->rx += n;
 	if (c->first_rx_tsc == 0)
 		c->first_rx_tsc = now;
@@ -222,7 +273,7 @@ xnv_rx_port(struct xnv_core *c, uint16_t idx, uint64_t now)
 			   m[i]->hash.rss : 0;
 		m[kept++] = m[i];
 	}
-	deliver(c, &p->pend, m, kept, now);
+	deliver(c, &p->pend, m, kept, now, now);
 }
 
 /* Apply a valid verdict; @return 1 if the packet goes on, 0 if freed. */
@@ -277,6 +328,16 @@ xnv_rx_nf(struct xnv_core *c, struct xnv_nf *nf, uint64_t now)
 			      "impossible");
 		return;
 	}
+	/* The headers of returning buffers were last touched a ring's worth
+	 * of packets ago: start fetching all of them (the fields we rewrite,
+	 * and the private area we read) before working on the first. */
+	for (i = 0; i < n; i++)
+		if (d[i].buf < pool->n_bufs) {
+			struct rte_mbuf *m = xnv_pool_mbuf(pool, d[i].buf);
+
+			rte_prefetch0(m);
+			rte_prefetch0(xnv_priv(m));
+		}
 	for (i = 0; i < n; i++) {
 		enum xnv_bad bad = xnv_validate(&d[i], pool, tag, &c->cfg);
 		struct rte_mbuf *m;
@@ -289,7 +350,7 @@ xnv_rx_nf(struct xnv_core *c, struct xnv_nf *nf, uint64_t now)
 		/* The buffer was the NF's: it is the core's again. */
 		pool->owner[d[i].buf] = 0;
 		nf->held--;
-		m = pool->mbufs[d[i].buf];
+		m = xnv_pool_mbuf(pool, d[i].buf);
 		if (bad != XNV_OK) {
 			nf->bad++;
 			c->drops[XNV_DROP_BAD_DESC]++;
@@ -305,7 +366,7 @@ xnv_rx_nf(struct xnv_core *c, struct xnv_nf *nf, uint64_t now)
 			out[k++] = m;
 	}
 	if (k > 0)
-		deliver(c, &nf->pend, out, k, now);
+		deliver(c, &nf->pend, out, k, now, now);
 }
 
 void

@@ -245,7 +245,7 @@ xnv_nf_detach(struct xnv_core *c, struct xnv_nf *nf, const char *why)
 		if (pool->owner[i] != tag)
 			continue;
 		pool->owner[i] = 0;
-		rte_pktmbuf_free(pool->mbufs[i]);
+		rte_pktmbuf_free(xnv_pool_mbuf(pool, i));
 		nf->reclaimed++;
 	}
 	c->drops[XNV_DROP_RECLAIMED] += nf->reclaimed;

@@ -22,6 +22,25 @@
 
 #include "core.h"
 
+/* Use arithmetic instead of the table if every header sits at a fixed
+ * stride in buffer order (the usual case: one memory chunk). */
+static void
+find_linear_layout(struct xnv_pool *p)
+{
+	uintptr_t base = (uintptr_t)p->mbufs[0];
+	uintptr_t stride = (uintptr_t)p->mbufs[p->n_bufs > 1 ? 1 : 0] - base;
+	uint32_t i;
+
+	p->mbuf_base = 0;
+	if (p->n_bufs < 2 || (intptr_t)stride <= 0)
+		return;
+	for (i = 0; i < p->n_bufs; i++)
+		if ((uintptr_t)p->mbufs[i] != base + i * stride)
+			return;
+	p->mbuf_base = base;
+	p->mbuf_stride = stride;
+}
+
 int
 xnv_pool_create(struct xnv_core *c, uint16_t g, char *err, size_t errlen)
 {
@@ -96,6 +115,8 @@ xnv_pool_create(struct xnv_core *c, uint16_t g, char *err, size_t errlen)
 		xnv_priv(m)->group = g;
 	}
 	rc = i == p->n_bufs ? 0 : -EINVAL;
+	if (rc == 0)
+		find_linear_layout(p);
 	while (i-- > 0)
 		rte_pktmbuf_free(p->mbufs[i]);
 	if (rc < 0) {
@@ -105,9 +126,10 @@ xnv_pool_create(struct xnv_core *c, uint16_t g, char *err, size_t errlen)
 		return rc;
 	}
 	XLOG(INFO, "group %s: pool of %u x %u B in region %u (%zu MiB, %s "
-	     "pages)\n", gc->name, p->n_bufs, p->buf_size, p->region->ref,
-	     p->region->size >> 20,
-	     p->region->page_size == GNTS_HUGE_PAGE ? "2 MiB huge" : "4 KiB");
+	     "pages; mbuf lookup by %s)\n", gc->name, p->n_bufs, p->buf_size,
+	     p->region->ref, p->region->size >> 20,
+	     p->region->page_size == GNTS_HUGE_PAGE ? "2 MiB huge" : "4 KiB",
+	     p->mbuf_base ? "stride" : "table");
 	return 0;
 }
 

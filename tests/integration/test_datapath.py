@@ -117,7 +117,7 @@ def test_pool_on_2mib_hugepages(chain, hugepages):
     if not hugepages.pool_can_be_huge:
         pytest.skip(f"no free 2 MiB hugepages on this machine ({hugepages!r})")
     m = re.search(r"group blue: pool of 4096 x 2176 B in region \d+ "
-                  r"\(\d+ MiB, ([^)]*) pages\)", chain["core"].log())
+                  r"\(\d+ MiB, ([^)]*?) pages[;)]", chain["core"].log())
     assert m, chain["core"].log()
     assert m.group(1) == "2 MiB huge"
 

@@ -15,7 +15,7 @@ from harness import (CORE_BIN, hugetlbfs_mounts, listing,
                      wait_until, write_config)
 
 POOL_BUFS = 4096
-BURST = 32              # [core] burst default: most a pending list holds
+BURST = 64              # [core] burst default: most a pending list holds
 NF_GONE = re.compile(r"detached by the core: (xnv-core is shutting down|"
                      r"core closed the connection)")
 
