@@ -219,7 +219,7 @@ check_keys(struct rte_cfgfile *f, const char *sec,
 #define GET(f, sec, key) rte_cfgfile_get_entry((f), (sec), (key))
 
 static const char *const core_keys[] = { "socket", "ring_size", "burst",
-	"stall_timeout_ms", NULL };
+	"stall_timeout_ms", "spill_threshold", NULL };
 static const char *const group_keys[] = { "pool_bufs", "buf_size", NULL };
 static const char *const port_keys[] = { "dev", "group", "chain",
 	"rx_desc", "tx_desc", "rx_start", NULL };
@@ -254,6 +254,10 @@ load_core(struct rte_cfgfile *f, struct xnv_config *c, char *err,
 	if ((v = GET(f, "core", "burst")) != NULL &&
 	    (rc = parse_u32("core", "burst", v, 1, XNV_MAX_BURST, &c->burst,
 			    err, errlen)) < 0)
+		return rc;
+	if ((v = GET(f, "core", "spill_threshold")) != NULL &&
+	    (rc = parse_u32("core", "spill_threshold", v, 1, 100,
+			    &c->spill_pct, err, errlen)) < 0)
 		return rc;
 	if ((v = GET(f, "core", "stall_timeout_ms")) != NULL &&
 	    (rc = parse_u32("core", "stall_timeout_ms", v, 1, 600000,
@@ -458,6 +462,7 @@ xnv_config_load(const char *path, struct xnv_config *c, char *err,
 	c->ring_size = 1024;
 	c->burst = 64;
 	c->stall_timeout_ms = 500;
+	c->spill_pct = 75;
 	memset(c->service_by_id, 0xff, sizeof(c->service_by_id));
 
 	rc = prescan(path, err, errlen);

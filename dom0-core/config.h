@@ -8,6 +8,8 @@
  *   burst = 64                  ; packets per burst, 1..256
  *   stall_timeout_ms = 500      ; a packet waiting this long for room in an
  *                               ; NF ring or a port is dropped (counted)
+ *   spill_threshold = 75        ; % of a replica's rx ring above which its
+ *                               ; flows' packets go to the least busy one
  *   [group blue]                ; trust group: one packet pool each
  *   pool_bufs = 8192            ; buffers in the pool
  *   buf_size = 2176             ; bytes per buffer, 128 B headroom included
@@ -79,6 +81,7 @@ struct xnv_config {
 	uint32_t ring_size;
 	uint32_t burst;
 	uint32_t stall_timeout_ms;
+	uint32_t spill_pct;		/* spill to another replica above */
 	uint16_t n_groups, n_ports, n_services;
 	struct xnv_group_cfg groups[XNV_MAX_GROUPS];
 	struct xnv_port_cfg ports[XNV_MAX_PORTS];

@@ -32,6 +32,11 @@ extern int xnv_logtype;
 
 #define XNV_MAX_NFS        128
 #define XNV_MAX_INSTANCES  16	/* live NFs per service */
+#define XNV_MAX_CHAINS     256	/* chain versions alive at once */
+#define XNV_CHAIN_NONE     0xffff	/* NF-originated packets */
+#define XNV_NF_NONE        0xffff
+#define XNV_BUCKETS        256	/* flow buckets per service (power of 2) */
+#define XNV_MAX_FLOWS      4096	/* flow director rules */
 
 /* Why a packet was dropped by the core (not by an NF's verdict). */
 enum xnv_drop {
@@ -50,7 +55,7 @@ enum xnv_drop {
 /* Per-mbuf private area (in Dom0-private mbuf headers: trusted). */
 struct xnv_mbuf_priv {
 	uint32_t buf;		/* buffer index in its pool */
-	uint16_t chain;		/* chain = input port index */
+	uint16_t chain;		/* chain version (XNV_CHAIN_NONE: none) */
 	uint16_t in_port;
 	uint8_t step;		/* current step of the chain */
 	uint8_t tgt_kind;	/* where it goes next: XNV_STEP_* */
@@ -107,6 +112,7 @@ struct xnv_nf {
 	pid_t pid;
 	char name[XNV_NAME_LEN];
 	uint16_t service;		/* service index */
+	uint16_t instance;		/* slot within the service */
 	uint16_t group;			/* group index */
 	struct gnts_region *ring_region;
 	struct gnts_ring_port rx;	/* core produces */
@@ -120,8 +126,26 @@ struct xnv_nf {
 struct xnv_service {
 	uint16_t n_live;
 	uint16_t live[XNV_MAX_INSTANCES];	/* NF ids */
+	uint16_t slot_nf[XNV_MAX_INSTANCES];	/* instance slot -> NF id */
+	uint16_t bucket[XNV_BUCKETS];		/* flow bucket -> NF id */
 	uint8_t ever_live;
+	uint64_t picks_affinity, picks_spill, no_instance;
 };
+
+/*
+ * One version of a chain.  Versions never change: editing a port's chain
+ * makes a new version, and packets already on their way finish the one
+ * they started on.  A version is reused once no port, no flow rule and no
+ * packet refers to it.
+ */
+struct xnv_chain_slot {
+	struct xnv_chain ch;
+	uint32_t users;			/* ports + flow rules */
+	uint64_t refs;			/* packets in flight on it */
+	uint8_t used;
+};
+
+struct xnv_flows;			/* flow.c */
 
 struct xnv_core {
 	struct xnv_config cfg;
@@ -129,6 +153,10 @@ struct xnv_core {
 	struct xnv_port ports[XNV_MAX_PORTS];
 	struct xnv_nf nfs[XNV_MAX_NFS];
 	struct xnv_service services[XNV_MAX_SERVICES];
+	struct xnv_chain_slot chains[XNV_MAX_CHAINS];
+	uint16_t port_chain[XNV_MAX_PORTS];	/* default chain of each port */
+	struct xnv_flows *flows;
+	uint32_t spill_ring_used;		/* spill above this occupancy */
 	uint16_t active[XNV_MAX_NFS];	/* ids of attached NFs, polled */
 	uint16_t n_active;
 	struct gnts_server *server;
@@ -152,6 +180,41 @@ xnv_pool_mbuf(const struct xnv_pool *p, uint32_t i)
 	return p->mbufs[i];
 }
 
+/* A packet on chain version @p ch stops being in flight. */
+static inline void
+xnv_chain_put(struct xnv_core *c, struct rte_mbuf *m)
+{
+	uint16_t ch = xnv_priv(m)->chain;
+
+	if (ch != XNV_CHAIN_NONE)
+		c->chains[ch].refs--;
+}
+
+/* chain.c */
+int xnv_chain_new(struct xnv_core *c, const struct xnv_chain *ch);
+void xnv_chain_unuse(struct xnv_core *c, uint16_t id);
+int xnv_chain_set_port(struct xnv_core *c, uint16_t port,
+		       const struct xnv_chain *ch);
+void xnv_chain_text(const struct xnv_core *c, const struct xnv_chain *ch,
+		    char *buf, size_t len);
+
+/* service.c */
+void xnv_service_rebuild(struct xnv_core *c, uint16_t service);
+struct xnv_nf *xnv_service_pick(struct xnv_core *c, uint16_t service,
+				struct rte_mbuf *m);
+
+/* flow.c */
+int xnv_flows_create(struct xnv_core *c);
+void xnv_flows_destroy(struct xnv_core *c);
+unsigned xnv_flows_count(const struct xnv_core *c);
+void xnv_flows_classify(struct xnv_core *c, struct rte_mbuf **m, unsigned n,
+			uint16_t *chain);
+int xnv_flow_add(struct xnv_core *c, const char *spec, char *err,
+		 size_t errlen);
+int xnv_flow_del(struct xnv_core *c, uint32_t id, char *err, size_t errlen);
+int xnv_flow_get(const struct xnv_core *c, uint32_t id, const char **match,
+		 uint16_t *chain, uint64_t *hits);
+
 /* pool.c */
 int xnv_pool_create(struct xnv_core *c, uint16_t g, char *err, size_t errlen);
 void xnv_pool_destroy(struct xnv_pool *p);
@@ -169,13 +232,13 @@ void xnv_nf_death(void *ctx, gnts_domid_t dom);
 void xnv_nf_map_denied(void *ctx, gnts_domid_t dom, gnts_ref_t ref,
 		       const char *why);
 void xnv_nf_detach(struct xnv_core *c, struct xnv_nf *nf, const char *why);
-struct xnv_nf *xnv_nf_pick(struct xnv_core *c, uint16_t service,
-			   struct rte_mbuf *m);
+
 
 /* datapath.c */
 void xnv_rx_port(struct xnv_core *c, uint16_t idx, uint64_t now);
 void xnv_rx_nf(struct xnv_core *c, struct xnv_nf *nf, uint64_t now);
 void xnv_update_rx_gates(struct xnv_core *c);
+void xnv_free_parked(struct xnv_core *c, struct xnv_pending *pd);
 int xnv_pending_empty(const struct xnv_core *c);
 uint64_t xnv_in_flight(const struct xnv_core *c);
 

@@ -92,7 +92,7 @@ resolve(struct xnv_core *c, struct rte_mbuf **mp, int *reuse)
 			nf = &c->nfs[s->live[0]];
 			*reuse = nf->group == pv->group;
 		} else {
-			nf = xnv_nf_pick(c, pv->tgt_id, *mp);
+			nf = xnv_service_pick(c, pv->tgt_id, *mp);
 		}
 		if (nf == NULL)
 			return drop(XNV_DROP_NO_INSTANCE);
@@ -163,7 +163,14 @@ send_run(struct xnv_core *c, uint32_t dest, struct rte_mbuf **m, unsigned n,
 		return send_nf(c, &c->nfs[DEST_ID(dest)], m, n);
 	case DEST_PORT:
 		p = &c->ports[DEST_ID(dest)];
+		/* Leaving the core: off their chains before the driver may
+		 * free them; those it did not take are back on. */
+		for (k = 0; k < n; k++)
+			xnv_chain_put(c, m[k]);
 		k = rte_eth_tx_burst(p->port_id, 0, m, (uint16_t)n);
+		for (unsigned i = k; i < n; i++)
+			if (xnv_priv(m[i])->chain != XNV_CHAIN_NONE)
+				c->chains[xnv_priv(m[i])->chain].refs++;
 		p->tx += k;
 		if (k > 0)
 			c->last_tx_tsc = now;
@@ -172,6 +179,8 @@ send_run(struct xnv_core *c, uint32_t dest, struct rte_mbuf **m, unsigned n,
 		/* Counted here, when freed, not when decided: a packet decided
 		 * to be dropped may wait behind others and be decided again. */
 		c->drops[DEST_ID(dest)] += n;
+		for (k = 0; k < n; k++)
+			xnv_chain_put(c, m[k]);
 		rte_pktmbuf_free_bulk(m, n);
 		return n;
 	}
@@ -215,6 +224,17 @@ deliver(struct xnv_core *c, struct xnv_pending *pd, struct rte_mbuf **m,
 	}
 }
 
+void
+xnv_free_parked(struct xnv_core *c, struct xnv_pending *pd)
+{
+	unsigned i;
+
+	for (i = 0; i < pd->n; i++)
+		xnv_chain_put(c, pd->m[i]);
+	rte_pktmbuf_free_bulk(pd->m, pd->n);
+	pd->n = 0;
+}
+
 /* Retry parked packets.  @return 1 if some still wait. */
 static int
 flush_pending(struct xnv_core *c, struct xnv_pending *pd, uint64_t now)
@@ -228,8 +248,7 @@ flush_pending(struct xnv_core *c, struct xnv_pending *pd, uint64_t now)
 	deliver(c, pd, m, n, pd->since, now);
 	if (pd->n != 0 && now - pd->since > c->stall_tsc) {
 		c->drops[XNV_DROP_STALL] += pd->n;
-		rte_pktmbuf_free_bulk(pd->m, pd->n);
-		pd->n = 0;
+		xnv_free_parked(c, pd);
 	}
 	return pd->n != 0;
 }
@@ -238,8 +257,8 @@ void
 xnv_rx_port(struct xnv_core *c, uint16_t idx, uint64_t now)
 {
 	struct xnv_port *p = &c->ports[idx];
-	const struct xnv_chain *ch = &c->cfg.ports[idx].chain;
 	struct rte_mbuf *m[XNV_MAX_BURST];
+	uint16_t chain[XNV_MAX_BURST];
 	unsigned n, i, kept = 0;
 
 	if (!p->rx_on || flush_pending(c, &p->pend, now))
@@ -249,13 +268,18 @@ xnv_rx_port(struct xnv_core *c, uint16_t idx, uint64_t now)
 		return;
 	/* The driver wrote the header's first lines; fetch the private
 	 * area of every packet before filling the first. */
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		rte_prefetch0(xnv_priv(m[i]));
+		chain[i] = c->port_chain[idx];
+	}
+	if (xnv_flows_count(c) > 0)
+		xnv_flows_classify(c, m, n, chain);
 	p->rx += n;
 	if (c->first_rx_tsc == 0)
 		c->first_rx_tsc = now;
 	c->last_rx_tsc = now;
 	for (i = 0; i < n; i++) {
+		const struct xnv_chain *ch;
 		struct xnv_mbuf_priv *pv;
 
 		if (m[i]->nb_segs != 1) {
@@ -264,7 +288,9 @@ xnv_rx_port(struct xnv_core *c, uint16_t idx, uint64_t now)
 			continue;
 		}
 		pv = xnv_priv(m[i]);
-		pv->chain = idx;
+		ch = &c->chains[chain[i]].ch;
+		c->chains[chain[i]].refs++;
+		pv->chain = chain[i];
 		pv->in_port = idx;
 		pv->step = 0;
 		pv->tgt_kind = ch->s[0].kind;
@@ -294,7 +320,11 @@ apply_verdict(struct xnv_core *c, struct xnv_nf *nf, struct rte_mbuf *m,
 		pv->tgt_id = (uint16_t)c->cfg.service_by_id[d->dst];
 		return 1;
 	case XNV_ACT_NEXT:
-		ch = &c->cfg.ports[pv->chain].chain;
+		if (pv->chain == XNV_CHAIN_NONE) {
+			c->drops[XNV_DROP_CHAIN_END]++;
+			break;
+		}
+		ch = &c->chains[pv->chain].ch;
 		if (pv->step + 1u < ch->n) {
 			pv->step++;
 			pv->tgt_kind = ch->s[pv->step].kind;
@@ -307,6 +337,7 @@ apply_verdict(struct xnv_core *c, struct xnv_nf *nf, struct rte_mbuf *m,
 		nf->drops++;
 		break;
 	}
+	xnv_chain_put(c, m);
 	rte_pktmbuf_free(m);
 	return 0;
 }
@@ -354,6 +385,7 @@ xnv_rx_nf(struct xnv_core *c, struct xnv_nf *nf, uint64_t now)
 		if (bad != XNV_OK) {
 			nf->bad++;
 			c->drops[XNV_DROP_BAD_DESC]++;
+			xnv_chain_put(c, m);
 			rte_pktmbuf_free(m);
 			continue;
 		}
@@ -378,11 +410,13 @@ xnv_update_rx_gates(struct xnv_core *c)
 		const struct xnv_port_cfg *pc = &c->cfg.ports[i];
 		int ready = 1;
 
-		if (c->ports[i].rx_on || pc->chain.n == 0)
+		const struct xnv_chain *ch = &c->chains[c->port_chain[i]].ch;
+
+		if (c->ports[i].rx_on || ch->n == 0)
 			continue;
-		for (s = 0; pc->rx_when_ready && s < pc->chain.n; s++)
-			if (pc->chain.s[s].kind == XNV_STEP_SERVICE &&
-			    !c->services[pc->chain.s[s].id].ever_live)
+		for (s = 0; pc->rx_when_ready && s < ch->n; s++)
+			if (ch->s[s].kind == XNV_STEP_SERVICE &&
+			    !c->services[ch->s[s].id].ever_live)
 				ready = 0;
 		if (ready) {
 			c->ports[i].rx_on = 1;

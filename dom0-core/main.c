@@ -159,6 +159,25 @@ setup(struct xnv_core *c)
 
 	for (i = 0; i < XNV_MAX_PORTS; i++)
 		c->ports[i].port_id = RTE_MAX_ETHPORTS;
+	for (i = 0; i < XNV_MAX_SERVICES; i++) {
+		memset(c->services[i].slot_nf, 0xff,
+		       sizeof(c->services[i].slot_nf));
+		xnv_service_rebuild(c, i);
+	}
+	c->spill_ring_used = (uint32_t)((uint64_t)c->cfg.ring_size *
+					c->cfg.spill_pct / 100);
+	for (i = 0; i < c->cfg.n_ports; i++) {
+		rc = xnv_chain_new(c, &c->cfg.ports[i].chain);
+		if (rc < 0) {
+			snprintf(err, sizeof(err), "chain table full");
+			goto fail;
+		}
+		c->port_chain[i] = (uint16_t)rc;
+	}
+	if ((rc = xnv_flows_create(c)) < 0) {
+		snprintf(err, sizeof(err), "cannot create the flow table");
+		goto fail;
+	}
 	for (i = 0; i < c->cfg.n_groups; i++)
 		if ((rc = xnv_pool_create(c, i, err, sizeof(err))) < 0)
 			goto fail;
@@ -201,12 +220,8 @@ quiesce(struct xnv_core *c)
 	gnts_server_close(c->server);
 	c->server = NULL;
 	for (i = 0; i < c->cfg.n_ports; i++) {
-		if (c->ports[i].pend.n) {
-			rte_pktmbuf_free_bulk(c->ports[i].pend.m,
-					      c->ports[i].pend.n);
-			c->drops[XNV_DROP_SHUTDOWN] += c->ports[i].pend.n;
-			c->ports[i].pend.n = 0;
-		}
+		c->drops[XNV_DROP_SHUTDOWN] += c->ports[i].pend.n;
+		xnv_free_parked(c, &c->ports[i].pend);
 	}
 }
 
@@ -217,6 +232,7 @@ teardown(struct xnv_core *c)
 
 	for (i = 0; i < c->cfg.n_ports; i++)
 		xnv_port_close(c, i);
+	xnv_flows_destroy(c);
 	for (i = 0; i < c->cfg.n_groups; i++)
 		xnv_pool_destroy(&c->pools[i]);
 }

@@ -14,7 +14,6 @@
 
 #include <gntshare/host.h>
 
-#include "classify.h"
 #include "core.h"
 
 static struct xnv_nf *
@@ -87,7 +86,7 @@ nf_attach(struct xnv_core *c, gnts_domid_t dom, pid_t pid,
 	struct xnv_pool *pool;
 	struct xnv_nf *nf;
 	char rname[GNTS_NAME_LEN], known[128];
-	int s, g, rc;
+	int s, g, rc, slot;
 
 	for (const char *p = req->name; *p; p++)
 		if (!isalnum((unsigned char)*p) && !strchr("-_.", *p)) {
@@ -108,7 +107,12 @@ nf_attach(struct xnv_core *c, gnts_domid_t dom, pid_t pid,
 		return -ENOENT;
 	}
 	svc = &c->services[s];
-	if (svc->n_live == XNV_MAX_INSTANCES) {
+	/* The lowest free instance slot: a restarted replica takes the slot
+	 * (and so the flows) of the one it replaces. */
+	for (slot = 0; slot < XNV_MAX_INSTANCES; slot++)
+		if (svc->slot_nf[slot] == XNV_NF_NONE)
+			break;
+	if (slot == XNV_MAX_INSTANCES) {
 		snprintf(err, errlen, "service %s already has %d instances",
 			 req->service, XNV_MAX_INSTANCES);
 		return -ENOSPC;
@@ -154,7 +158,10 @@ nf_attach(struct xnv_core *c, gnts_domid_t dom, pid_t pid,
 	nf->state = XNV_NF_ATTACHED;
 	c->active[c->n_active++] = nf->id;
 	svc->live[svc->n_live++] = nf->id;
+	svc->slot_nf[slot] = nf->id;
+	nf->instance = (uint16_t)slot;
 	svc->ever_live = 1;
+	xnv_service_rebuild(c, (uint16_t)s);
 
 	memset(rsp, 0, sizeof(*rsp));
 	rsp->domid = dom;
@@ -205,16 +212,6 @@ xnv_nf_attach(void *ctx, gnts_domid_t dom, pid_t pid,
 	return rc;
 }
 
-static void
-drop_pending(struct xnv_core *c, struct xnv_pending *pd)
-{
-	unsigned i;
-
-	for (i = 0; i < pd->n; i++)
-		rte_pktmbuf_free(pd->m[i]);
-	c->drops[XNV_DROP_RECLAIMED] += pd->n;
-	pd->n = 0;
-}
 
 void
 xnv_nf_detach(struct xnv_core *c, struct xnv_nf *nf, const char *why)
@@ -232,6 +229,8 @@ xnv_nf_detach(struct xnv_core *c, struct xnv_nf *nf, const char *why)
 	snprintf(nf->gone_reason, sizeof(nf->gone_reason), "%s", why);
 	remove_id(svc->live, &svc->n_live, nf->id);
 	remove_id(c->active, &c->n_active, nf->id);
+	svc->slot_nf[nf->instance] = XNV_NF_NONE;
+	xnv_service_rebuild(c, nf->service);
 	if (c->server != NULL)
 		gnts_server_detach_status(c->server, nf->dom,
 					  c->shutting_down ? -ESHUTDOWN :
@@ -245,11 +244,13 @@ xnv_nf_detach(struct xnv_core *c, struct xnv_nf *nf, const char *why)
 		if (pool->owner[i] != tag)
 			continue;
 		pool->owner[i] = 0;
+		xnv_chain_put(c, xnv_pool_mbuf(pool, i));
 		rte_pktmbuf_free(xnv_pool_mbuf(pool, i));
 		nf->reclaimed++;
 	}
 	c->drops[XNV_DROP_RECLAIMED] += nf->reclaimed;
-	drop_pending(c, &nf->pend);
+	c->drops[XNV_DROP_RECLAIMED] += nf->pend.n;
+	xnv_free_parked(c, &nf->pend);
 	nf->held = 0;
 	gnts_region_destroy(nf->ring_region);
 	nf->ring_region = NULL;
@@ -278,20 +279,4 @@ xnv_nf_map_denied(void *ctx, gnts_domid_t dom, gnts_ref_t ref,
 
 	(void)ref;
 	XLOG(WARNING, "NF %s (domain %u): %s\n", nf ? nf->name : "?", dom, why);
-}
-
-struct xnv_nf *
-xnv_nf_pick(struct xnv_core *c, uint16_t service, struct rte_mbuf *m)
-{
-	struct xnv_service *s = &c->services[service];
-	struct xnv_mbuf_priv *pv;
-
-	if (s->n_live == 0)
-		return NULL;
-	if (s->n_live == 1)
-		return &c->nfs[s->live[0]];
-	pv = xnv_priv(m);
-	if (pv->hash == 0)
-		pv->hash = xnv_flow_hash(m);
-	return &c->nfs[s->live[pv->hash % s->n_live]];
 }

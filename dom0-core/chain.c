@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Chain versions; see struct xnv_chain_slot in core.h. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core.h"
+
+/* Free versions nobody refers to any more. */
+static void
+collect(struct xnv_core *c)
+{
+	unsigned i;
+
+	for (i = 0; i < XNV_MAX_CHAINS; i++)
+		if (c->chains[i].used && c->chains[i].users == 0 &&
+		    c->chains[i].refs == 0)
+			c->chains[i].used = 0;
+}
+
+int
+xnv_chain_new(struct xnv_core *c, const struct xnv_chain *ch)
+{
+	unsigned i, pass;
+
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0; i < XNV_MAX_CHAINS; i++) {
+			struct xnv_chain_slot *s = &c->chains[i];
+
+			if (s->used)
+				continue;
+			memset(s, 0, sizeof(*s));
+			s->ch = *ch;
+			s->used = 1;
+			s->users = 1;
+			return (int)i;
+		}
+		collect(c);
+	}
+	return -ENOSPC;
+}
+
+void
+xnv_chain_unuse(struct xnv_core *c, uint16_t id)
+{
+	if (id < XNV_MAX_CHAINS && c->chains[id].users > 0)
+		c->chains[id].users--;
+}
+
+int
+xnv_chain_set_port(struct xnv_core *c, uint16_t port,
+		   const struct xnv_chain *ch)
+{
+	int id = xnv_chain_new(c, ch);
+
+	if (id < 0)
+		return id;
+	xnv_chain_unuse(c, c->port_chain[port]);
+	c->port_chain[port] = (uint16_t)id;
+	return id;
+}
+
+void
+xnv_chain_text(const struct xnv_core *c, const struct xnv_chain *ch,
+	       char *buf, size_t len)
+{
+	size_t o = 0;
+	unsigned i;
+
+	buf[0] = '\0';
+	for (i = 0; i < ch->n && o < len; i++) {
+		const struct xnv_step *s = &ch->s[i];
+		const char *name = s->kind == XNV_STEP_SERVICE ?
+				   c->cfg.services[s->id].name :
+				   s->kind == XNV_STEP_PORT ?
+				   c->cfg.ports[s->id].name : "drop";
+
+		o += (size_t)snprintf(buf + o, len - o, "%s%s",
+				      i ? " -> " : "", name);
+	}
+}

@@ -1,0 +1,353 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Flow director: exact 5-tuple rules (IPv4 and IPv6) in an rte_hash, each
+ * pointing at a chain version.  Looked up per burst, only when rules exist.
+ * Non-IP packets and fragments (no ports to match) take the port's default
+ * chain.  Rules are added and removed at run time through the control
+ * commands; a full table is an error and keeps the rules it has.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_byteorder.h>
+#include <rte_ether.h>
+#include <rte_hash.h>
+#include <rte_hash_crc.h>
+#include <rte_ip.h>
+#include <rte_malloc.h>
+
+#include "core.h"
+
+#define MATCH_LEN 160
+
+struct flow_key {
+	uint8_t src[16];
+	uint8_t dst[16];
+	uint16_t sport, dport;		/* host order; 0 for ICMP */
+	uint8_t proto;
+	uint8_t v6;
+	uint8_t pad[2];
+};
+
+struct flow_rule {
+	uint8_t used;
+	uint16_t chain;
+	uint64_t hits;
+	struct flow_key key;
+	char match[MATCH_LEN];
+};
+
+struct xnv_flows {
+	struct rte_hash *h;
+	unsigned n;
+	struct flow_rule rules[XNV_MAX_FLOWS];
+};
+
+int
+xnv_flows_create(struct xnv_core *c)
+{
+	struct rte_hash_parameters hp = {
+		.name = "xnv-flows",
+		.entries = XNV_MAX_FLOWS,
+		.key_len = sizeof(struct flow_key),
+		.hash_func = rte_hash_crc,
+		.socket_id = (int)rte_socket_id(),
+	};
+
+	c->flows = rte_zmalloc("xnv-flows", sizeof(*c->flows), 0);
+	if (c->flows == NULL)
+		return -ENOMEM;
+	c->flows->h = rte_hash_create(&hp);
+	if (c->flows->h == NULL) {
+		rte_free(c->flows);
+		c->flows = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void
+xnv_flows_destroy(struct xnv_core *c)
+{
+	if (c->flows == NULL)
+		return;
+	rte_hash_free(c->flows->h);
+	rte_free(c->flows);
+	c->flows = NULL;
+}
+
+unsigned
+xnv_flows_count(const struct xnv_core *c)
+{
+	return c->flows != NULL ? c->flows->n : 0;
+}
+
+/* The packet's key; 0 if it has none (not IP, or a fragment). */
+static int
+packet_key(const struct rte_mbuf *m, struct flow_key *k)
+{
+	const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
+	uint32_t len = rte_pktmbuf_data_len(m), off = RTE_ETHER_HDR_LEN, l4;
+	uint16_t et;
+
+	memset(k, 0, sizeof(*k));
+	if (len < off)
+		return 0;
+	et = rte_be_to_cpu_16(((const struct rte_ether_hdr *)p)->ether_type);
+	if (et == RTE_ETHER_TYPE_VLAN && len >= off + 4) {
+		et = rte_be_to_cpu_16(*(const uint16_t *)(p + off + 2));
+		off += 4;
+	}
+	if (et == RTE_ETHER_TYPE_IPV4 && len >= off + 20) {
+		const struct rte_ipv4_hdr *ip = (const void *)(p + off);
+
+		if (ip->fragment_offset & rte_cpu_to_be_16(
+			RTE_IPV4_HDR_MF_FLAG | RTE_IPV4_HDR_OFFSET_MASK))
+			return 0;
+		memcpy(k->src, &ip->src_addr, 4);
+		memcpy(k->dst, &ip->dst_addr, 4);
+		k->proto = ip->next_proto_id;
+		l4 = off + (ip->version_ihl & 0xf) * 4u;
+	} else if (et == RTE_ETHER_TYPE_IPV6 && len >= off + 40) {
+		const struct rte_ipv6_hdr *ip = (const void *)(p + off);
+
+		if (ip->proto == IPPROTO_FRAGMENT)
+			return 0;
+		memcpy(k->src, ip->src_addr, 16);
+		memcpy(k->dst, ip->dst_addr, 16);
+		k->proto = ip->proto;
+		k->v6 = 1;
+		l4 = off + 40;
+	} else {
+		return 0;
+	}
+	if ((k->proto == IPPROTO_TCP || k->proto == IPPROTO_UDP) &&
+	    len >= l4 + 4) {
+		k->sport = rte_be_to_cpu_16(*(const uint16_t *)(p + l4));
+		k->dport = rte_be_to_cpu_16(*(const uint16_t *)(p + l4 + 2));
+	}
+	return 1;
+}
+
+void
+xnv_flows_classify(struct xnv_core *c, struct rte_mbuf **m, unsigned n,
+		   uint16_t *chain)
+{
+	struct xnv_flows *f = c->flows;
+	struct flow_key keys[XNV_MAX_BURST];
+	const void *kp[XNV_MAX_BURST];
+	void *data[XNV_MAX_BURST];
+	unsigned idx[XNV_MAX_BURST], i, j, k = 0;
+	uint64_t hit = 0;
+
+	for (i = 0; i < n; i++)
+		if (packet_key(m[i], &keys[k])) {
+			kp[k] = &keys[k];
+			idx[k++] = i;
+		}
+	for (j = 0; j < k; j += RTE_HASH_LOOKUP_BULK_MAX) {
+		unsigned b = RTE_MIN(k - j, (unsigned)RTE_HASH_LOOKUP_BULK_MAX);
+
+		if (rte_hash_lookup_bulk_data(f->h, &kp[j], b, &hit,
+					      &data[j]) <= 0)
+			continue;
+		for (i = 0; i < b; i++) {
+			struct flow_rule *r;
+
+			if (!(hit & (1ULL << i)))
+				continue;
+			r = &f->rules[(uintptr_t)data[j + i]];
+			r->hits++;
+			chain[idx[j + i]] = r->chain;
+		}
+	}
+}
+
+static int
+fail(char *err, size_t errlen, int rc, const char *fmt, const char *arg)
+{
+	snprintf(err, errlen, fmt, arg);
+	return rc;
+}
+
+static int
+parse_port(const char *v, uint16_t *out)
+{
+	char *end;
+	unsigned long x = strtoul(v, &end, 10);
+
+	if (*v == '\0' || *end != '\0' || x > 65535)
+		return -1;
+	*out = (uint16_t)x;
+	return 0;
+}
+
+static int
+parse_proto(const char *v, uint8_t *out)
+{
+	char *end;
+	unsigned long x;
+
+	if (strcmp(v, "tcp") == 0)
+		x = IPPROTO_TCP;
+	else if (strcmp(v, "udp") == 0)
+		x = IPPROTO_UDP;
+	else if (strcmp(v, "icmp") == 0)
+		x = IPPROTO_ICMP;
+	else if (strcmp(v, "icmp6") == 0)
+		x = IPPROTO_ICMPV6;
+	else if ((x = strtoul(v, &end, 10)) > 255 || *v == '\0' || *end)
+		return -1;
+	*out = (uint8_t)x;
+	return 0;
+}
+
+/* "proto=udp src=A dst=B sport=1 dport=2 chain=STEPS" -> key + chain. */
+static int
+parse_spec(struct xnv_core *c, const char *spec, struct flow_key *k,
+	   struct xnv_chain *ch, char *err, size_t errlen)
+{
+	char buf[512], *tok, *save = NULL, *chain = NULL;
+	int v4 = 0, v6 = 0, have = 0;
+	uint8_t a[16];
+
+	memset(k, 0, sizeof(*k));
+	if (strlen(spec) >= sizeof(buf))
+		return fail(err, errlen, -EINVAL, "flow spec too long%s", "");
+	strcpy(buf, spec);
+	chain = strstr(buf, "chain=");
+	if (chain == NULL)
+		return fail(err, errlen, -EINVAL, "flow spec needs chain=STEPS%s",
+			    "");
+	*chain = '\0';
+	chain += 6;
+	for (tok = strtok_r(buf, " \t", &save); tok != NULL;
+	     tok = strtok_r(NULL, " \t", &save)) {
+		char *eq = strchr(tok, '=');
+
+		if (eq == NULL)
+			return fail(err, errlen, -EINVAL, "flow spec: '%s' is "
+				    "not key=value", tok);
+		*eq++ = '\0';
+		if (strcmp(tok, "src") == 0 || strcmp(tok, "dst") == 0) {
+			uint8_t *dst = tok[0] == 's' ? k->src : k->dst;
+
+			if (inet_pton(AF_INET, eq, a) == 1) {
+				memcpy(dst, a, 4);
+				v4 = 1;
+			} else if (inet_pton(AF_INET6, eq, a) == 1) {
+				memcpy(dst, a, 16);
+				v6 = 1;
+			} else {
+				return fail(err, errlen, -EINVAL, "flow spec: "
+					    "'%s' is not an IPv4 or IPv6 "
+					    "address", eq);
+			}
+			have |= tok[0] == 's' ? 1 : 2;
+		} else if (strcmp(tok, "proto") == 0) {
+			if (parse_proto(eq, &k->proto) < 0)
+				return fail(err, errlen, -EINVAL, "flow spec: "
+					    "bad proto '%s'", eq);
+			have |= 4;
+		} else if (strcmp(tok, "sport") == 0 ||
+			   strcmp(tok, "dport") == 0) {
+			if (parse_port(eq, tok[0] == 's' ? &k->sport :
+				       &k->dport) < 0)
+				return fail(err, errlen, -EINVAL, "flow spec: "
+					    "bad port '%s'", eq);
+		} else {
+			return fail(err, errlen, -EINVAL, "flow spec: unknown "
+				    "key '%s'", tok);
+		}
+	}
+	if (have != 7)
+		return fail(err, errlen, -EINVAL, "flow spec needs src=, dst= "
+			    "and proto=%s", "");
+	if (v4 && v6)
+		return fail(err, errlen, -EINVAL, "flow spec mixes IPv4 and "
+			    "IPv6%s", "");
+	k->v6 = (uint8_t)v6;
+	return xnv_config_parse_chain(&c->cfg, chain, ch, err, errlen);
+}
+
+int
+xnv_flow_add(struct xnv_core *c, const char *spec, char *err, size_t errlen)
+{
+	struct xnv_flows *f = c->flows;
+	struct xnv_chain ch;
+	struct flow_key k;
+	void *old;
+	int rc, ch_id;
+	unsigned i;
+
+	rc = parse_spec(c, spec, &k, &ch, err, errlen);
+	if (rc < 0)
+		return rc;
+	if (rte_hash_lookup_data(f->h, &k, &old) >= 0) {
+		snprintf(err, errlen, "a rule for this flow exists (id %u)",
+			 (unsigned)(uintptr_t)old + 1);
+		return -EEXIST;
+	}
+	for (i = 0; i < XNV_MAX_FLOWS && f->rules[i].used; i++)
+		;
+	if (i == XNV_MAX_FLOWS) {
+		snprintf(err, errlen, "flow table full (%d rules)",
+			 XNV_MAX_FLOWS);
+		return -ENOSPC;
+	}
+	ch_id = xnv_chain_new(c, &ch);
+	if (ch_id < 0) {
+		snprintf(err, errlen, "chain table full (%d versions in use)",
+			 XNV_MAX_CHAINS);
+		return ch_id;
+	}
+	rc = rte_hash_add_key_data(f->h, &k, (void *)(uintptr_t)i);
+	if (rc < 0) {
+		xnv_chain_unuse(c, (uint16_t)ch_id);
+		snprintf(err, errlen, "flow table full (%s)", strerror(-rc));
+		return rc;
+	}
+	f->rules[i] = (struct flow_rule){ .used = 1, .chain = (uint16_t)ch_id,
+					  .key = k };
+	snprintf(f->rules[i].match, MATCH_LEN, "%.*s", (int)(MATCH_LEN - 1),
+		 spec);
+	f->n++;
+	return (int)i + 1;
+}
+
+int
+xnv_flow_del(struct xnv_core *c, uint32_t id, char *err, size_t errlen)
+{
+	struct xnv_flows *f = c->flows;
+	struct flow_rule *r;
+
+	if (id == 0 || id > XNV_MAX_FLOWS || !f->rules[id - 1].used) {
+		snprintf(err, errlen, "no flow rule %u", id);
+		return -ENOENT;
+	}
+	r = &f->rules[id - 1];
+	rte_hash_del_key(f->h, &r->key);
+	xnv_chain_unuse(c, r->chain);
+	r->used = 0;
+	f->n--;
+	return 0;
+}
+
+int
+xnv_flow_get(const struct xnv_core *c, uint32_t id, const char **match,
+	     uint16_t *chain, uint64_t *hits)
+{
+	const struct flow_rule *r;
+
+	if (c->flows == NULL || id == 0 || id > XNV_MAX_FLOWS ||
+	    !c->flows->rules[id - 1].used)
+		return -ENOENT;
+	r = &c->flows->rules[id - 1];
+	*match = r->match;
+	*chain = r->chain;
+	*hits = r->hits;
+	return 0;
+}

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Replicas of a service.  Each flow hashes to one of XNV_BUCKETS buckets;
+ * each bucket belongs to the live instance with the highest rendezvous
+ * score for (bucket, instance slot).  So a flow stays on one replica while
+ * the set is stable, only the departed replica's flows move when one
+ * leaves, and a replica that comes back in the same slot gets them back.
+ *
+ * Spill: when the chosen replica's rx ring is fuller than
+ * [core] spill_threshold (percent), the packet goes to the least occupied
+ * replica instead.  Both kinds of pick are counted per service.
+ */
+#include <rte_hash_crc.h>
+
+#include "classify.h"
+#include "core.h"
+
+static inline uint32_t
+score(uint32_t bucket, uint32_t slot)
+{
+	return rte_hash_crc_4byte(bucket, 0x9e3779b9u * (slot + 1));
+}
+
+void
+xnv_service_rebuild(struct xnv_core *c, uint16_t service)
+{
+	struct xnv_service *s = &c->services[service];
+	uint32_t b, best;
+	uint16_t i;
+
+	for (b = 0; b < XNV_BUCKETS; b++) {
+		s->bucket[b] = XNV_NF_NONE;
+		best = 0;
+		for (i = 0; i < XNV_MAX_INSTANCES; i++) {
+			uint32_t sc;
+
+			if (s->slot_nf[i] == XNV_NF_NONE)
+				continue;
+			sc = score(b, i);
+			if (s->bucket[b] == XNV_NF_NONE || sc > best) {
+				best = sc;
+				s->bucket[b] = s->slot_nf[i];
+			}
+		}
+	}
+}
+
+/* Descriptors waiting in @p nf's rx ring; the cached estimate first, the
+ * shared index only when the estimate is high.  Never above the ring. */
+static inline uint32_t
+ring_used(struct xnv_nf *nf, uint32_t limit)
+{
+	uint32_t used = nf->rx.idx - nf->rx.cached_peer;
+
+	if (used > limit)
+		used = gnts_ring_count(&nf->rx, 1);
+	return used;
+}
+
+struct xnv_nf *
+xnv_service_pick(struct xnv_core *c, uint16_t service, struct rte_mbuf *m)
+{
+	struct xnv_service *s = &c->services[service];
+	struct xnv_mbuf_priv *pv = xnv_priv(m);
+	struct xnv_nf *nf, *least;
+	uint32_t limit = c->spill_ring_used, used, u;
+	uint16_t i;
+
+	if (s->n_live == 0) {
+		s->no_instance++;
+		return NULL;
+	}
+	if (pv->hash == 0)
+		pv->hash = xnv_flow_hash(m);
+	nf = &c->nfs[s->bucket[pv->hash & (XNV_BUCKETS - 1)]];
+	if (s->n_live == 1 || (used = ring_used(nf, limit)) <= limit) {
+		s->picks_affinity++;
+		return nf;
+	}
+	least = nf;
+	for (i = 0; i < s->n_live; i++) {
+		struct xnv_nf *o = &c->nfs[s->live[i]];
+
+		u = gnts_ring_count(&o->rx, 1);
+		if (u < used) {
+			used = u;
+			least = o;
+		}
+	}
+	if (least == nf) {
+		s->picks_affinity++;
+	} else {
+		s->picks_spill++;
+	}
+	return least;
+}
