@@ -164,6 +164,8 @@ struct xnv_core {
 	uint64_t drops[XNV_DROP_N];
 	uint64_t copies[XNV_MAX_GROUPS][XNV_MAX_GROUPS]; /* [from][to] */
 	uint64_t tsc_hz;
+	uint64_t start_tsc;
+	int busy_poll;			/* --busy-poll: never back off */
 	uint64_t stall_tsc;
 	uint64_t first_rx_tsc, last_rx_tsc, last_tx_tsc;
 };

@@ -24,6 +24,7 @@
 #include <gntshare/host.h>
 
 #include "core.h"
+#include "ctl.h"
 #include "eal_args.h"
 
 int xnv_logtype;
@@ -178,6 +179,10 @@ setup(struct xnv_core *c)
 		snprintf(err, sizeof(err), "cannot create the flow table");
 		goto fail;
 	}
+	if ((rc = xnv_ctl_register(c)) < 0) {
+		snprintf(err, sizeof(err), "cannot register telemetry commands");
+		goto fail;
+	}
 	for (i = 0; i < c->cfg.n_groups; i++)
 		if ((rc = xnv_pool_create(c, i, err, sizeof(err))) < 0)
 			goto fail;
@@ -255,9 +260,11 @@ run(struct xnv_core *c, const struct opts *o)
 			xnv_rx_nf(c, &c->nfs[c->active[i]], now);
 		if (now < next_ctl)
 			continue;
-		/* Control plane once per millisecond: attach, map, death. */
+		/* Control plane once per millisecond: attach, map, death,
+		 * telemetry commands. */
 		next_ctl = now + hz / 1000;
 		(void)gnts_server_poll(c->server);
+		xnv_ctl_poll(c);
 		if (dump_stats) {
 			dump_stats = 0;
 			xnv_stats_print(c, stdout, (double)(now - start) / hz);
@@ -347,6 +354,7 @@ main(int argc, char **argv)
 	c->tsc_hz = rte_get_tsc_hz();
 	c->stall_tsc = c->cfg.stall_timeout_ms * c->tsc_hz / 1000;
 	start = rte_rdtsc();
+	c->start_tsc = start;
 	rc = setup(c);
 	if (rc == 0)
 		run(c, &o);

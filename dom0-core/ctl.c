@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Control plane on DPDK telemetry (commands listed in CONTROL.md).
+ *
+ * Telemetry calls us on its own thread; the data path is single-threaded
+ * and lock-free.  So a callback only posts its request and waits: the main
+ * loop runs it between bursts (xnv_ctl_poll, once per millisecond) with a
+ * consistent view, under the mutex the callback waits on.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <rte_telemetry.h>
+
+#include "core.h"
+#include "ctl.h"
+
+#define CTL_TIMEOUT_S 2
+
+struct ctl_req {
+	const struct xnv_ctl_cmd *cmd;
+	const char *params;
+	struct rte_tel_data *d;
+	int done;
+};
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+static struct ctl_req *pending;
+static int posted;			/* read without the lock by the loop */
+static struct xnv_core *core;
+
+/* Reply {"error": msg}: the command failed and changed nothing. */
+int
+xnv_ctl_error(struct rte_tel_data *d, const char *fmt, ...)
+{
+	char msg[RTE_TEL_MAX_STRING_LEN];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_string(d, "error", msg);
+	return 0;
+}
+
+static const struct xnv_ctl_cmd *
+find(const char *name)
+{
+	const struct xnv_ctl_cmd *c;
+
+	for (c = xnv_ctl_cmds; c->name != NULL; c++)
+		if (strcmp(c->name, name) == 0)
+			return c;
+	return NULL;
+}
+
+static int
+on_command(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct ctl_req r = { .cmd = find(cmd), .params = params, .d = d };
+	struct timespec until;
+	int rc = 0;
+
+	if (r.cmd == NULL)
+		return -EINVAL;
+	if (r.cmd->needs_param && (params == NULL || *params == '\0'))
+		return xnv_ctl_error(d, "%s needs a parameter: %s", cmd,
+				     r.cmd->help);
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += CTL_TIMEOUT_S;
+	pthread_mutex_lock(&mu);
+	while (pending != NULL && rc == 0)
+		rc = pthread_cond_timedwait(&cv, &mu, &until);
+	if (rc == 0) {
+		pending = &r;
+		__atomic_store_n(&posted, 1, __ATOMIC_RELEASE);
+		while (!r.done && rc == 0)
+			rc = pthread_cond_timedwait(&cv, &mu, &until);
+		if (!r.done) {
+			/* Still ours: withdraw it so the loop never sees a
+			 * request whose caller has returned. */
+			pending = NULL;
+			__atomic_store_n(&posted, 0, __ATOMIC_RELEASE);
+		}
+	}
+	pthread_mutex_unlock(&mu);
+	if (!r.done)
+		return xnv_ctl_error(d, "xnv-core did not answer within %d s",
+				     CTL_TIMEOUT_S);
+	return 0;
+}
+
+void
+xnv_ctl_poll(struct xnv_core *c)
+{
+	/* Acquire pairs with the release in on_command: the request's
+	 * fields are visible once we see the flag. */
+	if (!__atomic_load_n(&posted, __ATOMIC_ACQUIRE))
+		return;
+	pthread_mutex_lock(&mu);
+	if (pending != NULL) {
+		pending->cmd->fn(c, pending->params, pending->d);
+		pending->done = 1;
+		pending = NULL;
+		__atomic_store_n(&posted, 0, __ATOMIC_RELEASE);
+		pthread_cond_broadcast(&cv);
+	}
+	pthread_mutex_unlock(&mu);
+}
+
+int
+xnv_ctl_register(struct xnv_core *c)
+{
+	const struct xnv_ctl_cmd *cmd;
+	int rc;
+
+	core = c;
+	for (cmd = xnv_ctl_cmds; cmd->name != NULL; cmd++) {
+		rc = rte_telemetry_register_cmd(cmd->name, on_command,
+						cmd->help);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* Parse a decimal id parameter; -1 if it is not one. */
+long
+xnv_ctl_id(const char *params)
+{
+	char *end;
+	long v;
+
+	if (params == NULL || *params == '\0')
+		return -1;
+	v = strtol(params, &end, 10);
+	return (*end == '\0' && v >= 0) ? v : -1;
+}

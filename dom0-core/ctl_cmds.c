@@ -1,0 +1,367 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The /xnv/ telemetry commands (see CONTROL.md).  Run by the main loop. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_telemetry.h>
+
+#include "core.h"
+#include "ctl.h"
+
+#define U64(d, k, v) rte_tel_data_add_dict_u64((d), (k), (v))
+#define STR(d, k, v) rte_tel_data_add_dict_string((d), (k), (v))
+
+static void
+int_list(struct rte_tel_data *d, unsigned n, int (*ok)(struct xnv_core *,
+	 unsigned), struct xnv_core *c, int (*id)(struct xnv_core *, unsigned))
+{
+	unsigned i;
+
+	rte_tel_data_start_array(d, RTE_TEL_INT_VAL);
+	for (i = 0; i < n; i++)
+		if (ok == NULL || ok(c, i))
+			rte_tel_data_add_array_int(d, id ? id(c, i) : (int)i);
+}
+
+static void
+cmd_info(struct xnv_core *c, const char *p, struct rte_tel_data *d)
+{
+	(void)p;
+	rte_tel_data_start_dict(d);
+	STR(d, "version", "0.1.0");
+	STR(d, "socket", c->cfg.socket);
+	U64(d, "uptime_s", (rte_rdtsc() - c->start_tsc) / c->tsc_hz);
+	U64(d, "n_ports", c->cfg.n_ports);
+	U64(d, "n_groups", c->cfg.n_groups);
+	U64(d, "n_services", c->cfg.n_services);
+	U64(d, "n_nfs", c->n_active);
+	U64(d, "n_flows", xnv_flows_count(c));
+	U64(d, "burst", c->cfg.burst);
+	U64(d, "ring_size", c->cfg.ring_size);
+	U64(d, "busy_poll", c->busy_poll);
+}
+
+static void
+cmd_stats(struct xnv_core *c, const char *p, struct rte_tel_data *d)
+{
+	uint64_t rx = 0, tx = 0, nrx = 0, ntx = 0, copies = 0;
+	char key[48];
+	unsigned i, j;
+
+	(void)p;
+	for (i = 0; i < c->cfg.n_ports; i++) {
+		rx += c->ports[i].rx;
+		tx += c->ports[i].tx;
+	}
+	for (i = 0; i < XNV_MAX_NFS; i++) {
+		nrx += c->nfs[i].rx_pkts;
+		ntx += c->nfs[i].tx_pkts;
+	}
+	for (i = 0; i < c->cfg.n_groups; i++)
+		for (j = 0; j < c->cfg.n_groups; j++)
+			copies += c->copies[i][j];
+	rte_tel_data_start_dict(d);
+	U64(d, "rx", rx);
+	U64(d, "tx", tx);
+	U64(d, "nf_rx", nrx);
+	U64(d, "nf_tx", ntx);
+	U64(d, "copies", copies);
+	for (i = 0; i < XNV_DROP_N; i++) {
+		snprintf(key, sizeof(key), "drop_%s", xnv_drop_names[i]);
+		U64(d, key, c->drops[i]);
+	}
+}
+
+static void
+cmd_port_list(struct xnv_core *c, const char *p, struct rte_tel_data *d)
+{
+	(void)p;
+	int_list(d, c->cfg.n_ports, NULL, c, NULL);
+}
+
+static void
+cmd_port_info(struct xnv_core *c, const char *p, struct rte_tel_data *d)
+{
+	long i = xnv_ctl_id(p);
+	struct rte_eth_stats es;
+	char chain[256];
+
+	if (i < 0 || i >= c->cfg.n_ports) {
+		xnv_ctl_error(d, "no port %s", p);
+		return;
+	}
+	memset(&es, 0, sizeof(es));
+	(void)rte_eth_stats_get(c->ports[i].port_id, &es);
+	xnv_chain_text(c, &c->chains[c->port_chain[i]].ch, chain,
+		       sizeof(chain));
+	rte_tel_data_start_dict(d);
+	U64(d, "index", (uint64_t)i);
+	STR(d, "name", c->cfg.ports[i].name);
+	STR(d, "dev", c->cfg.ports[i].dev);
+	STR(d, "group", c->cfg.groups[c->cfg.ports[i].group].name);
+	STR(d, "chain", chain);
+	U64(d, "rx", c->ports[i].rx);
+	U64(d, "tx", c->ports[i].tx);
+	U64(d, "rx_missed", es.imissed);
+	U64(d, "rx_nombuf", es.rx_nombuf);
+}
+
+static void
+cmd_group_list(struct xnv_core *c, const char *p, struct rte_tel_data *d)
+{
+	(void)p;
+	int_list(d, c->cfg.n_groups, NULL, c, NULL);
+}
+
+static void
+cmd_group_info(struct xnv_core *c, const char *p, struct rte_tel_data *d)
+{
+	long i = xnv_ctl_id(p);
+	struct rte_tel_data *to;
+	unsigned j;
+
+	if (i < 0 || i >= c->cfg.n_groups) {
+		xnv_ctl_error(d, "no group %s", p);
+		return;
+	}
+	to = rte_tel_data_alloc();
+	if (to == NULL) {
+		xnv_ctl_error(d, "out of memory");
+		return;
+	}
+	rte_tel_data_start_array(to, RTE_TEL_U64_VAL);
+	for (j = 0; j < c->cfg.n_groups; j++)
+		rte_tel_data_add_array_u64(to, c->copies[i][j]);
+	rte_tel_data_start_dict(d);
+	U64(d, "index", (uint64_t)i);
+	STR(d, "name", c->cfg.groups[i].name);
+	U64(d, "pool_bufs", c->pools[i].n_bufs);
+	U64(d, "free", xnv_pool_free(&c->pools[i]));
+	U64(d, "copies_in", c->pools[i].copies_in);
+	rte_tel_data_add_dict_container(d, "copies_to", to, 0);
+}
+
+static int
+service_id(struct xnv_core *c, unsigned i)
+{
+	return c->cfg.services[i].id;
+}
+
+static void
+cmd_service_list(struct xnv_core *c, const char *p, struct rte_tel_data *d)
+{
+	(void)p;
+	int_list(d, c->cfg.n_services, NULL, c, service_id);
+}
+
+static void
+cmd_service_info(struct xnv_core *c, const char *p, struct rte_tel_data *d)
+{
+	long id = xnv_ctl_id(p);
+	struct rte_tel_data *inst;
+	struct xnv_service *s;
+	int i;
+
+	if (id < 1 || id > XNV_MAX_SERVICE_ID ||
+	    (i = c->cfg.service_by_id[id]) < 0) {
+		xnv_ctl_error(d, "no service with id %s", p);
+		return;
+	}
+	s = &c->services[i];
+	inst = rte_tel_data_alloc();
+	if (inst == NULL) {
+		xnv_ctl_error(d, "out of memory");
+		return;
+	}
+	rte_tel_data_start_array(inst, RTE_TEL_INT_VAL);
+	for (unsigned k = 0; k < s->n_live; k++)
+		rte_tel_data_add_array_int(inst, s->live[k]);
+	rte_tel_data_start_dict(d);
+	U64(d, "id", (uint64_t)id);
+	STR(d, "name", c->cfg.services[i].name);
+	rte_tel_data_add_dict_container(d, "instances", inst, 0);
+	U64(d, "picks_affinity", s->picks_affinity);
+	U64(d, "picks_spill", s->picks_spill);
+	U64(d, "no_instance", s->no_instance);
+}
+
+static int
+nf_on_record(struct xnv_core *c, unsigned i)
+{
+	return c->nfs[i].state != XNV_NF_FREE;
+}
+
+static void
+cmd_nf_list(struct xnv_core *c, const char *p, struct rte_tel_data *d)
+{
+	(void)p;
+	int_list(d, XNV_MAX_NFS, nf_on_record, c, NULL);
+}
+
+static void
+cmd_nf_info(struct xnv_core *c, const char *p, struct rte_tel_data *d)
+{
+	static const char *const states[] = { "free", "attached", "gone" };
+	long i = xnv_ctl_id(p);
+	struct xnv_nf *nf;
+	int live;
+
+	if (i < 0 || i >= XNV_MAX_NFS || c->nfs[i].state == XNV_NF_FREE) {
+		xnv_ctl_error(d, "no NF %s", p);
+		return;
+	}
+	nf = &c->nfs[i];
+	live = nf->state == XNV_NF_ATTACHED;
+	rte_tel_data_start_dict(d);
+	U64(d, "id", (uint64_t)i);
+	STR(d, "name", nf->name);
+	STR(d, "service", c->cfg.services[nf->service].name);
+	U64(d, "service_id", c->cfg.services[nf->service].id);
+	STR(d, "group", c->cfg.groups[nf->group].name);
+	U64(d, "instance", nf->instance);
+	U64(d, "domain", nf->dom);
+	U64(d, "pid", (uint64_t)nf->pid);
+	STR(d, "state", states[nf->state]);
+	U64(d, "rx", nf->rx_pkts);
+	U64(d, "tx", nf->tx_pkts);
+	U64(d, "drop", nf->drops);
+	U64(d, "bad", nf->bad);
+	U64(d, "reclaimed", nf->reclaimed);
+	U64(d, "held", nf->held);
+	U64(d, "rx_ring_used", live ? gnts_ring_count(&nf->rx, 1) : 0);
+	U64(d, "tx_ring_used", live ? gnts_ring_count(&nf->tx, 0) : 0);
+	U64(d, "ring_size", c->cfg.ring_size);
+}
+
+static int
+flow_used(struct xnv_core *c, unsigned i)
+{
+	const char *m;
+	uint16_t ch;
+	uint64_t h;
+
+	return xnv_flow_get(c, i + 1, &m, &ch, &h) == 0;
+}
+
+static int
+flow_id(struct xnv_core *c, unsigned i)
+{
+	(void)c;
+	return (int)i + 1;
+}
+
+static void
+cmd_flow_list(struct xnv_core *c, const char *p, struct rte_tel_data *d)
+{
+	(void)p;
+	int_list(d, XNV_MAX_FLOWS, flow_used, c, flow_id);
+}
+
+static void
+cmd_flow_info(struct xnv_core *c, const char *p, struct rte_tel_data *d)
+{
+	long id = xnv_ctl_id(p);
+	const char *match;
+	char chain[256];
+	uint16_t ch;
+	uint64_t hits;
+
+	if (id < 1 || xnv_flow_get(c, (uint32_t)id, &match, &ch, &hits) < 0) {
+		xnv_ctl_error(d, "no flow rule %s", p);
+		return;
+	}
+	xnv_chain_text(c, &c->chains[ch].ch, chain, sizeof(chain));
+	rte_tel_data_start_dict(d);
+	U64(d, "id", (uint64_t)id);
+	STR(d, "match", match);
+	STR(d, "chain", chain);
+	U64(d, "hits", hits);
+}
+
+static void
+cmd_flow_add(struct xnv_core *c, const char *p, struct rte_tel_data *d)
+{
+	char err[RTE_TEL_MAX_STRING_LEN];
+	int id = xnv_flow_add(c, p, err, sizeof(err));
+
+	if (id < 0) {
+		xnv_ctl_error(d, "%s", err);
+		return;
+	}
+	XLOG(INFO, "flow rule %d added: %s\n", id, p);
+	rte_tel_data_start_dict(d);
+	U64(d, "id", (uint64_t)id);
+}
+
+static void
+cmd_flow_del(struct xnv_core *c, const char *p, struct rte_tel_data *d)
+{
+	char err[RTE_TEL_MAX_STRING_LEN];
+	long id = xnv_ctl_id(p);
+
+	if (id < 1 || xnv_flow_del(c, (uint32_t)id, err, sizeof(err)) < 0) {
+		xnv_ctl_error(d, "no flow rule %s", p);
+		return;
+	}
+	XLOG(INFO, "flow rule %ld removed\n", id);
+	rte_tel_data_start_dict(d);
+	U64(d, "id", (uint64_t)id);
+}
+
+static void
+cmd_chain_set(struct xnv_core *c, const char *p, struct rte_tel_data *d)
+{
+	char err[RTE_TEL_MAX_STRING_LEN], name[XNV_NAME_LEN], text[256];
+	struct xnv_chain ch;
+	int port, n = 0;
+
+	if (sscanf(p, "%31s %n", name, &n) != 1 || p[n] == '\0') {
+		xnv_ctl_error(d, "usage: PORT STEPS (e.g. in fwd-a->out)");
+		return;
+	}
+	port = xnv_config_port(&c->cfg, name);
+	if (port < 0) {
+		xnv_ctl_error(d, "no port named '%s'", name);
+		return;
+	}
+	if (xnv_config_parse_chain(&c->cfg, p + n, &ch, err, sizeof(err)) < 0) {
+		xnv_ctl_error(d, "%s", err);
+		return;
+	}
+	if (xnv_chain_set_port(c, (uint16_t)port, &ch) < 0) {
+		xnv_ctl_error(d, "chain table full (%d versions in use)",
+			      XNV_MAX_CHAINS);
+		return;
+	}
+	xnv_chain_text(c, &ch, text, sizeof(text));
+	XLOG(INFO, "port %s: chain set to %s\n", name, text);
+	xnv_update_rx_gates(c);
+	rte_tel_data_start_dict(d);
+	STR(d, "port", name);
+	STR(d, "chain", text);
+}
+
+const struct xnv_ctl_cmd xnv_ctl_cmds[] = {
+	{ "/xnv/info", cmd_info, 0, "Core summary. No parameters." },
+	{ "/xnv/stats", cmd_stats, 0, "Totals and core drop counters." },
+	{ "/xnv/port/list", cmd_port_list, 0, "Port indices." },
+	{ "/xnv/port/info", cmd_port_info, 1, "Port details. Param: index." },
+	{ "/xnv/group/list", cmd_group_list, 0, "Trust group indices." },
+	{ "/xnv/group/info", cmd_group_info, 1, "Group pool. Param: index." },
+	{ "/xnv/service/list", cmd_service_list, 0, "Service ids." },
+	{ "/xnv/service/info", cmd_service_info, 1,
+	  "Service replicas and picks. Param: id." },
+	{ "/xnv/nf/list", cmd_nf_list, 0, "NF ids (attached and gone)." },
+	{ "/xnv/nf/info", cmd_nf_info, 1, "NF details. Param: id." },
+	{ "/xnv/flow/list", cmd_flow_list, 0, "Flow rule ids." },
+	{ "/xnv/flow/info", cmd_flow_info, 1, "Flow rule. Param: id." },
+	{ "/xnv/flow/add", cmd_flow_add, 1,
+	  "Add a rule. Param: proto=P src=A dst=B [sport=N] [dport=N] chain=STEPS" },
+	{ "/xnv/flow/del", cmd_flow_del, 1, "Remove a rule. Param: id." },
+	{ "/xnv/chain/set", cmd_chain_set, 1,
+	  "Set a port's default chain. Param: PORT STEPS" },
+	{ NULL, NULL, 0, NULL },
+};
