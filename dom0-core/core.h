@@ -117,9 +117,11 @@ struct xnv_nf {
 	struct gnts_region *ring_region;
 	struct gnts_ring_port rx;	/* core produces */
 	struct gnts_ring_port tx;	/* core consumes */
+	struct gnts_ring_port free;	/* core produces empty buffers */
+	uint32_t alloc_want;		/* keep this many in the free ring */
 	struct xnv_pending pend;
 	uint32_t held;			/* buffers the NF owns now */
-	uint64_t rx_pkts, tx_pkts, drops, bad, reclaimed;
+	uint64_t rx_pkts, tx_pkts, drops, bad, reclaimed, allocs;
 	char gone_reason[96];
 };
 
@@ -237,8 +239,8 @@ void xnv_nf_detach(struct xnv_core *c, struct xnv_nf *nf, const char *why);
 
 
 /* datapath.c */
-void xnv_rx_port(struct xnv_core *c, uint16_t idx, uint64_t now);
-void xnv_rx_nf(struct xnv_core *c, struct xnv_nf *nf, uint64_t now);
+unsigned xnv_rx_port(struct xnv_core *c, uint16_t idx, uint64_t now);
+unsigned xnv_rx_nf(struct xnv_core *c, struct xnv_nf *nf, uint64_t now);
 void xnv_update_rx_gates(struct xnv_core *c);
 void xnv_free_parked(struct xnv_core *c, struct xnv_pending *pd);
 int xnv_pending_empty(const struct xnv_core *c);

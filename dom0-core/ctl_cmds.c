@@ -230,6 +230,7 @@ cmd_nf_info(struct xnv_core *c, const char *p, struct rte_tel_data *d)
 	U64(d, "drop", nf->drops);
 	U64(d, "bad", nf->bad);
 	U64(d, "reclaimed", nf->reclaimed);
+	U64(d, "alloc", nf->allocs);
 	U64(d, "held", nf->held);
 	U64(d, "rx_ring_used", live ? gnts_ring_count(&nf->rx, 1) : 0);
 	U64(d, "tx_ring_used", live ? gnts_ring_count(&nf->tx, 0) : 0);

@@ -253,7 +253,7 @@ flush_pending(struct xnv_core *c, struct xnv_pending *pd, uint64_t now)
 	return pd->n != 0;
 }
 
-void
+unsigned
 xnv_rx_port(struct xnv_core *c, uint16_t idx, uint64_t now)
 {
 	struct xnv_port *p = &c->ports[idx];
@@ -261,11 +261,13 @@ xnv_rx_port(struct xnv_core *c, uint16_t idx, uint64_t now)
 	uint16_t chain[XNV_MAX_BURST];
 	unsigned n, i, kept = 0;
 
-	if (!p->rx_on || flush_pending(c, &p->pend, now))
-		return;
+	if (!p->rx_on)
+		return 0;
+	if (flush_pending(c, &p->pend, now))
+		return 1;	/* waiting for room is not idleness */
 	n = rte_eth_rx_burst(p->port_id, 0, m, (uint16_t)c->cfg.burst);
 	if (n == 0)
-		return;
+		return 0;
 	/* The driver wrote the header's first lines; fetch the private
 	 * area of every packet before filling the first. */
 	for (i = 0; i < n; i++) {
@@ -300,6 +302,7 @@ xnv_rx_port(struct xnv_core *c, uint16_t idx, uint64_t now)
 		m[kept++] = m[i];
 	}
 	deliver(c, &p->pend, m, kept, now, now);
+	return n;
 }
 
 /* Apply a valid verdict; @return 1 if the packet goes on, 0 if freed. */
@@ -342,7 +345,48 @@ apply_verdict(struct xnv_core *c, struct xnv_nf *nf, struct rte_mbuf *m,
 	return 0;
 }
 
-void
+/*
+ * Keep an originating NF's free ring at least half full: empty buffers,
+ * owned by the NF from now on, on no chain.  Allocation failure just
+ * leaves the ring short (the NF's xnv_pkt_alloc() says -ENOBUFS).
+ */
+static void
+refill(struct xnv_core *c, struct xnv_nf *nf)
+{
+	struct xnv_pool *pool = &c->pools[nf->group];
+	struct rte_mbuf *m[XNV_MAX_BURST];
+	struct gnts_desc d[XNV_MAX_BURST];
+	uint32_t have = gnts_ring_count(&nf->free, 1), n, k, i;
+
+	if (have * 2 >= nf->alloc_want)
+		return;
+	n = RTE_MIN(nf->alloc_want - have, c->cfg.burst);
+	if (rte_pktmbuf_alloc_bulk(pool->mp, m, n) != 0)
+		return;
+	for (i = 0; i < n; i++) {
+		struct xnv_mbuf_priv *pv = xnv_priv(m[i]);
+
+		pv->chain = XNV_CHAIN_NONE;
+		pv->in_port = UINT16_MAX;
+		pv->step = 0;
+		pv->tgt_kind = 0;
+		pv->hash = 0;
+		d[i] = (struct gnts_desc){ .buf = pv->buf,
+					   .off = m[i]->data_off };
+	}
+	k = gnts_ring_enqueue_burst(&nf->free, d, n);
+	for (i = 0; i < k; i++)
+		pool->owner[d[i].buf] = (uint16_t)(nf->id + 1);
+	nf->held += k;
+	nf->allocs += k;
+	if (k < n)
+		rte_pktmbuf_free_bulk(&m[k], n - k);
+	if (nf->free.broken)
+		xnv_nf_detach(c, nf, "quarantined: free ring consumer index "
+			      "impossible");
+}
+
+unsigned
 xnv_rx_nf(struct xnv_core *c, struct xnv_nf *nf, uint64_t now)
 {
 	struct gnts_desc d[XNV_MAX_BURST];
@@ -351,13 +395,20 @@ xnv_rx_nf(struct xnv_core *c, struct xnv_nf *nf, uint64_t now)
 	uint16_t tag = (uint16_t)(nf->id + 1);
 	unsigned n, i, k = 0;
 
-	if (nf->state != XNV_NF_ATTACHED || flush_pending(c, &nf->pend, now))
-		return;
+	if (nf->alloc_want != 0) {
+		refill(c, nf);
+		if (nf->state != XNV_NF_ATTACHED)
+			return 0;
+	}
+	if (nf->state != XNV_NF_ATTACHED)
+		return 0;
+	if (flush_pending(c, &nf->pend, now))
+		return 1;
 	n = gnts_ring_dequeue_burst(&nf->tx, d, c->cfg.burst);
 	if (nf->tx.broken) {
 		xnv_nf_detach(c, nf, "quarantined: tx ring producer index "
 			      "impossible");
-		return;
+		return 0;
 	}
 	/* The headers of returning buffers were last touched a ring's worth
 	 * of packets ago: start fetching all of them (the fields we rewrite,
@@ -399,6 +450,7 @@ xnv_rx_nf(struct xnv_core *c, struct xnv_nf *nf, uint64_t now)
 	}
 	if (k > 0)
 		deliver(c, &nf->pend, out, k, now, now);
+	return n;
 }
 
 void

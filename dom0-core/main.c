@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 #include <rte_cycles.h>
+#include <rte_pause.h>
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_ethdev.h>
@@ -37,6 +39,7 @@ struct opts {
 	const char *stats_json;
 	double duration_s;
 	double idle_exit_ms;
+	int busy_poll;
 };
 
 static void
@@ -50,6 +53,8 @@ usage(FILE *f)
 		"  --idle-exit MS     stop once rx has been idle MS ms and every buffer\n"
 		"                     is back in its pool (for pcap runs)\n"
 		"  --stats-json FILE  write the final counters as JSON\n"
+		"  --busy-poll        never back off when idle (default: spin, pause,\n"
+		"                     yield, then sleep up to 50 us)\n"
 		"  --help             this text\n"
 		"EAL memory: unless given, --in-memory when 2 MiB hugepages are free,\n"
 		"else --no-huge (logged).  SIGUSR1 prints the counters.\n");
@@ -78,6 +83,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 		{ "duration", required_argument, NULL, 'd' },
 		{ "idle-exit", required_argument, NULL, 'i' },
 		{ "stats-json", required_argument, NULL, 'j' },
+		{ "busy-poll", no_argument, NULL, 'b' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -90,6 +96,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 		case 'c': o->config = optarg; break;
 		case 's': o->socket = optarg; break;
 		case 'j': o->stats_json = optarg; break;
+		case 'b': o->busy_poll = 1; break;
 		case 'd':
 			if (parse_num("--duration", optarg, &o->duration_s))
 				return -1;
@@ -242,6 +249,35 @@ teardown(struct xnv_core *c)
 		xnv_pool_destroy(&c->pools[i]);
 }
 
+/*
+ * Nothing to do: spin a little (fast reaction to a burst), then pause,
+ * then yield the CPU (an NF may share it), then sleep briefly, so an idle
+ * core costs next to nothing.  A sleeping core notices new work within
+ * IDLE_SLEEP_MAX_US (the NIC or the NF ring holds it meanwhile).
+ */
+#define IDLE_SPINS        256u
+#define IDLE_PAUSES       2048u
+#define IDLE_YIELDS       8192u
+#define IDLE_SLEEP_MAX_US 50u
+
+static void
+idle_backoff(unsigned *idle)
+{
+	unsigned n = (*idle)++;
+
+	if (n < IDLE_SPINS)
+		return;
+	if (n < IDLE_PAUSES) {
+		rte_pause();
+	} else if (n < IDLE_YIELDS) {
+		sched_yield();
+	} else {
+		unsigned us = 1u << RTE_MIN((n - IDLE_YIELDS) / 64, 6u);
+
+		rte_delay_us_sleep(RTE_MIN(us, IDLE_SLEEP_MAX_US));
+	}
+}
+
 static void
 run(struct xnv_core *c, const struct opts *o)
 {
@@ -249,15 +285,21 @@ run(struct xnv_core *c, const struct opts *o)
 	uint64_t idle_tsc = (uint64_t)(o->idle_exit_ms * 1e-3 * hz);
 	uint64_t end = o->duration_s > 0 ?
 		       start + (uint64_t)(o->duration_s * hz) : UINT64_MAX;
+	unsigned idle = 0, work;
 	uint16_t i;
 
 	while (!quit) {
 		uint64_t now = rte_rdtsc();
 
+		work = 0;
 		for (i = 0; i < c->cfg.n_ports; i++)
-			xnv_rx_port(c, i, now);
+			work += xnv_rx_port(c, i, now);
 		for (i = 0; i < c->n_active; i++)
-			xnv_rx_nf(c, &c->nfs[c->active[i]], now);
+			work += xnv_rx_nf(c, &c->nfs[c->active[i]], now);
+		if (work != 0)
+			idle = 0;
+		else if (!c->busy_poll)
+			idle_backoff(&idle);
 		if (now < next_ctl)
 			continue;
 		/* Control plane once per millisecond: attach, map, death,
@@ -355,6 +397,7 @@ main(int argc, char **argv)
 	c->stall_tsc = c->cfg.stall_timeout_ms * c->tsc_hz / 1000;
 	start = rte_rdtsc();
 	c->start_tsc = start;
+	c->busy_poll = o.busy_poll;
 	rc = setup(c);
 	if (rc == 0)
 		run(c, &o);

@@ -155,6 +155,8 @@ nf_attach(struct xnv_core *c, gnts_domid_t dom, pid_t pid,
 	}
 	nf->rx = ports[GNTS_RING_RX];
 	nf->tx = ports[GNTS_RING_TX];
+	nf->free = ports[GNTS_RING_FREE];
+	nf->alloc_want = RTE_MIN(req->alloc_bufs, c->cfg.ring_size);
 	nf->state = XNV_NF_ATTACHED;
 	c->active[c->n_active++] = nf->id;
 	svc->live[svc->n_live++] = nf->id;

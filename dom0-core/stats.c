@@ -122,12 +122,13 @@ xnv_stats_json(const struct xnv_core *c, const char *path, double elapsed)
 			"\"group\": \"%s\", \"domain\": %u, \"pid\": %d, "
 			"\"state\": \"%s\", \"rx\": %" PRIu64 ", \"tx\": %" PRIu64
 			", \"drop\": %" PRIu64 ", \"bad\": %" PRIu64
-			", \"reclaimed\": %" PRIu64 ", \"held\": %u}",
+			", \"reclaimed\": %" PRIu64 ", \"alloc\": %" PRIu64
+			", \"held\": %u}",
 			first ? "" : ",", nf->name,
 			cfg->services[nf->service].name,
 			cfg->groups[nf->group].name, nf->dom, (int)nf->pid,
 			state_names[nf->state], nf->rx_pkts, nf->tx_pkts,
-			nf->drops, nf->bad, nf->reclaimed, nf->held);
+			nf->drops, nf->bad, nf->reclaimed, nf->allocs, nf->held);
 		first = 0;
 	}
 	fprintf(f, "\n ],\n \"groups\": [");

@@ -16,35 +16,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <gntshare/attach.h>
-#include <gntshare/host.h>
-#include <gntshare/ring.h>
+#include "nf_pvt.h"
 
-#include "xnv/nf.h"
-
-#define BURST          32u
-#define ALIVE_EVERY    1024u	/* busy bursts between core liveness checks */
-#define IDLE_PAUSES    64u	/* empty polls spent in cpu pause */
-#define IDLE_YIELDS    256u	/* ... then in sched_yield */
-#define IDLE_SLEEP_MAX_US 200u	/* ... then sleeps doubling up to this */
-
-struct xnv_nf {
-	struct gnts_client *cl;
-	struct gnts_attach_rsp att;
-	char name[GNTS_ATTACH_NAME_LEN];
-	char group[GNTS_ATTACH_NAME_LEN];
-	struct gnts_ring_port rx, tx;
-	void *ring_va;
-	size_t ring_bytes;
-	uint8_t *pool;
-	size_t pool_bytes;
-	int busy_poll;
-	int quiet;
-	volatile sig_atomic_t stop;
-	struct xnv_nf_stats st;
-};
-
-static volatile sig_atomic_t xnv_signalled;
+volatile sig_atomic_t xnv_signalled;
 
 static void
 on_signal(int sig)
@@ -52,9 +26,6 @@ on_signal(int sig)
 	(void)sig;
 	xnv_signalled = 1;
 }
-
-#define LOG(...) do { fprintf(stderr, "xnv: " __VA_ARGS__); \
-		      fputc('\n', stderr); } while (0)
 
 static void
 usage(const char *prog)
@@ -66,6 +37,8 @@ usage(const char *prog)
 		"  --name NAME      instance name for logs (default SERVICE-PID)\n"
 		"  --socket PATH    xnv-core socket (env XNV_SOCKET; default %s)\n"
 		"  --busy-poll      never back off when idle\n"
+		"  --alloc N        keep N empty buffers at hand for packets the NF\n"
+		"                   originates (xnv_pkt_alloc; env XNV_ALLOC; default 0)\n"
 		"  --quiet          no statistics line on exit\n"
 		"  --help           this text\n", prog, GNTS_DEFAULT_SOCKET);
 }
@@ -97,13 +70,14 @@ parse_args(int argc, char **argv, struct gnts_attach_req *req,
 		{ "name", required_argument, NULL, 'n' },
 		{ "socket", required_argument, NULL, 'S' },
 		{ "busy-poll", no_argument, NULL, 'b' },
+		{ "alloc", required_argument, NULL, 'a' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *service = getenv("XNV_SERVICE");
 	const char *group = getenv("XNV_GROUP");
-	const char *name = NULL;
+	const char *name = NULL, *alloc = getenv("XNV_ALLOC");
 	int c, end = argc, rc;
 
 	/* Only look at arguments before "--": the rest is the NF's. */
@@ -122,6 +96,7 @@ parse_args(int argc, char **argv, struct gnts_attach_req *req,
 		case 'n': name = optarg; break;
 		case 'S': *sock = optarg; break;
 		case 'b': nf->busy_poll = 1; break;
+		case 'a': alloc = optarg; break;
 		case 'q': nf->quiet = 1; break;
 		case 'h': usage(argv[0]); return -EAGAIN;
 		default:
@@ -134,6 +109,17 @@ parse_args(int argc, char **argv, struct gnts_attach_req *req,
 		LOG("unexpected argument '%s' (NF options go after --)",
 		    argv[optind]);
 		return -EINVAL;
+	}
+	if (alloc != NULL) {
+		char *e;
+		unsigned long v = strtoul(alloc, &e, 10);
+
+		if (*alloc == '\0' || *e != '\0' || v > GNTS_RING_MAX) {
+			LOG("--alloc %s: expected a number from 0 to %u", alloc,
+			    GNTS_RING_MAX);
+			return -EINVAL;
+		}
+		req->alloc_bufs = (uint32_t)v;
 	}
 	if (service == NULL) {
 		LOG("no service given: use --service NAME or XNV_SERVICE");
@@ -180,6 +166,7 @@ map_regions(struct xnv_nf *nf)
 	}
 	nf->rx = ports[GNTS_RING_RX];
 	nf->tx = ports[GNTS_RING_TX];
+	nf->free = ports[GNTS_RING_FREE];
 	rc = gnts_client_map(nf->cl, a->pool_ref, 0, &va, &sz, err,
 			     sizeof(err));
 	if (rc < 0) {
@@ -241,163 +228,6 @@ xnv_nf_init(int argc, char **argv, struct xnv_nf **out)
 	    nf->att.buf_size, nf->att.ring_size);
 	*out = nf;
 	return consumed;
-}
-
-static void
-idle_backoff(unsigned *idle)
-{
-	unsigned n = (*idle)++;
-
-	if (n < IDLE_PAUSES) {
-#if defined(__x86_64__) || defined(__i386__)
-		__builtin_ia32_pause();
-#endif
-	} else if (n < IDLE_YIELDS) {
-		sched_yield();
-	} else {
-		unsigned us = 1u << ((n - IDLE_YIELDS) / 16 < 8 ?
-				      (n - IDLE_YIELDS) / 16 : 8);
-		struct timespec ts = {
-			.tv_nsec = (long)(us > IDLE_SLEEP_MAX_US ?
-					  IDLE_SLEEP_MAX_US : us) * 1000,
-		};
-		nanosleep(&ts, NULL);
-	}
-}
-
-static int
-core_alive(struct xnv_nf *nf)
-{
-	char err[GNTS_ERR_LEN];
-
-	if (gnts_client_alive(nf->cl, err, sizeof(err)))
-		return 1;
-	LOG("%s: detached by the core: %s", nf->name, err);
-	return 0;
-}
-
-/* Turn one descriptor from the core into a packet; 0 if out of bounds. */
-static inline int
-desc_to_pkt(const struct xnv_nf *nf, const struct gnts_desc *d,
-	    struct xnv_pkt *p)
-{
-	uint32_t bs = nf->att.buf_size;
-
-	if (d->buf >= nf->att.pool_bufs || (uint32_t)d->off + d->len > bs)
-		return 0;
-	p->buf = nf->pool + (size_t)d->buf * bs;
-	p->buf_size = bs;
-	p->off = d->off;
-	p->len = d->len;
-	p->hash = d->hash;
-	p->in_port = d->dst;
-	return 1;
-}
-
-/* Push all of @p n descriptors to the tx ring, waiting for room. */
-static int
-push_all(struct xnv_nf *nf, struct gnts_desc *out, unsigned n)
-{
-	unsigned done = 0, idle = 0;
-
-	while (done < n) {
-		done += gnts_ring_enqueue_burst(&nf->tx, out + done, n - done);
-		if (nf->tx.broken)
-			return -EPROTO;
-		if (done < n) {
-			/* The core drains this ring continuously: wait with
-			 * pause (and yield, unless --busy-poll, in case the
-			 * core shares our CPU), never sleep. */
-			if ((++idle & 1023u) == 0 && !core_alive(nf))
-				return -ECONNRESET;
-#if defined(__x86_64__) || defined(__i386__)
-			__builtin_ia32_pause();
-#endif
-			if (!nf->busy_poll && idle > IDLE_PAUSES)
-				sched_yield();
-		}
-	}
-	return 0;
-}
-
-/* Return code of xnv_nf_run() once the core is gone. */
-static int
-gone_rc(const struct xnv_nf *nf)
-{
-	return gnts_client_gone_status(nf->cl) == -ESHUTDOWN ? 0 : -ECONNRESET;
-}
-
-int
-xnv_nf_run(struct xnv_nf *nf, xnv_handler_t handler, void *ctx)
-{
-	struct gnts_desc in[BURST], out[BURST];
-	unsigned idle = 0, bursts = 0, i, n;
-	struct xnv_pkt p;
-	int rc = 0;
-
-	while (!nf->stop && !xnv_signalled) {
-		n = gnts_ring_dequeue_burst(&nf->rx, in, BURST);
-		if (nf->rx.broken) {
-			LOG("%s: core's rx ring index is impossible", nf->name);
-			rc = -EPROTO;
-			break;
-		}
-		if (n == 0) {
-			if (((idle & 255u) == 255u || idle >= IDLE_YIELDS) &&
-			    !core_alive(nf)) {
-				rc = gone_rc(nf);
-				break;
-			}
-			if (!nf->busy_poll)
-				idle_backoff(&idle);
-			else
-				idle++;
-			continue;
-		}
-		idle = 0;
-		nf->st.rx += n;
-		for (i = 0; i < n; i++) {
-			xnv_action_t a;
-
-			out[i] = in[i];
-			if (!desc_to_pkt(nf, &in[i], &p)) {
-				nf->st.bad_rx++;
-				out[i].action = XNV_ACT_DROP;
-				continue;
-			}
-			a = handler(&p, ctx);
-			out[i].off = (uint16_t)p.off;
-			out[i].len = (uint16_t)p.len;
-			out[i].action = (uint8_t)(a >> 16);
-			out[i].dst = (uint16_t)a;
-			out[i].flags = 0;
-			if (out[i].action == XNV_ACT_DROP)
-				nf->st.dropped++;
-			else
-				nf->st.tx++;
-		}
-		rc = push_all(nf, out, n);
-		if (rc == -ECONNRESET)
-			rc = gone_rc(nf);
-		if (rc < 0 || gnts_client_gone_status(nf->cl) != 0)
-			break;
-		if ((++bursts & (ALIVE_EVERY - 1)) == 0 && !core_alive(nf)) {
-			rc = gone_rc(nf);
-			break;
-		}
-	}
-	if (!nf->quiet)
-		LOG("%s: stopped: rx %llu tx %llu dropped %llu", nf->name,
-		    (unsigned long long)nf->st.rx,
-		    (unsigned long long)nf->st.tx,
-		    (unsigned long long)nf->st.dropped);
-	return rc;
-}
-
-void
-xnv_nf_stop(struct xnv_nf *nf)
-{
-	nf->stop = 1;
 }
 
 void

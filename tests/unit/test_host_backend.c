@@ -148,7 +148,7 @@ static int
 attach_as(const char *name, const char *group, struct gnts_client **c,
 	  struct gnts_attach_rsp *rsp)
 {
-	struct gnts_attach_req req = { .flags = 0 };
+	struct gnts_attach_req req = { .alloc_bufs = 0 };
 
 	snprintf(req.name, sizeof(req.name), "%s", name);
 	snprintf(req.service, sizeof(req.service), "firewall");

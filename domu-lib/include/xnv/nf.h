@@ -39,6 +39,9 @@
  *   --socket PATH    xnv-core's socket (env XNV_SOCKET;
  *                    default /run/xnv/xnv.sock)
  *   --busy-poll      never back off when idle
+ *   --alloc N        keep N empty buffers at hand for packets the NF
+ *                    originates with xnv_pkt_alloc() (env XNV_ALLOC;
+ *                    default 0: the NF only forwards)
  *   --quiet          no statistics line on exit
  *   --help           print these options; xnv_nf_init() returns -EAGAIN
  *                    and the NF should exit 0
@@ -122,6 +125,40 @@ int xnv_nf_init(int argc, char **argv, struct xnv_nf **nf);
  */
 int xnv_nf_run(struct xnv_nf *nf, xnv_handler_t handler, void *ctx);
 
+/**
+ * One burst, without waiting: handle what is in the receive ring (up to
+ * 32 packets) and push pending xnv_pkt_send() packets.  For NFs that run
+ * their own loop (traffic generators).
+ * @return packets handled (0 if none were waiting), or -ECONNRESET (the
+ *   core is gone), -EPROTO.
+ */
+int xnv_nf_poll(struct xnv_nf *nf, xnv_handler_t handler, void *ctx);
+
+/**
+ * Take an empty buffer from the trust group's pool to build a packet in
+ * (the NF must have been started with --alloc N).  Never blocks.
+ * On success @p pkt has length 0 and the usual headroom; write the packet
+ * with xnv_pkt_append() and hand it on with xnv_pkt_send().
+ * @return 0, or -ENOBUFS when no buffer is at hand right now (the core
+ *   refills; try again later), -EPROTO on a bad buffer from the core.
+ */
+int xnv_pkt_alloc(struct xnv_nf *nf, struct xnv_pkt *pkt);
+
+/**
+ * Hand a packet from xnv_pkt_alloc() to the core with @p action:
+ * XNV_OUT(port), XNV_TO_SERVICE(id) or XNV_DROP (XNV_NEXT has no meaning:
+ * the packet is on no chain).  Sends are batched; they reach the core at
+ * the next xnv_nf_poll(), xnv_nf_flush(), or when 32 are waiting (the
+ * call then waits for room in the ring, without sleeping).
+ * @return 0 (the packet is the core's now), -EINVAL (not a buffer of this
+ *   pool, out of bounds, or a bad action; the packet is still yours), or
+ *   -ECONNRESET.
+ */
+int xnv_pkt_send(struct xnv_nf *nf, struct xnv_pkt *pkt, xnv_action_t action);
+
+/** Push pending sends to the core now.  @return 0, or -ECONNRESET. */
+int xnv_nf_flush(struct xnv_nf *nf);
+
 /** Ask xnv_nf_run() to return after the current burst (signal-safe). */
 void xnv_nf_stop(struct xnv_nf *nf);
 
@@ -135,6 +172,9 @@ struct xnv_nf_stats {
 	uint64_t dropped;	/**< packets returned with XNV_DROP */
 	uint64_t bad_rx;	/**< descriptors from the core that were out of
 				 *   bounds (dropped without calling the handler) */
+	uint64_t sent;		/**< packets the NF originated and sent */
+	uint64_t alloc_fail;	/**< xnv_pkt_alloc() calls that found no
+				 *   buffer */
 };
 
 /** Copy the counters into @p st. */

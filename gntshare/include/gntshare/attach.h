@@ -26,7 +26,8 @@ struct gnts_attach_req {
 	char name[GNTS_ATTACH_NAME_LEN];	/* instance name, for logs */
 	char service[GNTS_ATTACH_NAME_LEN];	/* service it provides */
 	char group[GNTS_ATTACH_NAME_LEN];	/* trust group it belongs to */
-	uint32_t flags;				/* reserved, 0 */
+	uint32_t alloc_bufs;			/* empty buffers to keep in the
+						 * NF's free ring (0: none) */
 };
 
 /* core -> NF */

@@ -31,7 +31,8 @@
  *                | ... next ring, 64-byte aligned ...               |
  *
  * Ring GNTS_RING_RX (index 0) carries core -> NF; GNTS_RING_TX (index 1)
- * carries NF -> core.  prod and cons are free-running 32-bit counters;
+ * carries NF -> core; GNTS_RING_FREE (index 2) carries empty buffers
+ * core -> NF for NFs that originate packets (they come back through TX).  prod and cons are free-running 32-bit counters;
  * slot = counter & (ring_size - 1); the ring is full when
  * prod - cons == ring_size and empty when prod == cons.
  *
@@ -67,7 +68,8 @@ extern "C" {
 enum gnts_ring_id {
 	GNTS_RING_RX = 0,	/* core -> NF: packets to process */
 	GNTS_RING_TX = 1,	/* NF -> core: processed packets + verdicts */
-	GNTS_RING_COUNT = 2,
+	GNTS_RING_FREE = 2,	/* core -> NF: empty buffers it may fill */
+	GNTS_RING_COUNT = 3,
 };
 
 /*

@@ -1,0 +1,253 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * libxnv's data path: the polling loop, and packets the NF originates.
+ * See <xnv/nf.h> for the contract.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+
+#include "nf_pvt.h"
+
+#define ALIVE_EVERY    1024u	/* busy bursts between core liveness checks */
+#define IDLE_PAUSES    64u	/* empty polls spent in cpu pause */
+#define IDLE_YIELDS    256u	/* ... then in sched_yield */
+#define IDLE_SLEEP_MAX_US 200u	/* ... then sleeps doubling up to this */
+
+static inline void
+cpu_pause(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#endif
+}
+
+static void
+idle_backoff(unsigned *idle)
+{
+	unsigned n = (*idle)++;
+
+	if (n < IDLE_PAUSES) {
+		cpu_pause();
+	} else if (n < IDLE_YIELDS) {
+		sched_yield();
+	} else {
+		unsigned sh = (n - IDLE_YIELDS) / 16, us = 1u << (sh < 8 ? sh : 8);
+		struct timespec ts = {
+			.tv_nsec = (long)(us > IDLE_SLEEP_MAX_US ?
+					  IDLE_SLEEP_MAX_US : us) * 1000,
+		};
+		nanosleep(&ts, NULL);
+	}
+}
+
+static int
+core_alive(struct xnv_nf *nf)
+{
+	char err[GNTS_ERR_LEN];
+
+	if (gnts_client_alive(nf->cl, err, sizeof(err)))
+		return 1;
+	LOG("%s: detached by the core: %s", nf->name, err);
+	return 0;
+}
+
+/* Return code once the core is gone: 0 for its clean shutdown. */
+static int
+gone_rc(const struct xnv_nf *nf)
+{
+	return gnts_client_gone_status(nf->cl) == -ESHUTDOWN ? 0 : -ECONNRESET;
+}
+
+/* Turn one descriptor from the core into a packet; 0 if out of bounds. */
+static inline int
+desc_to_pkt(const struct xnv_nf *nf, const struct gnts_desc *d,
+	    struct xnv_pkt *p)
+{
+	uint32_t bs = nf->att.buf_size;
+
+	if (d->buf >= nf->att.pool_bufs || (uint32_t)d->off + d->len > bs)
+		return 0;
+	p->buf = nf->pool + (size_t)d->buf * bs;
+	p->buf_size = bs;
+	p->off = d->off;
+	p->len = d->len;
+	p->hash = d->hash;
+	p->in_port = d->dst;
+	return 1;
+}
+
+/* Push all of @p n descriptors to the tx ring, waiting for room.  The core
+ * drains this ring continuously: pause (and yield, unless --busy-poll, in
+ * case the core shares our CPU), never sleep. */
+static int
+push_all(struct xnv_nf *nf, struct gnts_desc *out, unsigned n)
+{
+	unsigned done = 0, idle = 0;
+
+	while (done < n) {
+		done += gnts_ring_enqueue_burst(&nf->tx, out + done, n - done);
+		if (nf->tx.broken)
+			return -EPROTO;
+		if (done < n) {
+			if ((++idle & 1023u) == 0 && !core_alive(nf))
+				return gone_rc(nf) == 0 ? -ESHUTDOWN
+							: -ECONNRESET;
+			cpu_pause();
+			if (!nf->busy_poll && idle > IDLE_PAUSES)
+				sched_yield();
+		}
+	}
+	return 0;
+}
+
+int
+xnv_nf_flush(struct xnv_nf *nf)
+{
+	int rc = push_all(nf, nf->sends, nf->n_sends);
+
+	nf->n_sends = 0;
+	return rc == -ESHUTDOWN ? -ECONNRESET : rc;
+}
+
+int
+xnv_nf_poll(struct xnv_nf *nf, xnv_handler_t handler, void *ctx)
+{
+	struct gnts_desc in[XNV_BURST], out[XNV_BURST];
+	struct xnv_pkt p;
+	unsigned i, n;
+	int rc;
+
+	if (nf->n_sends > 0 && (rc = xnv_nf_flush(nf)) < 0)
+		return rc;
+	n = gnts_ring_dequeue_burst(&nf->rx, in, XNV_BURST);
+	if (nf->rx.broken) {
+		LOG("%s: core's rx ring index is impossible", nf->name);
+		return -EPROTO;
+	}
+	nf->st.rx += n;
+	for (i = 0; i < n; i++) {
+		xnv_action_t a;
+
+		out[i] = in[i];
+		if (!desc_to_pkt(nf, &in[i], &p)) {
+			nf->st.bad_rx++;
+			out[i].action = XNV_ACT_DROP;
+			continue;
+		}
+		a = handler(&p, ctx);
+		out[i].off = (uint16_t)p.off;
+		out[i].len = (uint16_t)p.len;
+		out[i].action = (uint8_t)(a >> 16);
+		out[i].dst = (uint16_t)a;
+		out[i].flags = 0;
+		if (out[i].action == XNV_ACT_DROP)
+			nf->st.dropped++;
+		else
+			nf->st.tx++;
+	}
+	rc = push_all(nf, out, n);
+	if (rc < 0)
+		return rc == -ESHUTDOWN ? -ECONNRESET : rc;
+	return (int)n;
+}
+
+int
+xnv_nf_run(struct xnv_nf *nf, xnv_handler_t handler, void *ctx)
+{
+	unsigned idle = 0, bursts = 0;
+	int rc = 0, n;
+
+	while (!nf->stop && !xnv_signalled) {
+		n = xnv_nf_poll(nf, handler, ctx);
+		if (n < 0) {
+			rc = n == -ECONNRESET ? gone_rc(nf) : n;
+			break;
+		}
+		if (n == 0) {
+			if (((idle & 255u) == 255u || idle >= IDLE_YIELDS) &&
+			    !core_alive(nf)) {
+				rc = gone_rc(nf);
+				break;
+			}
+			if (!nf->busy_poll)
+				idle_backoff(&idle);
+			else
+				idle++;
+			continue;
+		}
+		idle = 0;
+		if ((++bursts & (ALIVE_EVERY - 1)) == 0 && !core_alive(nf)) {
+			rc = gone_rc(nf);
+			break;
+		}
+	}
+	if (rc == 0 && nf->n_sends > 0)
+		(void)xnv_nf_flush(nf);
+	if (!nf->quiet)
+		LOG("%s: stopped: rx %llu tx %llu dropped %llu sent %llu",
+		    nf->name, (unsigned long long)nf->st.rx,
+		    (unsigned long long)nf->st.tx,
+		    (unsigned long long)nf->st.dropped,
+		    (unsigned long long)nf->st.sent);
+	return rc;
+}
+
+void
+xnv_nf_stop(struct xnv_nf *nf)
+{
+	nf->stop = 1;
+}
+
+int
+xnv_pkt_alloc(struct xnv_nf *nf, struct xnv_pkt *pkt)
+{
+	struct gnts_desc *d;
+
+	if (nf->n_spare == 0) {
+		nf->n_spare = gnts_ring_dequeue_burst(&nf->free, nf->spare,
+						      XNV_BURST);
+		if (nf->free.broken)
+			return -EPROTO;
+		if (nf->n_spare == 0) {
+			nf->st.alloc_fail++;
+			return -ENOBUFS;
+		}
+	}
+	d = &nf->spare[--nf->n_spare];
+	if (!desc_to_pkt(nf, d, pkt)) {
+		nf->st.bad_rx++;
+		return -EPROTO;
+	}
+	pkt->len = 0;
+	pkt->hash = 0;
+	pkt->in_port = UINT16_MAX;
+	return 0;
+}
+
+int
+xnv_pkt_send(struct xnv_nf *nf, struct xnv_pkt *pkt, xnv_action_t action)
+{
+	uint32_t bs = nf->att.buf_size;
+	size_t off = (size_t)(pkt->buf - nf->pool);
+	uint8_t code = (uint8_t)(action >> 16);
+	int rc;
+
+	if (pkt->buf < nf->pool || off % bs != 0 ||
+	    off / bs >= nf->att.pool_bufs || pkt->off + pkt->len > bs ||
+	    (code != XNV_ACT_DROP && code != XNV_ACT_OUT &&
+	     code != XNV_ACT_TO_SERVICE))
+		return -EINVAL;
+	if (nf->n_sends == XNV_BURST && (rc = xnv_nf_flush(nf)) < 0)
+		return rc;
+	nf->sends[nf->n_sends++] = (struct gnts_desc){
+		.buf = (uint32_t)(off / bs), .off = (uint16_t)pkt->off,
+		.len = (uint16_t)pkt->len, .action = code,
+		.dst = (uint16_t)action, .hash = pkt->hash,
+	};
+	if (code != XNV_ACT_DROP)
+		nf->st.sent++;
+	return 0;
+}

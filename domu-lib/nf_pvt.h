@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* libxnv internals shared by nf.c (attach) and io.c (the loop).  NFs
+ * never include this. */
+#ifndef XNV_NF_PVT_H
+#define XNV_NF_PVT_H
+
+#include <signal.h>
+#include <stdio.h>
+
+#include <gntshare/attach.h>
+#include <gntshare/host.h>
+#include <gntshare/ring.h>
+
+#include "xnv/nf.h"
+
+#define XNV_BURST 32u
+
+#define LOG(...) do { fprintf(stderr, "xnv: " __VA_ARGS__); \
+		      fputc('\n', stderr); } while (0)
+
+struct xnv_nf {
+	struct gnts_client *cl;
+	struct gnts_attach_rsp att;
+	char name[GNTS_ATTACH_NAME_LEN];
+	char group[GNTS_ATTACH_NAME_LEN];
+	struct gnts_ring_port rx, tx, free;
+	void *ring_va;
+	size_t ring_bytes;
+	uint8_t *pool;
+	size_t pool_bytes;
+	int busy_poll;
+	int quiet;
+	volatile sig_atomic_t stop;
+	struct xnv_nf_stats st;
+	/* NF-originated packets: empty buffers taken from the free ring,
+	 * and sends waiting to be pushed to the tx ring. */
+	struct gnts_desc spare[XNV_BURST];
+	unsigned n_spare;
+	struct gnts_desc sends[XNV_BURST];
+	unsigned n_sends;
+};
+
+extern volatile sig_atomic_t xnv_signalled;
+
+#endif
