@@ -5,10 +5,11 @@
  * passed on (XNV_NEXT), so it can also sit in a chain.
  *
  *   xnv-generator --service gen --alloc 256 -- --count 10000 --size 64 \
- *       --flows 16 --out 1 [--to-service ID] [--rate PPS]
+ *       --flows 16 --out 1 [--to-service ID] [--rate PPS] [--max-tries N]
  *
  * Each packet carries a 32-bit sequence number and a timestamp after the
- * UDP header.  Exits 0 once --count packets are sent (after pushing them).
+ * UDP header.  Exits 0 once --count packets are sent (after pushing them);
+ * 1 if --max-tries allocations in a row found no buffer.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -20,7 +21,7 @@
 #include <xnv/nf.h>
 
 struct opts {
-	unsigned long count, size, flows, rate;
+	unsigned long count, size, flows, rate, max_tries;
 	xnv_action_t action;
 };
 
@@ -79,6 +80,7 @@ parse(int argc, char **argv, struct opts *o)
 		{ "count", 1, NULL, 'c' }, { "size", 1, NULL, 's' },
 		{ "flows", 1, NULL, 'f' }, { "out", 1, NULL, 'o' },
 		{ "to-service", 1, NULL, 't' }, { "rate", 1, NULL, 'r' },
+		{ "max-tries", 1, NULL, 'm' },
 		{ "help", 0, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -93,7 +95,7 @@ parse(int argc, char **argv, struct opts *o)
 		if (c == 'h' || c == '?') {
 			fprintf(stderr, "generator options (after --): --count N "
 				"--size 60..1514 --flows N --out PORT | "
-				"--to-service ID [--rate PPS]\n");
+				"--to-service ID [--rate PPS] [--max-tries N]\n");
 			return c == 'h' ? 1 : -1;
 		}
 		v = strtoul(optarg, &e, 10);
@@ -108,6 +110,7 @@ parse(int argc, char **argv, struct opts *o)
 		case 'o': o->action = XNV_OUT(v); break;
 		case 't': o->action = XNV_TO_SERVICE(v); break;
 		case 'r': o->rate = v; break;
+		case 'm': o->max_tries = v; break;
 		}
 	}
 	if (o->size < 60 || o->size > 1514 || o->flows == 0 ||
@@ -141,7 +144,7 @@ main(int argc, char **argv)
 	struct xnv_nf *nf;
 	struct xnv_pkt pkt;
 	struct opts o;
-	unsigned long sent = 0;
+	unsigned long sent = 0, dry = 0;
 	double t0;
 	int n = xnv_nf_init(argc, argv, &nf), rc = 0;
 
@@ -157,11 +160,19 @@ main(int argc, char **argv)
 		if (o.rate && sent >= (now_s() - t0) * (double)o.rate) {
 			rc = xnv_nf_poll(nf, pass, NULL);
 		} else if ((rc = xnv_pkt_alloc(nf, &pkt)) == 0) {
+			dry = 0;
 			build(xnv_pkt_append(&pkt, (uint32_t)o.size), o.size,
 			      sent, (unsigned)(sent % o.flows));
 			rc = xnv_pkt_send(nf, &pkt, o.action);
 			sent += rc == 0;
 		} else if (rc == -ENOBUFS) {
+			if (o.max_tries && ++dry >= o.max_tries) {
+				fprintf(stderr, "generator: no buffer after %lu "
+					"tries (started without --alloc?)\n",
+					dry);
+				rc = -ENOBUFS;
+				break;
+			}
 			rc = xnv_nf_poll(nf, pass, NULL);	/* let it refill */
 		}
 		if (rc < 0)
