@@ -1,6 +1,6 @@
 # Example NFs: built only against libxnv, through its pkg-config file.
 XNV_PKG = PKG_CONFIG_PATH=$(CURDIR)/$(B)/lib/pkgconfig pkg-config
-EXAMPLES := forwarder generator
+EXAMPLES := forwarder generator sink
 
 all: $(EXAMPLES:%=$(B)/bin/xnv-%)
 

@@ -158,7 +158,18 @@ main(int argc, char **argv)
 	t0 = now_s();
 	while (sent < o.count) {
 		if (o.rate && sent >= (now_s() - t0) * (double)o.rate) {
+			/* Ahead of the rate: push what is pending, then sleep
+			 * until the next packet is due rather than spin. */
+			double ahead = (double)sent / (double)o.rate -
+				       (now_s() - t0);
+
 			rc = xnv_nf_poll(nf, pass, NULL);
+			if (rc >= 0 && ahead > 20e-6) {
+				struct timespec ts = {
+					.tv_nsec = (long)(ahead * 1e9),
+				};
+				nanosleep(&ts, NULL);
+			}
 		} else if ((rc = xnv_pkt_alloc(nf, &pkt)) == 0) {
 			dry = 0;
 			build(xnv_pkt_append(&pkt, (uint32_t)o.size), o.size,
