@@ -19,6 +19,8 @@ pkgs=(
 	# Xen 4.17: libs, tools, hypervisor and QEMU for the real-Xen test
 	libxen-dev xen-utils-4.17 xen-hypervisor-4.17-amd64
 	qemu-system-x86 busybox-static cpio xz-utils kmod
+	# gntshare.ko: headers of the kernel linux-image-amd64 points at (tests/xen boots it)
+	linux-headers-amd64
 	# tests
 	libcmocka-dev python3 python3-venv python3-pip iproute2
 )

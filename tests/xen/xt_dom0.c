@@ -1,0 +1,581 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * xt-dom0: the Dom0 side of tests/xen.  Drives the gntshare kernel module
+ * (gntshare/include/gntshare/kmod.h) and two DomUs running xt-guest, and
+ * prints one line per check:
+ *   XT-CHECK ok <name> (<detail>)
+ *   XT-CHECK FAIL <name>: <reason>
+ * Exit status: number of failed checks (0 = all passed).
+ *
+ * usage: xt-dom0 <pages> <gnttab_max_frames> <domid1> <domid2>
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/klog.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <xenstore.h>
+
+#include <gntshare/kmod.h>
+
+#define PAGE 4096u
+#define CHURN_MIB 96u	/* fresh memory dirtied to reuse freed pages */
+
+static struct xs_handle *xs;
+static int failed, passed;
+static unsigned long seq;
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void check(const char *name, int ok, const char *fmt, ...)
+{
+	static double last;
+	double t = now();
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (!last)
+		last = t;
+	if (ok) {
+		passed++;
+		printf("XT-CHECK ok %s (%s) [%.1f s]\n", name, msg, t - last);
+	} else {
+		failed++;
+		printf("XT-CHECK FAIL %s: %s [%.1f s]\n", name, msg, t - last);
+	}
+	last = t;
+}
+
+static uint64_t pattern(uint64_t seed, size_t i)
+{
+	return (seed * 0x9e3779b97f4a7c15ull) ^ (i * 0xbf58476d1ce4e5b9ull) ^ i;
+}
+
+static void fill(void *va, unsigned int pages, uint64_t seed)
+{
+	uint64_t *w = va;
+	size_t i;
+
+	for (i = 0; i < (size_t)pages * PAGE / 8; i++)
+		w[i] = pattern(seed, i);
+}
+
+static long verify(const void *va, unsigned int pages, uint64_t seed)
+{
+	const uint64_t *w = va;
+	size_t i;
+
+	for (i = 0; i < (size_t)pages * PAGE / 8; i++)
+		if (w[i] != pattern(seed, i))
+			return (long)i;
+	return -1;
+}
+
+/* ---- memory --------------------------------------------------------- */
+
+struct buf {
+	void *va;
+	int fd;
+	unsigned int pages;
+};
+
+static int buf_new(struct buf *b, unsigned int pages)
+{
+	b->pages = pages;
+	b->fd = memfd_create("xt-pool", MFD_CLOEXEC);
+	if (b->fd < 0 || ftruncate(b->fd, (off_t)pages * PAGE))
+		return -errno;
+	b->va = mmap(NULL, (size_t)pages * PAGE, PROT_READ | PROT_WRITE,
+		     MAP_SHARED, b->fd, 0);
+	return b->va == MAP_FAILED ? -errno : 0;
+}
+
+static void buf_drop(struct buf *b)
+{
+	munmap(b->va, (size_t)b->pages * PAGE);
+	close(b->fd);
+	b->va = NULL;
+}
+
+/* Dirty a lot of fresh memory so that freed pages would be reused. */
+static void churn(unsigned int mib)
+{
+	size_t len = (size_t)mib << 20;
+	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return;
+	memset(p, 0x5a, len);
+	munmap(p, len);
+}
+
+/* ---- module --------------------------------------------------------- */
+
+static int gs_grant(int fd, void *va, unsigned int n, unsigned int dom,
+		    unsigned int flags, uint32_t *refs, uint32_t *handle)
+{
+	struct gntshare_ioc_grant g = {
+		.addr = (uintptr_t)va, .refs = (uintptr_t)refs,
+		.nr_pages = n, .refs_count = n, .domid = dom, .flags = flags,
+	};
+
+	if (ioctl(fd, GNTSHARE_IOC_GRANT, &g))
+		return -errno;
+	*handle = g.handle;
+	return 0;
+}
+
+static int gs_revoke(int fd, uint32_t h, unsigned int flags, unsigned int *busy)
+{
+	struct gntshare_ioc_revoke r = { .handle = h, .flags = flags };
+
+	if (ioctl(fd, GNTSHARE_IOC_REVOKE, &r))
+		return -errno;
+	*busy = r.busy;
+	return 0;
+}
+
+static int gs_status(int fd, uint32_t h, struct gntshare_ioc_status *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->handle = h;
+	return ioctl(fd, GNTSHARE_IOC_STATUS, st) ? -errno : 0;
+}
+
+/* Poll STATUS until DONE; returns seconds waited or -1 on timeout/error. */
+static double drain(int fd, uint32_t h, double limit, unsigned int *last)
+{
+	double t0 = now();
+	struct gntshare_ioc_status st;
+
+	while (now() - t0 < limit) {
+		if (gs_status(fd, h, &st))
+			return -1;
+		*last = st.busy;
+		if (st.state == GNTSHARE_STATE_DONE)
+			return now() - t0;
+		usleep(20000);
+	}
+	return -1;
+}
+
+/* ---- guests over XenStore ------------------------------------------- */
+
+static int xsw(unsigned int dom, const char *rel, const char *val)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "/local/domain/%u/%s", dom, rel);
+	return xs_write(xs, XBT_NULL, path, val, strlen(val)) ? 0 : -1;
+}
+
+static char *xsr(unsigned int dom, const char *rel)
+{
+	char path[128];
+	unsigned int len;
+
+	snprintf(path, sizeof(path), "/local/domain/%u/%s", dom, rel);
+	return xs_read(xs, XBT_NULL, path, &len);
+}
+
+/* Publish refs as data/refs/<set>/<k> ("r r ...", 256 per node), n last. */
+static void publish(unsigned int dom, const char *set, const uint32_t *refs,
+		    unsigned int n)
+{
+	char rel[96], val[256 * 11 + 1];
+	unsigned int i, k;
+
+	for (k = 0; k * 256 < n; k++) {
+		size_t off = 0;
+
+		for (i = k * 256; i < n && i < (k + 1) * 256; i++)
+			off += snprintf(val + off, sizeof(val) - off, "%u ",
+					refs[i]);
+		snprintf(rel, sizeof(rel), "data/refs/%s/%u", set, k);
+		xsw(dom, rel, val);
+	}
+	snprintf(rel, sizeof(rel), "data/refs/%s/n", set);
+	snprintf(val, sizeof(val), "%u", n);
+	xsw(dom, rel, val);
+}
+
+/*
+ * Send one command, wait for its ack.  Returns 0 for "ok", the errno of
+ * "err <errno>" (0 is mapped to -2: a failed check), -1 on timeout.
+ * The ack's text goes to reply.
+ */
+static int rpc(unsigned int dom, char *reply, size_t rlen, const char *fmt, ...)
+{
+	char cmd[256], body[200];
+	double t0 = now();
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(body, sizeof(body), fmt, ap);
+	va_end(ap);
+	snprintf(cmd, sizeof(cmd), "%lu %s", ++seq, body);
+	xsw(dom, "data/cmd", cmd);
+	while (now() - t0 < 30) {
+		char *a = xsr(dom, "data/ack");
+		unsigned long s;
+		int n = 0, e;
+
+		if (a && sscanf(a, "%lu %n", &s, &n) == 1 && s == seq) {
+			snprintf(reply, rlen, "dom%u %s: %s", dom, body, a + n);
+			if (!strncmp(a + n, "ok", 2))
+				e = 0;
+			else if (!strncmp(a + n, "err ", 4))
+				e = atoi(a + n + 4) ? atoi(a + n + 4) : -2;
+			else
+				e = -2;
+			free(a);
+			return e;
+		}
+		free(a);
+		usleep(5000);
+	}
+	snprintf(reply, rlen, "dom%u %s: no answer in 30 s", dom, body);
+	return -1;
+}
+
+static int wait_ready(unsigned int dom, double limit)
+{
+	double t0 = now();
+
+	while (now() - t0 < limit) {
+		char *v = xsr(dom, "data/ready");
+
+		if (v) {
+			free(v);
+			return 0;
+		}
+		usleep(20000);
+	}
+	return -1;
+}
+
+/* Run a list of guest commands; stop at the first that is not ok. */
+#define STEPS(r, buf, ...) steps(r, buf, 256, __VA_ARGS__, 0u)
+static int steps(int *r, char *msg, size_t mlen, ...)
+{
+	va_list ap;
+	unsigned int dom;
+
+	va_start(ap, mlen);
+	while ((dom = va_arg(ap, unsigned int))) {
+		const char *c = va_arg(ap, const char *);
+
+		*r = rpc(dom, msg, mlen, "%s", c);
+		if (*r) {
+			va_end(ap);
+			return -1;
+		}
+	}
+	va_end(ap);
+	return 0;
+}
+
+/* ---- checks --------------------------------------------------------- */
+
+static int klog_has(const char *s)
+{
+	static char log[1 << 17];
+	int n = klogctl(3, log, sizeof(log) - 1);
+
+	if (n < 0)
+		return 0;
+	log[n] = 0;
+	return strstr(log, s) != NULL;
+}
+
+static void check_device(int *fd)
+{
+	struct gntshare_ioc_version v = { 0 };
+	struct stat sb;
+
+	if (stat(GNTSHARE_KMOD_DEVICE, &sb)) {
+		check("device", 0, "stat %s: %s", GNTSHARE_KMOD_DEVICE,
+		      strerror(errno));
+		return;
+	}
+	*fd = open(GNTSHARE_KMOD_DEVICE, O_RDWR | O_CLOEXEC);
+	if (*fd < 0 || ioctl(*fd, GNTSHARE_IOC_VERSION, &v)) {
+		check("device", 0, "open/VERSION: %s", strerror(errno));
+		return;
+	}
+	check("device", S_ISCHR(sb.st_mode) && (sb.st_mode & 07777) == 0600 &&
+	      v.magic == GNTSHARE_KMOD_MAGIC && v.abi == GNTSHARE_KMOD_ABI &&
+	      v.page_size == PAGE,
+	      "%s mode %04o magic %#x abi %u max_pages %u page %u",
+	      GNTSHARE_KMOD_DEVICE, sb.st_mode & 07777, v.magic, v.abi,
+	      v.max_pages, v.page_size);
+}
+
+static void check_bad_args(int fd, unsigned int d1)
+{
+	struct gntshare_ioc_grant g;
+	struct gntshare_ioc_status st;
+	uint32_t refs[4], h;
+	unsigned int busy;
+	char *ro, *hole;
+	struct buf b;
+	int e[8], ok;
+
+	buf_new(&b, 4);
+	ro = mmap(NULL, 4 * PAGE, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	hole = mmap(NULL, 4 * PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	e[0] = gs_grant(fd, (char *)b.va + 8, 1, d1, 0, refs, &h);
+	e[1] = gs_grant(fd, b.va, 0, d1, 0, refs, &h);
+	memset(&g, 0, sizeof(g));
+	g.addr = (uintptr_t)b.va;
+	g.refs = (uintptr_t)refs;
+	g.nr_pages = 4;
+	g.refs_count = 3;
+	g.domid = d1;
+	e[2] = ioctl(fd, GNTSHARE_IOC_GRANT, &g) ? -errno : 0;
+	e[3] = gs_grant(fd, b.va, 4, 0x7ff0, 0, refs, &h);
+	e[4] = gs_grant(fd, hole, 4, d1, 0, refs, &h);
+	e[5] = gs_grant(fd, ro, 4, d1, 0, refs, &h);
+	e[6] = gs_revoke(fd, 12345, 0, &busy);
+	e[7] = gs_status(fd, 12345, &st);
+	ok = e[0] == -EINVAL && e[1] == -EINVAL && e[2] == -EINVAL &&
+	     e[3] == -EINVAL && e[4] == -EFAULT && e[5] == -EFAULT &&
+	     e[6] == -ENOENT && e[7] == -ENOENT;
+	check("grant-bad-arguments", ok,
+	      "unaligned %d, 0 pages %d, short refs %d, reserved domid %d, PROT_NONE %d, read-only %d, revoke/status unknown handle %d/%d",
+	      e[0], e[1], e[2], e[3], e[4], e[5], e[6], e[7]);
+	munmap(ro, 4 * PAGE);
+	munmap(hole, 4 * PAGE);
+	buf_drop(&b);
+}
+
+int main(int argc, char **argv)
+{
+	unsigned int n, maxf, d1, d2, busy = 0, busy2, last = 0;
+	uint32_t *refs1, *refs2, *refs3, h1 = 0, h2 = 0, h3;
+	struct gntshare_ioc_status st;
+	char msg[512] = "";
+	int fd = -1, r, e, i, j, overlap = 0;
+	struct buf pool, b;
+	double t;
+
+	if (argc != 5) {
+		fprintf(stderr, "usage: xt-dom0 <pages> <gnttab_max_frames> <domid1> <domid2>\n");
+		return 100;
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	n = atoi(argv[1]);
+	maxf = atoi(argv[2]);
+	d1 = atoi(argv[3]);
+	d2 = atoi(argv[4]);
+	refs1 = calloc(n, 4);
+	refs2 = calloc(n, 4);
+	refs3 = calloc(n, 4);
+	xs = xs_open(0);
+	if (!xs || !refs1 || !refs2 || !refs3) {
+		printf("XT-CHECK FAIL setup: xs_open: %s\n", strerror(errno));
+		return 100;
+	}
+
+	check_device(&fd);
+	if (fd < 0)
+		return failed;
+	check_bad_args(fd, d1);
+
+	t = now();
+	r = wait_ready(d1, 60) || wait_ready(d2, 60);
+	check("guests-ready", !r, "dom%u and dom%u in %.1f s", d1, d2, now() - t);
+	if (r)
+		return failed;
+
+	/* (1) one buffer, granted to two domains: own refs each, same pages */
+	e = buf_new(&pool, n);
+	if (!e)
+		e = gs_grant(fd, pool.va, n, d1, 0, refs1, &h1);
+	if (!e)
+		e = gs_grant(fd, pool.va, n, d2, 0, refs2, &h2);
+	for (i = 0; !e && i < (int)n; i++)
+		for (j = 0; j < (int)n; j++)
+			overlap += refs1[i] == refs2[j];
+	if (!e)
+		e = gs_status(fd, h1, &st);
+	check("grant-one-pool-to-two-domains",
+	      !e && !overlap && st.state == GNTSHARE_STATE_GRANTED &&
+	      st.domid == d1 && st.nr_pages == n && st.busy == n,
+	      "%u pages, handles %u/%u, refs dom%u %u..%u, dom%u %u..%u, shared refs %d, err %d",
+	      n, h1, h2, d1, refs1[0], refs1[n - 1], d2, refs2[0],
+	      refs2[n - 1], overlap, e);
+	if (e)
+		return failed;
+	publish(d1, "pool", refs1, n);
+	publish(d2, "pool", refs2, n);
+	publish(d2, "foreign", refs1, n);
+
+	/* zero copy: every party sees every other party's writes */
+	t = now();
+	fill(pool.va, n, 1);
+	r = STEPS(&e, msg, d1, "map pool 0 rw", d2, "map pool 0 rw",
+		  d1, "check 0 1", d1, "fill 0 2", d2, "check 0 2",
+		  d2, "fill 0 3", d1, "check 0 3");
+	if (!r && verify(pool.va, n, 3) >= 0) {
+		r = -1;
+		snprintf(msg, sizeof(msg), "Dom0 does not see dom%u's write", d2);
+	}
+	if (r)
+		check("zero-copy-dom0-domU1-domU2", 0, "%s", msg);
+	else
+		check("zero-copy-dom0-domU1-domU2", 1,
+		      "Dom0 wrote, dom%u read+wrote, dom%u read+wrote, Dom0 read: all saw every write (%.2f s)",
+		      d1, d2, now() - t);
+
+	/* (2) the other domain's refs: Xen refuses them */
+	r = rpc(d2, msg, sizeof(msg), "map foreign 1 rw");
+	check("foreign-refs-refused", r == EINVAL,
+	      "dom%u mapping dom%u's refs: %s (want err %d EINVAL at mmap)",
+	      d2, d1, msg, EINVAL);
+	if (!r)
+		rpc(d2, msg, sizeof(msg), "unmap 1");
+
+	/* (3) revoke: unmapped ends at once, mapped stays busy + pinned */
+	r = rpc(d2, msg, sizeof(msg), "unmap 0");
+	e = r ? r : gs_revoke(fd, h2, 0, &busy);
+	i = gs_status(fd, h2, &st);
+	check("revoke-unmapped-ends-at-once", !e && !busy && i == -ENOENT,
+	      "busy %u after dom%u unmapped, then STATUS %d (want -ENOENT), err %d",
+	      busy, d2, i, e);
+
+	e = gs_revoke(fd, h1, 0, &busy);
+	busy2 = 0;
+	if (!e)
+		e = gs_status(fd, h1, &st);
+	if (!e)
+		busy2 = st.busy;
+	buf_drop(&pool);	/* only the module's pin keeps the pages now */
+	churn(CHURN_MIB);
+	r = STEPS(&i, msg, d1, "check 0 3", d1, "fill 0 4", d1, "check 0 4");
+	check("revoke-while-mapped-keeps-pages",
+	      !e && busy == n && busy2 == n &&
+	      st.state == GNTSHARE_STATE_REVOKING && !r,
+	      "REVOKE busy %u, STATUS busy %u state %u; Dom0 dropped its mapping and dirtied %u MiB; dom%u's pages: %s",
+	      busy, busy2, st.state, CHURN_MIB, d1, r ? msg : "intact, still writable");
+
+	r = rpc(d1, msg, sizeof(msg), "unmap 0");
+	t = r ? -1 : drain(fd, h1, 15, &last);
+	i = gs_status(fd, h1, &st);
+	check("drain-after-unmap", t >= 0 && i == -ENOENT,
+	      "STATUS reached DONE %.3f s after dom%u unmapped (last busy %u), next STATUS %d",
+	      t, d1, last, i);
+
+	/* read-only grant */
+	buf_new(&b, 16);
+	fill(b.va, 16, 5);
+	e = gs_grant(fd, b.va, 16, d1, GNTSHARE_GRANT_READONLY, refs3, &h3);
+	if (!e)
+		publish(d1, "ro", refs3, 16);
+	r = e ? e : rpc(d1, msg, sizeof(msg), "map ro 2 rw");
+	if (!r)
+		rpc(d1, msg + 256, 256, "unmap 2");
+	j = r > 0 && !STEPS(&i, msg + 256, d1, "map ro 2 ro", d1, "check 2 5",
+			    d1, "unmap 2");
+	e = gs_revoke(fd, h3, 0, &busy);
+	check("readonly-grant", r > 0 && j && !e && !busy,
+	      "writable map: %s; read-only map+check: %s; revoke busy %u",
+	      msg, j ? "ok" : msg + 256, busy);
+	buf_drop(&b);
+
+	/* closing the fd revokes; busy frames are then kept by the kernel */
+	{
+		int f2 = open(GNTSHARE_KMOD_DEVICE, O_RDWR | O_CLOEXEC);
+		int f3 = open(GNTSHARE_KMOD_DEVICE, O_RDWR | O_CLOEXEC);
+		struct buf c;
+
+		buf_new(&b, 16);
+		buf_new(&c, 16);
+		fill(c.va, 16, 6);
+		e = gs_grant(f2, b.va, 16, d1, 0, refs3, &h3);
+		if (!e)
+			publish(d1, "closed", refs3, 16);
+		e = e ? e : gs_grant(f3, c.va, 16, d1, 0, refs3, &h3);
+		if (!e)
+			publish(d1, "busyclose", refs3, 16);
+		close(f2);
+		r = e ? e : rpc(d1, msg, sizeof(msg), "map closed 3 rw");
+		i = e ? e : STEPS(&j, msg + 256, d1, "map busyclose 4 rw");
+		close(f3);
+		buf_drop(&c);
+		churn(CHURN_MIB);
+		if (!i)
+			i = STEPS(&j, msg + 256, d1, "check 4 6", d1, "unmap 4");
+		check("fd-release-revokes", r > 0 && !i,
+		      "refs of a closed fd: %s; mapped while closed: %s",
+		      msg, i ? msg + 256 : "kept by the kernel, intact");
+		buf_drop(&b);
+	}
+
+	/* grant table full: ENOSPC, everything undone, clear log message */
+	{
+		unsigned int big = maxf * 512 + 1;
+		uint32_t *brefs = calloc(big, 4);
+		int e2;
+
+		e = buf_new(&b, big);
+		e = e ? e : gs_grant(fd, b.va, big, d1, 0, brefs, &h3);
+		e2 = gs_grant(fd, b.va, big, d1, 0, brefs, &h3);
+		buf_drop(&b);
+		buf_new(&pool, n);
+		r = gs_grant(fd, pool.va, n, d1, 0, refs1, &h3);
+		busy = 1;
+		if (!r)
+			r = gs_revoke(fd, h3, 0, &busy);
+		check("grant-table-full-unwinds",
+		      e == -ENOSPC && e2 == -ENOSPC && !r && !busy &&
+		      klog_has("gnttab_max_frames"),
+		      "%u pages with gnttab_max_frames=%u: %d, %d (want -ENOSPC twice); then %u pages: %d; log names gnttab_max_frames: %s",
+		      big, maxf, e, e2, n, r, klog_has("gnttab_max_frames") ? "yes" : "no");
+		buf_drop(&pool);
+		free(brefs);
+	}
+
+	/* domain destroyed while it maps: STATUS drains to 0 */
+	buf_new(&pool, n);
+	e = gs_grant(fd, pool.va, n, d2, 0, refs2, &h2);
+	if (!e)
+		publish(d2, "q", refs2, n);
+	r = e ? e : rpc(d2, msg, sizeof(msg), "map q 2 rw");
+	e = r ? r : gs_revoke(fd, h2, 0, &busy);
+	if (!e) {
+		char cmd[64];
+
+		snprintf(cmd, sizeof(cmd), "xl destroy %u", d2);
+		e = system(cmd);
+	}
+	t = e ? -1 : drain(fd, h2, 20, &last);
+	check("drain-after-domain-destroy", !e && busy == n && t >= 0,
+	      "REVOKE busy %u while dom%u maps, xl destroy, DONE after %.3f s (last busy %u), err %d %s",
+	      busy, d2, t, last, e, r ? msg : "");
+	buf_drop(&pool);
+
+	rpc(d1, msg, sizeof(msg), "exit");
+	close(fd);
+	printf("XT: %d passed, %d failed\n", passed, failed);
+	return failed;
+}
