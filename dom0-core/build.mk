@@ -12,3 +12,11 @@ all: $(B)/bin/xnv-core
 $(B)/bin/xnv-core: $(CORE_OBJ) $(GNTS_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $(CORE_OBJ) $(GNTS_LIB) $(DPDK_LIBS) $(LDSAN)
+
+# xnv-ctl: the operator's client of the control plane (Python 3, stdlib only).
+all: $(B)/bin/xnv-ctl
+
+$(B)/bin/xnv-ctl: dom0-core/xnv-ctl
+	@mkdir -p $(dir $@)
+	cp $< $@
+	chmod 755 $@

@@ -169,10 +169,10 @@ xnv_config_parse_chain(const struct xnv_config *c, const char *text,
 		step = trim(p);
 		p = arrow != NULL ? arrow + 2 : NULL;
 		if (*step == '\0')
-			return fail(err, errlen, "chain '%s': empty step", text);
+			return fail(err, errlen, "chain has an empty step");
 		if (ch->n == XNV_MAX_CHAIN)
-			return fail(err, errlen, "chain '%s': more than %d steps",
-				    text, XNV_MAX_CHAIN);
+			return fail(err, errlen, "chain has more than %d steps",
+				    XNV_MAX_CHAIN);
 		if (strcmp(step, "drop") == 0) {
 			ch->s[ch->n++] = (struct xnv_step){ XNV_STEP_DROP, 0 };
 		} else if ((i = xnv_config_service(c, step)) >= 0) {
@@ -182,9 +182,8 @@ xnv_config_parse_chain(const struct xnv_config *c, const char *text,
 			ch->s[ch->n++] = (struct xnv_step){ XNV_STEP_PORT,
 							    (uint16_t)i };
 		} else {
-			return fail(err, errlen, "chain '%s': '%s' is not a "
-				    "declared service, a port, or 'drop'",
-				    text, step);
+			return fail(err, errlen, "chain step '%.31s' is not a "
+				    "declared service, a port, or 'drop'", step);
 		}
 	}
 	return 0;

@@ -216,8 +216,13 @@ void xnv_flows_classify(struct xnv_core *c, struct rte_mbuf **m, unsigned n,
 int xnv_flow_add(struct xnv_core *c, const char *spec, char *err,
 		 size_t errlen);
 int xnv_flow_del(struct xnv_core *c, uint32_t id, char *err, size_t errlen);
-int xnv_flow_get(const struct xnv_core *c, uint32_t id, const char **match,
-		 uint16_t *chain, uint64_t *hits);
+struct xnv_flow_match {
+	char src[46], dst[46];		/* INET6_ADDRSTRLEN */
+	uint8_t proto;
+	uint16_t sport, dport;
+};
+int xnv_flow_get(const struct xnv_core *c, uint32_t id,
+		 struct xnv_flow_match *m, uint16_t *chain, uint64_t *hits);
 
 /* pool.c */
 int xnv_pool_create(struct xnv_core *c, uint16_t g, char *err, size_t errlen);

@@ -29,7 +29,7 @@ struct ctl_req {
 };
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t cv;		/* on CLOCK_MONOTONIC: see register */
 static struct ctl_req *pending;
 static int posted;			/* read without the lock by the loop */
 static struct xnv_core *core;
@@ -40,10 +40,14 @@ xnv_ctl_error(struct rte_tel_data *d, const char *fmt, ...)
 {
 	char msg[RTE_TEL_MAX_STRING_LEN];
 	va_list ap;
+	int n;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	n = vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	/* Telemetry strings hold 127 characters: say so when cut. */
+	if (n >= (int)sizeof(msg))
+		memcpy(msg + sizeof(msg) - 4, "...", 4);
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_string(d, "error", msg);
 	return 0;
@@ -72,7 +76,7 @@ on_command(const char *cmd, const char *params, struct rte_tel_data *d)
 	if (r.cmd->needs_param && (params == NULL || *params == '\0'))
 		return xnv_ctl_error(d, "%s needs a parameter: %s", cmd,
 				     r.cmd->help);
-	clock_gettime(CLOCK_REALTIME, &until);
+	clock_gettime(CLOCK_MONOTONIC, &until);
 	until.tv_sec += CTL_TIMEOUT_S;
 	pthread_mutex_lock(&mu);
 	while (pending != NULL && rc == 0)
@@ -84,15 +88,20 @@ on_command(const char *cmd, const char *params, struct rte_tel_data *d)
 			rc = pthread_cond_timedwait(&cv, &mu, &until);
 		if (!r.done) {
 			/* Still ours: withdraw it so the loop never sees a
-			 * request whose caller has returned. */
+			 * request whose caller has returned, and let the next
+			 * waiting caller post its own. */
 			pending = NULL;
 			__atomic_store_n(&posted, 0, __ATOMIC_RELEASE);
+			pthread_cond_broadcast(&cv);
 		}
 	}
 	pthread_mutex_unlock(&mu);
-	if (!r.done)
-		return xnv_ctl_error(d, "xnv-core did not answer within %d s",
-				     CTL_TIMEOUT_S);
+	if (!r.done) {
+		/* Not run at all: safe to ask again ("busy": 1 says so). */
+		xnv_ctl_error(d, "xnv-core did not answer within %d s",
+			      CTL_TIMEOUT_S);
+		rte_tel_data_add_dict_int(d, "busy", 1);
+	}
 	return 0;
 }
 
@@ -118,8 +127,15 @@ int
 xnv_ctl_register(struct xnv_core *c)
 {
 	const struct xnv_ctl_cmd *cmd;
+	pthread_condattr_t ca;
 	int rc;
 
+	/* Deadlines on the monotonic clock: a clock change must not stretch
+	 * or cut a caller's wait. */
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&cv, &ca);
+	pthread_condattr_destroy(&ca);
 	core = c;
 	for (cmd = xnv_ctl_cmds; cmd->name != NULL; cmd++) {
 		rc = rte_telemetry_register_cmd(cmd->name, on_command,

@@ -14,6 +14,27 @@
 #define U64(d, k, v) rte_tel_data_add_dict_u64((d), (k), (v))
 #define STR(d, k, v) rte_tel_data_add_dict_string((d), (k), (v))
 
+/* A chain as an array of step names (telemetry strings are limited to
+ * 127 characters; a chain's text can be longer, a step name cannot). */
+static struct rte_tel_data *
+chain_array(const struct xnv_core *c, const struct xnv_chain *ch)
+{
+	struct rte_tel_data *a = rte_tel_data_alloc();
+	unsigned i;
+
+	if (a == NULL)
+		return NULL;
+	rte_tel_data_start_array(a, RTE_TEL_STRING_VAL);
+	for (i = 0; i < ch->n; i++) {
+		const struct xnv_step *s = &ch->s[i];
+
+		rte_tel_data_add_array_string(a, s->kind == XNV_STEP_SERVICE ?
+			c->cfg.services[s->id].name : s->kind == XNV_STEP_PORT ?
+			c->cfg.ports[s->id].name : "drop");
+	}
+	return a;
+}
+
 static void
 int_list(struct rte_tel_data *d, unsigned n, int (*ok)(struct xnv_core *,
 	 unsigned), struct xnv_core *c, int (*id)(struct xnv_core *, unsigned))
@@ -87,22 +108,25 @@ cmd_port_info(struct xnv_core *c, const char *p, struct rte_tel_data *d)
 {
 	long i = xnv_ctl_id(p);
 	struct rte_eth_stats es;
-	char chain[256];
+	struct rte_tel_data *chain;
 
 	if (i < 0 || i >= c->cfg.n_ports) {
-		xnv_ctl_error(d, "no port %s", p);
+		xnv_ctl_error(d, "no port %.20s", p);
+		return;
+	}
+	chain = chain_array(c, &c->chains[c->port_chain[i]].ch);
+	if (chain == NULL) {
+		xnv_ctl_error(d, "out of memory");
 		return;
 	}
 	memset(&es, 0, sizeof(es));
 	(void)rte_eth_stats_get(c->ports[i].port_id, &es);
-	xnv_chain_text(c, &c->chains[c->port_chain[i]].ch, chain,
-		       sizeof(chain));
 	rte_tel_data_start_dict(d);
 	U64(d, "index", (uint64_t)i);
 	STR(d, "name", c->cfg.ports[i].name);
 	STR(d, "dev", c->cfg.ports[i].dev);
 	STR(d, "group", c->cfg.groups[c->cfg.ports[i].group].name);
-	STR(d, "chain", chain);
+	rte_tel_data_add_dict_container(d, "chain", chain, 0);
 	U64(d, "rx", c->ports[i].rx);
 	U64(d, "tx", c->ports[i].tx);
 	U64(d, "rx_missed", es.imissed);
@@ -240,7 +264,7 @@ cmd_nf_info(struct xnv_core *c, const char *p, struct rte_tel_data *d)
 static int
 flow_used(struct xnv_core *c, unsigned i)
 {
-	const char *m;
+	struct xnv_flow_match m;
 	uint16_t ch;
 	uint64_t h;
 
@@ -265,20 +289,28 @@ static void
 cmd_flow_info(struct xnv_core *c, const char *p, struct rte_tel_data *d)
 {
 	long id = xnv_ctl_id(p);
-	const char *match;
-	char chain[256];
+	struct xnv_flow_match m;
+	struct rte_tel_data *chain;
 	uint16_t ch;
 	uint64_t hits;
 
-	if (id < 1 || xnv_flow_get(c, (uint32_t)id, &match, &ch, &hits) < 0) {
-		xnv_ctl_error(d, "no flow rule %s", p);
+	if (id < 1 || xnv_flow_get(c, (uint32_t)id, &m, &ch, &hits) < 0) {
+		xnv_ctl_error(d, "no flow rule %.20s", p);
 		return;
 	}
-	xnv_chain_text(c, &c->chains[ch].ch, chain, sizeof(chain));
+	chain = chain_array(c, &c->chains[ch].ch);
+	if (chain == NULL) {
+		xnv_ctl_error(d, "out of memory");
+		return;
+	}
 	rte_tel_data_start_dict(d);
 	U64(d, "id", (uint64_t)id);
-	STR(d, "match", match);
-	STR(d, "chain", chain);
+	U64(d, "proto", m.proto);
+	STR(d, "src", m.src);
+	STR(d, "dst", m.dst);
+	U64(d, "sport", m.sport);
+	U64(d, "dport", m.dport);
+	rte_tel_data_add_dict_container(d, "chain", chain, 0);
 	U64(d, "hits", hits);
 }
 
@@ -315,7 +347,8 @@ cmd_flow_del(struct xnv_core *c, const char *p, struct rte_tel_data *d)
 static void
 cmd_chain_set(struct xnv_core *c, const char *p, struct rte_tel_data *d)
 {
-	char err[RTE_TEL_MAX_STRING_LEN], name[XNV_NAME_LEN], text[256];
+	char err[RTE_TEL_MAX_STRING_LEN], name[XNV_NAME_LEN], text[512];
+	struct rte_tel_data *arr;
 	struct xnv_chain ch;
 	int port, n = 0;
 
@@ -332,6 +365,10 @@ cmd_chain_set(struct xnv_core *c, const char *p, struct rte_tel_data *d)
 		xnv_ctl_error(d, "%s", err);
 		return;
 	}
+	if (ch.n == 0) {
+		xnv_ctl_error(d, "a chain needs at least one step");
+		return;
+	}
 	if (xnv_chain_set_port(c, (uint16_t)port, &ch) < 0) {
 		xnv_ctl_error(d, "chain table full (%d versions in use)",
 			      XNV_MAX_CHAINS);
@@ -340,9 +377,11 @@ cmd_chain_set(struct xnv_core *c, const char *p, struct rte_tel_data *d)
 	xnv_chain_text(c, &ch, text, sizeof(text));
 	XLOG(INFO, "port %s: chain set to %s\n", name, text);
 	xnv_update_rx_gates(c);
+	arr = chain_array(c, &ch);
 	rte_tel_data_start_dict(d);
 	STR(d, "port", name);
-	STR(d, "chain", text);
+	if (arr != NULL)
+		rte_tel_data_add_dict_container(d, "chain", arr, 0);
 }
 
 const struct xnv_ctl_cmd xnv_ctl_cmds[] = {

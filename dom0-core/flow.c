@@ -21,8 +21,6 @@
 
 #include "core.h"
 
-#define MATCH_LEN 160
-
 struct flow_key {
 	uint8_t src[16];
 	uint8_t dst[16];
@@ -37,7 +35,6 @@ struct flow_rule {
 	uint16_t chain;
 	uint64_t hits;
 	struct flow_key key;
-	char match[MATCH_LEN];
 };
 
 struct xnv_flows {
@@ -312,8 +309,6 @@ xnv_flow_add(struct xnv_core *c, const char *spec, char *err, size_t errlen)
 	}
 	f->rules[i] = (struct flow_rule){ .used = 1, .chain = (uint16_t)ch_id,
 					  .key = k };
-	snprintf(f->rules[i].match, MATCH_LEN, "%.*s", (int)(MATCH_LEN - 1),
-		 spec);
 	f->n++;
 	return (int)i + 1;
 }
@@ -337,16 +332,22 @@ xnv_flow_del(struct xnv_core *c, uint32_t id, char *err, size_t errlen)
 }
 
 int
-xnv_flow_get(const struct xnv_core *c, uint32_t id, const char **match,
-	     uint16_t *chain, uint64_t *hits)
+xnv_flow_get(const struct xnv_core *c, uint32_t id,
+	     struct xnv_flow_match *m, uint16_t *chain, uint64_t *hits)
 {
 	const struct flow_rule *r;
+	int af;
 
 	if (c->flows == NULL || id == 0 || id > XNV_MAX_FLOWS ||
 	    !c->flows->rules[id - 1].used)
 		return -ENOENT;
 	r = &c->flows->rules[id - 1];
-	*match = r->match;
+	af = r->key.v6 ? AF_INET6 : AF_INET;
+	inet_ntop(af, r->key.src, m->src, sizeof(m->src));
+	inet_ntop(af, r->key.dst, m->dst, sizeof(m->dst));
+	m->proto = r->key.proto;
+	m->sport = r->key.sport;
+	m->dport = r->key.dport;
 	*chain = r->chain;
 	*hits = r->hits;
 	return 0;

@@ -15,6 +15,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import tempfile
 import time
@@ -26,6 +27,7 @@ REPO = Path(__file__).resolve().parents[2]
 BUILD = Path(os.environ.get("XNV_BUILD") or REPO / "build").resolve()
 CORE_BIN = BUILD / "bin" / "xnv-core"
 FWD_BIN = BUILD / "bin" / "xnv-forwarder"
+CTL_BIN = BUILD / "bin" / "xnv-ctl"
 PROBE_SRC = REPO / "tests" / "tools" / "xnv-probe.c"
 
 log = logging.getLogger("xnv-it")
@@ -196,6 +198,12 @@ class Core(Proc):
             r"(?P<dom>\d+): .* ring region (?P<ring>\d+), pool region (?P<pool>\d+)",
             timeout)
 
+    def runtime_dir(self):
+        """The EAL runtime directory (named by the file-prefix) it logged."""
+        m = re.search(r"EAL runtime directory (\S+)", self.log())
+        assert m, self.log()[-2000:]
+        return Path(m.group(1))
+
     def stats(self):
         """The --stats-json file written at exit."""
         return json.loads(Path(self.stats_path).read_text())
@@ -302,10 +310,12 @@ class XnvEnv:
         return self.start(name, [self.probe_bin, "--socket", self.socket,
                                  "--name", name, *args], stdin=stdin)
 
-    def run(self, argv, timeout=30, env=None):
-        """Run a short command to completion (killed on timeout)."""
+    def run(self, argv, timeout=30, env=None, input=None):
+        """Run a short command to completion (killed on timeout); `input`:
+        text for its stdin."""
         return subprocess.run([str(a) for a in argv], capture_output=True,
                               text=True, timeout=timeout, cwd=self.dir,
+                              input=input,
                               env=env if env is not None else nf_env())
 
     def close(self):
@@ -366,3 +376,129 @@ def run_pcap_chain(env, packets, services=("fwd-a", "fwd-b"), group="blue",
     nf_rcs = [nf.wait(10) for nf in nfs]
     return {"core": core, "core_rc": rc, "nfs": nfs, "nf_rcs": nf_rcs,
             "in": packets, "out": read_pcap(out_pcap), "stats": core.stats()}
+
+
+# --------------------------------------------------------------------------
+# control commands: DPDK telemetry socket of a running core
+
+class Telemetry:
+    """One connection to a core's DPDK telemetry socket
+    (/var/run/dpdk/<file-prefix>/dpdk_telemetry.v2, the directory the core
+    logs as "EAL runtime directory").  `t(cmd, params)` sends one command
+    and returns the value of its reply ({"error": ...} on a failed /xnv/
+    command, None for a command telemetry does not know)."""
+
+    def __init__(self, core, timeout=5):
+        m = re.search(r"EAL runtime directory (\S+)", core.log())
+        assert m, f"no EAL runtime directory in the core's log:\n{core.log()[-2000:]}"
+        self.path = Path(m.group(1)) / "dpdk_telemetry.v2"
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.sock.settimeout(timeout)
+        try:
+            self.sock.connect(str(self.path))
+            greeting = json.loads(self.sock.recv(4096))
+        except BaseException:
+            self.sock.close()
+            raise
+        self.max_len = int(greeting.get("max_output_len", 16384))
+
+    # The core runs a command between bursts; if its loop does not get
+    # there within 2 s (a starved CPU) the command is withdrawn unrun and
+    # the error reply says "busy": then it is safe to ask again.
+    BUSY = "xnv-core did not answer within"
+
+    def __call__(self, cmd, params=None, busy_timeout=30):
+        msg = (cmd if params is None else f"{cmd},{params}").encode()
+        deadline = time.monotonic() + busy_timeout
+        while True:
+            self.sock.send(msg)
+            value = json.loads(self.sock.recv(self.max_len + 1024)).get(cmd)
+            if not (isinstance(value, dict) and (value.get("busy") or
+                    str(value.get("error", "")).startswith(self.BUSY))) or \
+                    time.monotonic() > deadline:
+                return value
+            log.warning("telemetry %s: %s; asking again", cmd, value["error"])
+
+    def close(self):
+        self.sock.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def ctl(core, cmd, params=None, timeout=5):
+    """One control command on a fresh telemetry connection, e.g.
+    ctl(core, "/xnv/flow/add", "proto=udp src=.. dst=.. chain=fwd-b->out")."""
+    with Telemetry(core, timeout) as t:
+        return t(cmd, params)
+
+
+# --------------------------------------------------------------------------
+# xnv-testnf (tests/tools/xnv-testnf.c): verdict, per-packet delay, flows
+
+TESTNF_SRC = REPO / "tests" / "tools" / "xnv-testnf.c"
+_testnf_built = {}
+_flows_seq = iter(range(1, 1 << 30))
+
+
+def testnf_bin():
+    """The xnv-testnf binary of the build (make check-integration builds
+    it), else compiled once into a temporary directory."""
+    built = BUILD / "tests" / "tools" / "xnv-testnf"
+    if built.exists() and built.stat().st_mtime >= TESTNF_SRC.stat().st_mtime:
+        return built
+    if "bin" not in _testnf_built:
+        out = Path(tempfile.mkdtemp(prefix="xnv-testnf-")) / "xnv-testnf"
+        cmd = [os.environ.get("CC", "cc"), "-std=c11", "-D_GNU_SOURCE", "-O2",
+               "-Wall", "-I", REPO / "domu-lib" / "include", "-o", out,
+               TESTNF_SRC, BUILD / "lib" / "libxnv.a"]
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        if r.returncode != 0:       # a sanitizer build of the library
+            r = subprocess.run(cmd + ["-fsanitize=address,undefined"],
+                               capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, f"cannot build xnv-testnf:\n{r.stderr}"
+        log.warning("%s missing or stale: compiled %s", built, out)
+        _testnf_built["bin"] = out
+    return _testnf_built["bin"]
+
+
+def start_testnf(env, service, group, name, action=None, delay_us=None,
+                 flows=True, socket=None):
+    """xnv-testnf as an NF of `service` in `group`.  With flows, it keeps
+    per-flow counts in nf.flows_path (see read_flows, dump_flows)."""
+    own = []
+    if action is not None:
+        own += ["--action", action]
+    if delay_us:
+        own += ["--delay-us", delay_us]
+    flows_path = env.path(f"{name}.{next(_flows_seq)}.flows") if flows else None
+    if flows:
+        own += ["--flows", flows_path]
+    nf = env.start_nf(service, group, name, socket=socket,
+                      extra=("--", *own) if own else (), binary=testnf_bin())
+    nf.flows_path = flows_path
+    return nf
+
+
+def read_flows(path):
+    """{flow: packets} from an xnv-testnf flows file; a flow is the line
+    without its count, e.g. "udp 10.0.0.1 1024 10.1.0.1 53"."""
+    flows = {}
+    for line in Path(path).read_text().splitlines():
+        key, count = line.rsplit(" ", 1)
+        flows[key] = int(count)
+    return flows
+
+
+def dump_flows(nf, timeout=5):
+    """Ask a running xnv-testnf for its flows now (SIGUSR1; it writes at its
+    next packet, so traffic must reach it) and return read_flows()."""
+    path = Path(nf.flows_path)
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()
+    nf.signal(signal.SIGUSR1)
+    wait_until(path.exists, timeout, f"{nf.name} to write {path}")
+    return read_flows(path)
