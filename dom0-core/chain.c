@@ -18,11 +18,30 @@ collect(struct xnv_core *c)
 			c->chains[i].used = 0;
 }
 
+/* Same steps?  (Versions never change, so equal ones can be shared.) */
+static int
+same(const struct xnv_chain *a, const struct xnv_chain *b)
+{
+	unsigned i;
+
+	if (a->n != b->n)
+		return 0;
+	for (i = 0; i < a->n; i++)
+		if (a->s[i].kind != b->s[i].kind || a->s[i].id != b->s[i].id)
+			return 0;
+	return 1;
+}
+
 int
 xnv_chain_new(struct xnv_core *c, const struct xnv_chain *ch)
 {
 	unsigned i, pass;
 
+	for (i = 0; i < XNV_MAX_CHAINS; i++)
+		if (c->chains[i].used && same(&c->chains[i].ch, ch)) {
+			c->chains[i].users++;
+			return (int)i;
+		}
 	for (pass = 0; pass < 2; pass++) {
 		for (i = 0; i < XNV_MAX_CHAINS; i++) {
 			struct xnv_chain_slot *s = &c->chains[i];

@@ -32,11 +32,11 @@ extern int xnv_logtype;
 
 #define XNV_MAX_NFS        128
 #define XNV_MAX_INSTANCES  16	/* live NFs per service */
-#define XNV_MAX_CHAINS     256	/* chain versions alive at once */
+#define XNV_MAX_FLOWS      4096	/* flow director rules */
+#define XNV_MAX_CHAINS     (XNV_MAX_FLOWS + 256)	/* versions alive at once */
 #define XNV_CHAIN_NONE     0xffff	/* NF-originated packets */
 #define XNV_NF_NONE        0xffff
 #define XNV_BUCKETS        256	/* flow buckets per service (power of 2) */
-#define XNV_MAX_FLOWS      4096	/* flow director rules */
 
 /* Why a packet was dropped by the core (not by an NF's verdict). */
 enum xnv_drop {
@@ -44,7 +44,6 @@ enum xnv_drop {
 	XNV_DROP_CHAIN_END,	/* XNV_NEXT past the last step */
 	XNV_DROP_STALL,		/* waited > stall_timeout_ms for room */
 	XNV_DROP_BAD_DESC,	/* invalid descriptor from an NF */
-	XNV_DROP_COPY_FAIL,	/* cross-group copy: target pool empty */
 	XNV_DROP_MULTISEG,	/* received packet did not fit one buffer */
 	XNV_DROP_CHAIN,		/* "drop" step of a chain */
 	XNV_DROP_RECLAIMED,	/* held by an NF that went away */
@@ -62,7 +61,8 @@ struct xnv_mbuf_priv {
 	uint16_t tgt_id;	/* service index or port index */
 	uint32_t hash;		/* flow hash, 0 until computed */
 	uint16_t group;		/* group of the pool (set once at init) */
-	uint16_t pad[3];
+	uint8_t pick;		/* how its NF was picked: XNV_PICK_* */
+	uint8_t pad[5];
 };
 
 _Static_assert(sizeof(struct xnv_mbuf_priv) % RTE_MBUF_PRIV_ALIGN == 0,
@@ -73,6 +73,8 @@ xnv_priv(struct rte_mbuf *m)
 {
 	return (struct xnv_mbuf_priv *)rte_mbuf_to_priv(m);
 }
+
+enum xnv_pick { XNV_PICK_AFFINITY = 0, XNV_PICK_SPILL = 1 };
 
 /* One trust group's packet pool, built over a granted region. */
 struct xnv_pool {

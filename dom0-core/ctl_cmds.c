@@ -271,18 +271,27 @@ flow_used(struct xnv_core *c, unsigned i)
 	return xnv_flow_get(c, i + 1, &m, &ch, &h) == 0;
 }
 
-static int
-flow_id(struct xnv_core *c, unsigned i)
-{
-	(void)c;
-	return (int)i + 1;
-}
+/* Telemetry arrays hold at most RTE_TEL_MAX_ARRAY_ENTRIES (512): the
+ * list is paged.  Param: first id (default 1); a full page means ask
+ * again from the last id + 1. */
+#define FLOW_PAGE 500
 
 static void
 cmd_flow_list(struct xnv_core *c, const char *p, struct rte_tel_data *d)
 {
-	(void)p;
-	int_list(d, XNV_MAX_FLOWS, flow_used, c, flow_id);
+	long start = (p == NULL || *p == '\0') ? 1 : xnv_ctl_id(p);
+	unsigned i, n = 0;
+
+	if (start < 1) {
+		xnv_ctl_error(d, "flow list: bad start id '%.20s'", p);
+		return;
+	}
+	rte_tel_data_start_array(d, RTE_TEL_INT_VAL);
+	for (i = (unsigned)start - 1; i < XNV_MAX_FLOWS && n < FLOW_PAGE; i++)
+		if (flow_used(c, i)) {
+			rte_tel_data_add_array_int(d, (int)i + 1);
+			n++;
+		}
 }
 
 static void
@@ -396,7 +405,8 @@ const struct xnv_ctl_cmd xnv_ctl_cmds[] = {
 	  "Service replicas and picks. Param: id." },
 	{ "/xnv/nf/list", cmd_nf_list, 0, "NF ids (attached and gone)." },
 	{ "/xnv/nf/info", cmd_nf_info, 1, "NF details. Param: id." },
-	{ "/xnv/flow/list", cmd_flow_list, 0, "Flow rule ids." },
+	{ "/xnv/flow/list", cmd_flow_list, 0,
+	  "Flow rule ids, 500 at most. Param: first id (default 1)." },
 	{ "/xnv/flow/info", cmd_flow_info, 1, "Flow rule. Param: id." },
 	{ "/xnv/flow/add", cmd_flow_add, 1,
 	  "Add a rule. Param: proto=P src=A dst=B [sport=N] [dport=N] chain=STEPS" },

@@ -20,7 +20,6 @@ const char *const xnv_drop_names[XNV_DROP_N] = {
 	[XNV_DROP_CHAIN_END] = "chain_end",
 	[XNV_DROP_STALL] = "stall",
 	[XNV_DROP_BAD_DESC] = "bad_desc",
-	[XNV_DROP_COPY_FAIL] = "copy_fail",
 	[XNV_DROP_MULTISEG] = "multiseg",
 	[XNV_DROP_CHAIN] = "chain_drop",
 	[XNV_DROP_RECLAIMED] = "reclaimed",
@@ -31,6 +30,7 @@ const char *const xnv_drop_names[XNV_DROP_N] = {
 #define DEST_NF   (1u << 24)
 #define DEST_PORT (2u << 24)
 #define DEST_DROP (3u << 24)
+#define DEST_WAIT (4u << 24)	/* no room yet: park, retry, stall timeout */
 #define DEST_KIND(d) ((d) & 0xff000000u)
 #define DEST_ID(d)   ((d) & 0xffffu)
 
@@ -90,6 +90,7 @@ resolve(struct xnv_core *c, struct rte_mbuf **mp, int *reuse)
 		s = &c->services[pv->tgt_id];
 		if (s->n_live == 1) {
 			nf = &c->nfs[s->live[0]];
+			pv->pick = XNV_PICK_AFFINITY;
 			*reuse = nf->group == pv->group;
 		} else {
 			nf = xnv_service_pick(c, pv->tgt_id, *mp);
@@ -99,8 +100,10 @@ resolve(struct xnv_core *c, struct rte_mbuf **mp, int *reuse)
 		if (nf->group != pv->group) {
 			struct rte_mbuf *n = copy_to_group(c, *mp, nf->group);
 
+			/* The target group's pool is empty: like a full
+			 * ring, wait for buffers to come home. */
 			if (n == NULL)
-				return drop(XNV_DROP_COPY_FAIL);
+				return DEST_WAIT;
 			*mp = n;
 		}
 		return DEST_NF | nf->id;
@@ -116,7 +119,7 @@ send_nf(struct xnv_core *c, struct xnv_nf *nf, struct rte_mbuf **m,
 {
 	struct gnts_desc d[XNV_MAX_BURST];
 	uint16_t *owner = c->pools[nf->group].owner;
-	unsigned i, k;
+	unsigned i, k, spills = 0;
 
 	for (i = 0; i < n; i++) {
 		struct xnv_mbuf_priv *pv = xnv_priv(m[i]);
@@ -135,8 +138,12 @@ send_nf(struct xnv_core *c, struct xnv_nf *nf, struct rte_mbuf **m,
 	}
 	/* Single-threaded core: the NF's returns are read later in this
 	 * same loop, so setting the owner after the enqueue is safe. */
-	for (i = 0; i < k; i++)
+	for (i = 0; i < k; i++) {
 		owner[d[i].buf] = (uint16_t)(nf->id + 1);
+		spills += xnv_priv(m[i])->pick == XNV_PICK_SPILL;
+	}
+	c->services[nf->service].picks_spill += spills;
+	c->services[nf->service].picks_affinity += k - spills;
 	nf->held += k;
 	nf->rx_pkts += k;
 	return k;
@@ -161,6 +168,8 @@ send_run(struct xnv_core *c, uint32_t dest, struct rte_mbuf **m, unsigned n,
 	switch (DEST_KIND(dest)) {
 	case DEST_NF:
 		return send_nf(c, &c->nfs[DEST_ID(dest)], m, n);
+	case DEST_WAIT:
+		return 0;
 	case DEST_PORT:
 		p = &c->ports[DEST_ID(dest)];
 		/* Leaving the core: off their chains before the driver may
@@ -179,8 +188,13 @@ send_run(struct xnv_core *c, uint32_t dest, struct rte_mbuf **m, unsigned n,
 		/* Counted here, when freed, not when decided: a packet decided
 		 * to be dropped may wait behind others and be decided again. */
 		c->drops[DEST_ID(dest)] += n;
-		for (k = 0; k < n; k++)
+		for (k = 0; k < n; k++) {
+			struct xnv_mbuf_priv *pv = xnv_priv(m[k]);
+
+			if (DEST_ID(dest) == XNV_DROP_NO_INSTANCE)
+				c->services[pv->tgt_id].no_instance++;
 			xnv_chain_put(c, m[k]);
+		}
 		rte_pktmbuf_free_bulk(m, n);
 		return n;
 	}
@@ -295,6 +309,7 @@ xnv_rx_port(struct xnv_core *c, uint16_t idx, uint64_t now)
 		pv->chain = chain[i];
 		pv->in_port = idx;
 		pv->step = 0;
+		pv->pick = XNV_PICK_AFFINITY;
 		pv->tgt_kind = ch->s[0].kind;
 		pv->tgt_id = ch->s[0].id;
 		pv->hash = (m[i]->ol_flags & RTE_MBUF_F_RX_RSS_HASH) ?
@@ -313,6 +328,7 @@ apply_verdict(struct xnv_core *c, struct xnv_nf *nf, struct rte_mbuf *m,
 	struct xnv_mbuf_priv *pv = xnv_priv(m);
 	const struct xnv_chain *ch;
 
+	pv->pick = XNV_PICK_AFFINITY;	/* a new step: picked afresh */
 	switch (d->action) {
 	case XNV_ACT_OUT:
 		pv->tgt_kind = XNV_STEP_PORT;
@@ -367,6 +383,7 @@ refill(struct xnv_core *c, struct xnv_nf *nf)
 		struct xnv_mbuf_priv *pv = xnv_priv(m[i]);
 
 		pv->chain = XNV_CHAIN_NONE;
+		pv->pick = XNV_PICK_AFFINITY;
 		pv->in_port = UINT16_MAX;
 		pv->step = 0;
 		pv->tgt_kind = 0;

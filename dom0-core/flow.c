@@ -52,6 +52,9 @@ xnv_flows_create(struct xnv_core *c)
 		.key_len = sizeof(struct flow_key),
 		.hash_func = rte_hash_crc,
 		.socket_id = (int)rte_socket_id(),
+		/* Bucket overflow goes to an extension table, so every one
+		 * of XNV_MAX_FLOWS keys fits whatever their hashes. */
+		.extra_flag = RTE_HASH_EXTRA_FLAGS_EXT_TABLE,
 	};
 
 	c->flows = rte_zmalloc("xnv-flows", sizeof(*c->flows), 0);
@@ -208,7 +211,7 @@ parse_spec(struct xnv_core *c, const char *spec, struct flow_key *k,
 	   struct xnv_chain *ch, char *err, size_t errlen)
 {
 	char buf[512], *tok, *save = NULL, *chain = NULL;
-	int v4 = 0, v6 = 0, have = 0;
+	int v4 = 0, v6 = 0, have = 0, rc;
 	uint8_t a[16];
 
 	memset(k, 0, sizeof(*k));
@@ -266,8 +269,16 @@ parse_spec(struct xnv_core *c, const char *spec, struct flow_key *k,
 	if (v4 && v6)
 		return fail(err, errlen, -EINVAL, "flow spec mixes IPv4 and "
 			    "IPv6%s", "");
+	if ((k->sport || k->dport) && k->proto != IPPROTO_TCP &&
+	    k->proto != IPPROTO_UDP)
+		return fail(err, errlen, -EINVAL, "flow spec: sport/dport "
+			    "apply only to tcp and udp%s", "");
 	k->v6 = (uint8_t)v6;
-	return xnv_config_parse_chain(&c->cfg, chain, ch, err, errlen);
+	rc = xnv_config_parse_chain(&c->cfg, chain, ch, err, errlen);
+	if (rc == 0 && ch->n == 0)
+		return fail(err, errlen, -EINVAL, "flow spec: the chain needs "
+			    "at least one step%s", "");
+	return rc;
 }
 
 int

@@ -10,15 +10,23 @@
  * [core] spill_threshold (percent), the packet goes to the least occupied
  * replica instead.  Both kinds of pick are counted per service.
  */
-#include <rte_hash_crc.h>
-
 #include "classify.h"
 #include "core.h"
 
+/* Rendezvous score of (bucket, slot).  A CRC alone is linear (the score
+ * would be F(bucket) ^ G(slot), so ownership would hang on one or two bits
+ * and split buckets 128/64/64 over 3 slots); murmur3's finaliser mixes. */
 static inline uint32_t
 score(uint32_t bucket, uint32_t slot)
 {
-	return rte_hash_crc_4byte(bucket, 0x9e3779b9u * (slot + 1));
+	uint32_t h = bucket * 0x9e3779b1u ^ (slot + 1) * 0x85ebca77u;
+
+	h ^= h >> 16;
+	h *= 0x85ebca6bu;
+	h ^= h >> 13;
+	h *= 0xc2b2ae35u;
+	h ^= h >> 16;
+	return h;
 }
 
 void
@@ -66,17 +74,16 @@ xnv_service_pick(struct xnv_core *c, uint16_t service, struct rte_mbuf *m)
 	uint32_t limit = c->spill_ring_used, used, u;
 	uint16_t i;
 
-	if (s->n_live == 0) {
-		s->no_instance++;
+	/* Counted by the caller once the packet is handed over (a packet
+	 * waiting for room is picked again on every retry). */
+	pv->pick = XNV_PICK_AFFINITY;
+	if (s->n_live == 0)
 		return NULL;
-	}
 	if (pv->hash == 0)
 		pv->hash = xnv_flow_hash(m);
 	nf = &c->nfs[s->bucket[pv->hash & (XNV_BUCKETS - 1)]];
-	if (s->n_live == 1 || (used = ring_used(nf, limit)) <= limit) {
-		s->picks_affinity++;
+	if (s->n_live == 1 || (used = ring_used(nf, limit)) <= limit)
 		return nf;
-	}
 	least = nf;
 	for (i = 0; i < s->n_live; i++) {
 		struct xnv_nf *o = &c->nfs[s->live[i]];
@@ -87,10 +94,7 @@ xnv_service_pick(struct xnv_core *c, uint16_t service, struct rte_mbuf *m)
 			least = o;
 		}
 	}
-	if (least == nf) {
-		s->picks_affinity++;
-	} else {
-		s->picks_spill++;
-	}
+	if (least != nf)
+		pv->pick = XNV_PICK_SPILL;
 	return least;
 }

@@ -118,3 +118,57 @@ def first_difference(a, b):
     if len(a) != len(b):
         return f"{len(a)} packets vs {len(b)}"
     return None
+
+
+def flow_str(frame):
+    """The flow of an Ethernet frame as xnv-testnf names it (the keys of
+    harness.read_flows): "udp|tcp SRC SPORT DST DPORT", "ipN SRC 0 DST 0",
+    "frag SRC 0 DST 0" (IP fragment), "eth-XXXX - 0 - 0" (not IP)."""
+    import socket
+    etype, off = struct.unpack_from(">H", frame, 12)[0], 14
+    if etype == 0x8100:
+        etype, off = struct.unpack_from(">H", frame, 16)[0], 18
+    if etype == 0x0800:
+        af, proto, src, dst = socket.AF_INET, frame[off + 9], \
+            frame[off + 12:off + 16], frame[off + 16:off + 20]
+        frag = struct.unpack_from(">H", frame, off + 6)[0] & 0x3FFF != 0
+        l4 = off + (frame[off] & 0x0F) * 4
+    elif etype == 0x86DD:
+        af, proto, src, dst = socket.AF_INET6, frame[off + 6], \
+            frame[off + 8:off + 24], frame[off + 24:off + 40]
+        frag, l4 = proto == 44, off + 40
+    else:
+        return f"eth-{etype:04x} - 0 - 0"
+    src, dst = socket.inet_ntop(af, src), socket.inet_ntop(af, dst)
+    if frag:
+        return f"frag {src} 0 {dst} 0"
+    if proto in (6, 17):
+        sport, dport = struct.unpack_from(">HH", frame, l4)
+        return f"{'tcp' if proto == 6 else 'udp'} {src} {sport} {dst} {dport}"
+    return f"ip{proto} {src} 0 {dst} 0"
+
+
+def flow_packets(n_flows, per_flow, proto="udp", v6=False, length=96,
+                 base=0):
+    """`per_flow` frames of `length` bytes for each of `n_flows` distinct
+    flows (TCP or UDP, IPv4 or IPv6; flow i of `base` + i), interleaved
+    round-robin; each frame carries its sequence number, so all differ."""
+    from scapy.layers.inet import IP, TCP, UDP
+    from scapy.layers.inet6 import IPv6
+    from scapy.layers.l2 import Ether
+    from scapy.packet import Raw
+
+    heads = []
+    for i in range(base, base + n_flows):
+        l3 = (IPv6(src=f"2001:db8:a::{i + 1:x}", dst=f"2001:db8:b::{i % 7 + 1:x}")
+              if v6 else IP(src=f"10.{2 + i // 65536}.{i // 256 % 256}.{i % 256}",
+                            dst=f"10.200.0.{i % 7 + 1}"))
+        l4 = (TCP(sport=1024 + i % 50000, dport=80 + i % 3, flags="A")
+              if proto == "tcp" else UDP(sport=1024 + i % 50000, dport=53 + i % 3))
+        heads.append(Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02") / l3 / l4)
+    out = []
+    for seq in range(n_flows * per_flow):
+        h = heads[seq % n_flows]
+        pad = max(4, length - len(h))
+        out.append(bytes(h / Raw(struct.pack(">I", seq) + bytes(pad - 4))))
+    return out

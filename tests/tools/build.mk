@@ -1,13 +1,21 @@
 # Test tools for the integration tests (tests/integration).  Included from
 # tests/build.mk; built by `make check-integration`, not by `make all`.
-#   xnv-probe: attaches like an NF and asks the core to map regions
-#              (isolation tests).  Uses gntshare's private wire format
-#              (gntshare/host_msg.h) for its --raw-check.
+#   xnv-probe:  attaches like an NF and asks the core to map regions
+#               (isolation tests).  Uses gntshare's private wire format
+#               (gntshare/host_msg.h) for its --raw-check.
+#   xnv-testnf: a test NF (verdict, per-packet delay, flows seen), built
+#               against libxnv only, like the examples.
 PROBE_BIN := $(B)/tests/tools/xnv-probe
+TESTNF_BIN := $(B)/tests/tools/xnv-testnf
 
 $(PROBE_BIN): tests/tools/xnv-probe.c $(GNTS_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(WARN) $(OPT) -Igntshare/include -Igntshare \
 	    -o $@ $< $(GNTS_LIB) $(LDSAN)
 
-check-integration: $(PROBE_BIN)
+$(TESTNF_BIN): tests/tools/xnv-testnf.c $(XNV_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(WARN) $(OPT) -Idomu-lib/include \
+	    -o $@ $< $(XNV_A) $(LDSAN)
+
+check-integration: $(PROBE_BIN) $(TESTNF_BIN)
