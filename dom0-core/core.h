@@ -196,6 +196,34 @@ xnv_chain_put(struct xnv_core *c, struct rte_mbuf *m)
 		c->chains[ch].refs--;
 }
 
+/*
+ * @p n packets stop (@p delta < 0) or start again (@p delta > 0) being in
+ * flight on their chains.  Counted per run of packets on the same chain: a
+ * counter bumped once per packet would make a burst one long chain of
+ * dependent read-modify-writes on one address.
+ */
+static inline void
+xnv_chain_refs_bulk(struct xnv_core *c, struct rte_mbuf *const *m,
+		    unsigned n, int delta)
+{
+	uint16_t cur = XNV_CHAIN_NONE, ch;
+	int64_t run = 0;
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		ch = xnv_priv(m[i])->chain;
+		if (ch != cur) {
+			if (cur != XNV_CHAIN_NONE)
+				c->chains[cur].refs += run;
+			cur = ch;
+			run = 0;
+		}
+		run += delta;
+	}
+	if (cur != XNV_CHAIN_NONE)
+		c->chains[cur].refs += run;
+}
+
 /* chain.c */
 int xnv_chain_new(struct xnv_core *c, const struct xnv_chain *ch);
 void xnv_chain_unuse(struct xnv_core *c, uint16_t id);

@@ -174,12 +174,10 @@ send_run(struct xnv_core *c, uint32_t dest, struct rte_mbuf **m, unsigned n,
 		p = &c->ports[DEST_ID(dest)];
 		/* Leaving the core: off their chains before the driver may
 		 * free them; those it did not take are back on. */
-		for (k = 0; k < n; k++)
-			xnv_chain_put(c, m[k]);
+		xnv_chain_refs_bulk(c, m, n, -1);
 		k = rte_eth_tx_burst(p->port_id, 0, m, (uint16_t)n);
-		for (unsigned i = k; i < n; i++)
-			if (xnv_priv(m[i])->chain != XNV_CHAIN_NONE)
-				c->chains[xnv_priv(m[i])->chain].refs++;
+		if (k < n)
+			xnv_chain_refs_bulk(c, &m[k], n - k, 1);
 		p->tx += k;
 		if (k > 0)
 			c->last_tx_tsc = now;
@@ -274,6 +272,7 @@ xnv_rx_port(struct xnv_core *c, uint16_t idx, uint64_t now)
 	struct rte_mbuf *m[XNV_MAX_BURST];
 	uint16_t chain[XNV_MAX_BURST];
 	unsigned n, i, kept = 0;
+	int flows;
 
 	if (!p->rx_on)
 		return 0;
@@ -284,11 +283,12 @@ xnv_rx_port(struct xnv_core *c, uint16_t idx, uint64_t now)
 		return 0;
 	/* The driver wrote the header's first lines; fetch the private
 	 * area of every packet before filling the first. */
+	flows = xnv_flows_count(c) > 0;
 	for (i = 0; i < n; i++) {
 		rte_prefetch0(xnv_priv(m[i]));
 		chain[i] = c->port_chain[idx];
 	}
-	if (xnv_flows_count(c) > 0)
+	if (flows)
 		xnv_flows_classify(c, m, n, chain);
 	p->rx += n;
 	if (c->first_rx_tsc == 0)
@@ -305,7 +305,6 @@ xnv_rx_port(struct xnv_core *c, uint16_t idx, uint64_t now)
 		}
 		pv = xnv_priv(m[i]);
 		ch = &c->chains[chain[i]].ch;
-		c->chains[chain[i]].refs++;
 		pv->chain = chain[i];
 		pv->in_port = idx;
 		pv->step = 0;
@@ -316,6 +315,11 @@ xnv_rx_port(struct xnv_core *c, uint16_t idx, uint64_t now)
 			   m[i]->hash.rss : 0;
 		m[kept++] = m[i];
 	}
+	/* Without rules every packet is on the port's chain. */
+	if (flows)
+		xnv_chain_refs_bulk(c, m, kept, 1);
+	else
+		c->chains[c->port_chain[idx]].refs += kept;
 	deliver(c, &p->pend, m, kept, now, now);
 	return n;
 }
