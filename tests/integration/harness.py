@@ -502,3 +502,11 @@ def dump_flows(nf, timeout=5):
     nf.signal(signal.SIGUSR1)
     wait_until(path.exists, timeout, f"{nf.name} to write {path}")
     return read_flows(path)
+
+
+def start_named_core(env, cfg, name):
+    """A core on its own socket <sockdir>/<name>.sock, started and ready."""
+    core = env.start_core(cfg, socket=env.sockdir / f"{name}.sock",
+                          duration=120, name=name)
+    core.wait_ready()
+    return core

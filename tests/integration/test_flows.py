@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from harness import (Telemetry, dump_flows, read_flows, start_testnf,
+from harness import (Telemetry, dump_flows, read_flows, start_named_core, start_testnf,
                      wait_until, write_config)
 from traffic import flow_packets, flow_str, read_pcap, write_pcap
 
@@ -33,13 +33,6 @@ def flows_config(env, name, in_dev, out_dev, chain=None, services=("fwd-a", "fwd
         ("port out", {"dev": out_dev, "group": "g"}),
         *[(f"service {s}", {}) for s in services],
     ])
-
-
-def start_core(env, cfg, name):
-    core = env.start_core(cfg, socket=env.sockdir / f"{name}.sock",
-                          duration=120, name=name)
-    core.wait_ready()
-    return core
 
 
 def start_nf(env, core, service, **kw):
@@ -100,7 +93,7 @@ def rules(xnv_module):
     in_pcap = write_pcap(env.path("rules-in.pcap"), pkts)
     cfg = flows_config(env, "rules", f"net_pcap0,rx_pcap={in_pcap},infinite_rx=1",
                        "net_null1", chain="fwd-a -> out")
-    core = start_core(env, cfg, "rules")
+    core = start_named_core(env, cfg, "rules")
     a, b = start_nf(env, core, "fwd-a"), start_nf(env, core, "fwd-b")
     spec4, spec6 = spec_of(t4, "fwd-b->out"), spec_of(t6, "fwd-b -> out")
     res = dict(pkts=pkts, t4=t4, t6=t6, spec4=spec4, spec6=spec6)
@@ -242,7 +235,7 @@ def idle(xnv_module):
     """A core without traffic (port in has no chain) and one rule."""
     env = xnv_module
     cfg = flows_config(env, "idle", "net_null0", "net_null1")
-    core = start_core(env, cfg, "idle")
+    core = start_named_core(env, cfg, "idle")
     t = Telemetry(core)
     first = t("/xnv/flow/add", GOOD)
     assert first == {"id": 1}, first
@@ -312,7 +305,7 @@ def test_flow_table_holds_4096_rules(xnv):
     """4096 rules over one connection, then one more: "flow table full",
     and the rules that were there are still there."""
     cfg = flows_config(xnv, "full", "net_null0", "net_null1")
-    core = start_core(xnv, cfg, "full")
+    core = start_named_core(xnv, cfg, "full")
     added, error = [], None
     t0 = time.monotonic()
     with Telemetry(core) as t:
@@ -359,7 +352,7 @@ def live(xnv_module):
     cfg = flows_config(env, "live", f"net_pcap0,rx_pcap={in_pcap}",
                        f"net_pcap1,tx_pcap={out_pcap}", chain="fwd-a -> out",
                        services=("fwd-a", "fwd-b", "fwd-c"), stall_timeout_ms=10000)
-    core = start_core(env, cfg, "live")
+    core = start_named_core(env, cfg, "live")
     b, c = start_nf(env, core, "fwd-b"), start_nf(env, core, "fwd-c")
     a = start_nf(env, core, "fwd-a", delay_us=SLOW_US)  # rx starts now
     res = dict(pkts=pkts)

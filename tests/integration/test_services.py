@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from harness import (Telemetry, dump_flows, read_flows, start_testnf,
+from harness import (Telemetry, dump_flows, read_flows, start_named_core, start_testnf,
                      wait_until, write_config)
 from traffic import first_difference, flow_packets, flow_str, read_pcap, write_pcap
 
@@ -40,13 +40,6 @@ def replica_config(env, name, in_dev, out_dev, chain=None, spill=100,
         ("port out", {"dev": out_dev, "group": "g"}),
         *[(f"service {s}", {}) for s in services],
     ])
-
-
-def start_core(env, cfg, name):
-    core = env.start_core(cfg, socket=env.sockdir / f"{name}.sock",
-                          duration=120, name=name)
-    core.wait_ready()
-    return core
 
 
 def start_replicas(env, core, n, service="rep", opts=None):
@@ -97,7 +90,7 @@ def pcap_replicas_run(env, name, packets, n_reps, spill, ring_size=1024,
     cfg = replica_config(env, name, f"net_pcap0,rx_pcap={in_pcap}",
                          f"net_pcap1,tx_pcap={out_pcap}", spill=spill,
                          ring_size=ring_size, **extra)
-    core = start_core(env, cfg, name)
+    core = start_named_core(env, cfg, name)
     reps = start_replicas(env, core, n_reps, opts=rep_opts)
     with Telemetry(core) as t:
         assert port_info(t, 0)["rx"] == 0, "rx must wait for the chain"
@@ -266,7 +259,7 @@ def restart(xnv_module):
     cfg = replica_config(env, "restart",
                          f"net_pcap0,rx_pcap={in_pcap},infinite_rx=1",
                          "net_null1", spill=100)
-    core = start_core(env, cfg, "restart")
+    core = start_named_core(env, cfg, "restart")
     r0, r1 = start_replicas(env, core, 2)
     res = dict(core=core, all=[flow_str(p) for p in pkts])
     with Telemetry(core) as t:
@@ -368,7 +361,7 @@ def churn(xnv_module):
     cfg = replica_config(env, "churn", "net_null0", "net_null1",
                          chain="a -> b -> out", rx_start="immediately",
                          spill=25, pool_bufs=4096, services=("a", "b"))
-    core = start_core(env, cfg, "churn")
+    core = start_named_core(env, cfg, "churn")
     res = dict(core=core)
     nfs = {}
 
