@@ -6,15 +6,40 @@
 
 #include "core.h"
 
-/* Free versions nobody refers to any more. */
+static void
+mark(uint8_t *live, struct rte_mbuf *m)
+{
+	uint16_t ch = xnv_priv(m)->chain;
+
+	if (ch < XNV_MAX_CHAINS)
+		live[ch] = 1;
+}
+
+/*
+ * Free versions nobody refers to any more.  Runs on the control path,
+ * between bursts, where every packet still in flight is either owned by
+ * an NF (owner table) or parked in a pending list: those are the only
+ * packets that can still name a version.
+ */
 static void
 collect(struct xnv_core *c)
 {
-	unsigned i;
+	static uint8_t live[XNV_MAX_CHAINS];
+	unsigned i, g, k;
 
+	memset(live, 0, sizeof(live));
+	for (g = 0; g < c->cfg.n_groups; g++)
+		for (i = 0; i < c->pools[g].n_bufs; i++)
+			if (c->pools[g].owner[i] != 0)
+				mark(live, xnv_pool_mbuf(&c->pools[g], i));
+	for (i = 0; i < c->cfg.n_ports; i++)
+		for (k = 0; k < c->ports[i].pend.n; k++)
+			mark(live, c->ports[i].pend.m[k]);
+	for (i = 0; i < XNV_MAX_NFS; i++)
+		for (k = 0; k < c->nfs[i].pend.n; k++)
+			mark(live, c->nfs[i].pend.m[k]);
 	for (i = 0; i < XNV_MAX_CHAINS; i++)
-		if (c->chains[i].used && c->chains[i].users == 0 &&
-		    c->chains[i].refs == 0)
+		if (c->chains[i].used && c->chains[i].users == 0 && !live[i])
 			c->chains[i].used = 0;
 }
 

@@ -140,12 +140,12 @@ struct xnv_service {
  * One version of a chain.  Versions never change: editing a port's chain
  * makes a new version, and packets already on their way finish the one
  * they started on.  A version is reused once no port, no flow rule and no
- * packet refers to it.
+ * packet refers to it; packets are not counted on the data path but found
+ * when the table is full (chain.c).
  */
 struct xnv_chain_slot {
 	struct xnv_chain ch;
 	uint32_t users;			/* ports + flow rules */
-	uint64_t refs;			/* packets in flight on it */
 	uint8_t used;
 };
 
@@ -184,44 +184,6 @@ xnv_pool_mbuf(const struct xnv_pool *p, uint32_t i)
 	if (likely(p->mbuf_base != 0))
 		return (struct rte_mbuf *)(p->mbuf_base + i * p->mbuf_stride);
 	return p->mbufs[i];
-}
-
-/* A packet on chain version @p ch stops being in flight. */
-static inline void
-xnv_chain_put(struct xnv_core *c, struct rte_mbuf *m)
-{
-	uint16_t ch = xnv_priv(m)->chain;
-
-	if (ch != XNV_CHAIN_NONE)
-		c->chains[ch].refs--;
-}
-
-/*
- * @p n packets stop (@p delta < 0) or start again (@p delta > 0) being in
- * flight on their chains.  Counted per run of packets on the same chain: a
- * counter bumped once per packet would make a burst one long chain of
- * dependent read-modify-writes on one address.
- */
-static inline void
-xnv_chain_refs_bulk(struct xnv_core *c, struct rte_mbuf *const *m,
-		    unsigned n, int delta)
-{
-	uint16_t cur = XNV_CHAIN_NONE, ch;
-	int64_t run = 0;
-	unsigned i;
-
-	for (i = 0; i < n; i++) {
-		ch = xnv_priv(m[i])->chain;
-		if (ch != cur) {
-			if (cur != XNV_CHAIN_NONE)
-				c->chains[cur].refs += run;
-			cur = ch;
-			run = 0;
-		}
-		run += delta;
-	}
-	if (cur != XNV_CHAIN_NONE)
-		c->chains[cur].refs += run;
 }
 
 /* chain.c */

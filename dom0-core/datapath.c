@@ -172,12 +172,7 @@ send_run(struct xnv_core *c, uint32_t dest, struct rte_mbuf **m, unsigned n,
 		return 0;
 	case DEST_PORT:
 		p = &c->ports[DEST_ID(dest)];
-		/* Leaving the core: off their chains before the driver may
-		 * free them; those it did not take are back on. */
-		xnv_chain_refs_bulk(c, m, n, -1);
 		k = rte_eth_tx_burst(p->port_id, 0, m, (uint16_t)n);
-		if (k < n)
-			xnv_chain_refs_bulk(c, &m[k], n - k, 1);
 		p->tx += k;
 		if (k > 0)
 			c->last_tx_tsc = now;
@@ -186,13 +181,9 @@ send_run(struct xnv_core *c, uint32_t dest, struct rte_mbuf **m, unsigned n,
 		/* Counted here, when freed, not when decided: a packet decided
 		 * to be dropped may wait behind others and be decided again. */
 		c->drops[DEST_ID(dest)] += n;
-		for (k = 0; k < n; k++) {
-			struct xnv_mbuf_priv *pv = xnv_priv(m[k]);
-
-			if (DEST_ID(dest) == XNV_DROP_NO_INSTANCE)
-				c->services[pv->tgt_id].no_instance++;
-			xnv_chain_put(c, m[k]);
-		}
+		if (DEST_ID(dest) == XNV_DROP_NO_INSTANCE)
+			for (k = 0; k < n; k++)
+				c->services[xnv_priv(m[k])->tgt_id].no_instance++;
 		rte_pktmbuf_free_bulk(m, n);
 		return n;
 	}
@@ -239,10 +230,7 @@ deliver(struct xnv_core *c, struct xnv_pending *pd, struct rte_mbuf **m,
 void
 xnv_free_parked(struct xnv_core *c, struct xnv_pending *pd)
 {
-	unsigned i;
-
-	for (i = 0; i < pd->n; i++)
-		xnv_chain_put(c, pd->m[i]);
+	(void)c;
 	rte_pktmbuf_free_bulk(pd->m, pd->n);
 	pd->n = 0;
 }
@@ -315,11 +303,6 @@ xnv_rx_port(struct xnv_core *c, uint16_t idx, uint64_t now)
 			   m[i]->hash.rss : 0;
 		m[kept++] = m[i];
 	}
-	/* Without rules every packet is on the port's chain. */
-	if (flows)
-		xnv_chain_refs_bulk(c, m, kept, 1);
-	else
-		c->chains[c->port_chain[idx]].refs += kept;
 	deliver(c, &p->pend, m, kept, now, now);
 	return n;
 }
@@ -360,7 +343,6 @@ apply_verdict(struct xnv_core *c, struct xnv_nf *nf, struct rte_mbuf *m,
 		nf->drops++;
 		break;
 	}
-	xnv_chain_put(c, m);
 	rte_pktmbuf_free(m);
 	return 0;
 }
@@ -457,7 +439,6 @@ xnv_rx_nf(struct xnv_core *c, struct xnv_nf *nf, uint64_t now)
 		if (bad != XNV_OK) {
 			nf->bad++;
 			c->drops[XNV_DROP_BAD_DESC]++;
-			xnv_chain_put(c, m);
 			rte_pktmbuf_free(m);
 			continue;
 		}

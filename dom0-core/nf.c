@@ -246,7 +246,6 @@ xnv_nf_detach(struct xnv_core *c, struct xnv_nf *nf, const char *why)
 		if (pool->owner[i] != tag)
 			continue;
 		pool->owner[i] = 0;
-		xnv_chain_put(c, xnv_pool_mbuf(pool, i));
 		rte_pktmbuf_free(xnv_pool_mbuf(pool, i));
 		nf->reclaimed++;
 	}
