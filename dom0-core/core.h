@@ -238,6 +238,8 @@ void xnv_nf_detach(struct xnv_core *c, struct xnv_nf *nf, const char *why);
 /* datapath.c */
 unsigned xnv_rx_port(struct xnv_core *c, uint16_t idx, uint64_t now);
 unsigned xnv_rx_nf(struct xnv_core *c, struct xnv_nf *nf, uint64_t now);
+void xnv_nf_drain(struct xnv_core *c, struct xnv_nf *nf);
+void xnv_nf_sweep(struct xnv_core *c);
 void xnv_update_rx_gates(struct xnv_core *c);
 void xnv_free_parked(struct xnv_core *c, struct xnv_pending *pd);
 int xnv_pending_empty(const struct xnv_core *c);

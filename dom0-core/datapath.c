@@ -389,8 +389,9 @@ refill(struct xnv_core *c, struct xnv_nf *nf)
 			      "impossible");
 }
 
-unsigned
-xnv_rx_nf(struct xnv_core *c, struct xnv_nf *nf, uint64_t now)
+/* Dequeue, validate and hand on what the NF returned (nothing parked). */
+static unsigned
+take_returns(struct xnv_core *c, struct xnv_nf *nf, uint64_t now)
 {
 	struct gnts_desc d[XNV_MAX_BURST];
 	struct rte_mbuf *out[XNV_MAX_BURST];
@@ -398,15 +399,6 @@ xnv_rx_nf(struct xnv_core *c, struct xnv_nf *nf, uint64_t now)
 	uint16_t tag = (uint16_t)(nf->id + 1);
 	unsigned n, i, k = 0;
 
-	if (nf->alloc_want != 0) {
-		refill(c, nf);
-		if (nf->state != XNV_NF_ATTACHED)
-			return 0;
-	}
-	if (nf->state != XNV_NF_ATTACHED)
-		return 0;
-	if (flush_pending(c, &nf->pend, now))
-		return 1;
 	n = gnts_ring_dequeue_burst(&nf->tx, d, c->cfg.burst);
 	if (nf->tx.broken) {
 		xnv_nf_detach(c, nf, "quarantined: tx ring producer index "
@@ -453,6 +445,36 @@ xnv_rx_nf(struct xnv_core *c, struct xnv_nf *nf, uint64_t now)
 	if (k > 0)
 		deliver(c, &nf->pend, out, k, now, now);
 	return n;
+}
+
+unsigned
+xnv_rx_nf(struct xnv_core *c, struct xnv_nf *nf, uint64_t now)
+{
+	/* A departed NF stays polled only to hand on what it had returned
+	 * (parked packets); see xnv_nf_detach(). */
+	if (nf->state == XNV_NF_GONE)
+		return flush_pending(c, &nf->pend, now);
+	if (nf->alloc_want != 0) {
+		refill(c, nf);
+		if (nf->state != XNV_NF_ATTACHED)
+			return 0;
+	}
+	if (flush_pending(c, &nf->pend, now))
+		return 1;
+	return take_returns(c, nf, now);
+}
+
+void
+xnv_nf_drain(struct xnv_core *c, struct xnv_nf *nf)
+{
+	uint64_t now = rte_rdtsc();
+	unsigned i;
+
+	/* At most a ring's worth: a hostile NF cannot keep us here. */
+	for (i = 0; i <= nf->tx.size / c->cfg.burst; i++)
+		if (flush_pending(c, &nf->pend, now) ||
+		    take_returns(c, nf, now) == 0)
+			break;
 }
 
 void

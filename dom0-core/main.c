@@ -227,8 +227,12 @@ quiesce(struct xnv_core *c)
 
 	/* Detach every NF (telling it why) and reclaim its buffers. */
 	c->shutting_down = 1;
-	for (i = 0; i < XNV_MAX_NFS; i++)
+	for (i = 0; i < XNV_MAX_NFS; i++) {
 		xnv_nf_detach(c, &c->nfs[i], "xnv-core is shutting down");
+		c->drops[XNV_DROP_SHUTDOWN] += c->nfs[i].pend.n;
+		xnv_free_parked(c, &c->nfs[i].pend);
+	}
+	c->n_active = 0;
 	gnts_server_close(c->server);
 	c->server = NULL;
 	for (i = 0; i < c->cfg.n_ports; i++) {
@@ -306,6 +310,7 @@ run(struct xnv_core *c, const struct opts *o)
 		 * telemetry commands. */
 		next_ctl = now + hz / 1000;
 		(void)gnts_server_poll(c->server);
+		xnv_nf_sweep(c);
 		xnv_ctl_poll(c);
 		if (dump_stats) {
 			dump_stats = 0;

@@ -27,6 +27,21 @@ nf_by_dom(struct xnv_core *c, gnts_domid_t dom)
 	return NULL;
 }
 
+/* Remove @p id from @p list keeping the order of the others. */
+static void
+remove_id(uint16_t *list, uint16_t *n, uint16_t id)
+{
+	uint16_t i;
+
+	for (i = 0; i < *n; i++)
+		if (list[i] == id) {
+			memmove(&list[i], &list[i + 1],
+				(size_t)(*n - i - 1) * sizeof(list[0]));
+			(*n)--;
+			return;
+		}
+}
+
 /* A free slot, else the oldest record of a gone NF. */
 static struct xnv_nf *
 nf_slot(struct xnv_core *c)
@@ -37,7 +52,7 @@ nf_slot(struct xnv_core *c)
 		if (c->nfs[i].state == XNV_NF_FREE)
 			return &c->nfs[i];
 	for (i = 0; i < XNV_MAX_NFS; i++)
-		if (c->nfs[i].state == XNV_NF_GONE)
+		if (c->nfs[i].state == XNV_NF_GONE && c->nfs[i].pend.n == 0)
 			return &c->nfs[i];
 	return NULL;
 }
@@ -158,6 +173,7 @@ nf_attach(struct xnv_core *c, gnts_domid_t dom, pid_t pid,
 	nf->free = ports[GNTS_RING_FREE];
 	nf->alloc_want = RTE_MIN(req->alloc_bufs, c->cfg.ring_size);
 	nf->state = XNV_NF_ATTACHED;
+	remove_id(c->active, &c->n_active, nf->id);	/* a drained old slot */
 	c->active[c->n_active++] = nf->id;
 	svc->live[svc->n_live++] = nf->id;
 	svc->slot_nf[slot] = nf->id;
@@ -186,20 +202,6 @@ nf_attach(struct xnv_core *c, gnts_domid_t dom, pid_t pid,
 	return 0;
 }
 
-/* Remove @p id from @p list keeping the order of the others. */
-static void
-remove_id(uint16_t *list, uint16_t *n, uint16_t id)
-{
-	uint16_t i;
-
-	for (i = 0; i < *n; i++)
-		if (list[i] == id) {
-			memmove(&list[i], &list[i + 1],
-				(size_t)(*n - i - 1) * sizeof(list[0]));
-			(*n)--;
-			return;
-		}
-}
 
 int
 xnv_nf_attach(void *ctx, gnts_domid_t dom, pid_t pid,
@@ -225,12 +227,18 @@ xnv_nf_detach(struct xnv_core *c, struct xnv_nf *nf, const char *why)
 
 	if (nf->state != XNV_NF_ATTACHED)
 		return;
+	/* What the NF handed back before it went (its tx ring) is the
+	 * core's: take it through the normal checks first.  Packets that
+	 * cannot go on yet stay parked and keep the NF's slot polled
+	 * (xnv_rx_nf) until they have gone or timed out. */
+	xnv_nf_drain(c, nf);
 	/* Mark it gone first: the server's death callback below finds no
 	 * attached NF for this domain and returns. */
 	nf->state = XNV_NF_GONE;
 	snprintf(nf->gone_reason, sizeof(nf->gone_reason), "%s", why);
 	remove_id(svc->live, &svc->n_live, nf->id);
-	remove_id(c->active, &c->n_active, nf->id);
+	if (nf->pend.n == 0)
+		remove_id(c->active, &c->n_active, nf->id);
 	svc->slot_nf[nf->instance] = XNV_NF_NONE;
 	xnv_service_rebuild(c, nf->service);
 	if (c->server != NULL)
@@ -250,8 +258,6 @@ xnv_nf_detach(struct xnv_core *c, struct xnv_nf *nf, const char *why)
 		nf->reclaimed++;
 	}
 	c->drops[XNV_DROP_RECLAIMED] += nf->reclaimed;
-	c->drops[XNV_DROP_RECLAIMED] += nf->pend.n;
-	xnv_free_parked(c, &nf->pend);
 	nf->held = 0;
 	gnts_region_destroy(nf->ring_region);
 	nf->ring_region = NULL;
@@ -259,6 +265,22 @@ xnv_nf_detach(struct xnv_core *c, struct xnv_nf *nf, const char *why)
 	     " drop %" PRIu64 " bad %" PRIu64 ", %" PRIu64 " buffers "
 	     "reclaimed\n", nf->name, nf->dom, why, nf->rx_pkts, nf->tx_pkts,
 	     nf->drops, nf->bad, nf->reclaimed);
+}
+
+/* Stop polling departed NFs whose parked packets have all gone on. */
+void
+xnv_nf_sweep(struct xnv_core *c)
+{
+	uint16_t i = 0;
+
+	while (i < c->n_active) {
+		struct xnv_nf *nf = &c->nfs[c->active[i]];
+
+		if (nf->state == XNV_NF_GONE && nf->pend.n == 0)
+			remove_id(c->active, &c->n_active, nf->id);
+		else
+			i++;
+	}
 }
 
 void
