@@ -213,6 +213,7 @@ struct xnv_flow_match {
 	uint8_t proto;
 	uint16_t sport, dport;
 };
+int xnv_flow_exists(const struct xnv_core *c, uint32_t id);
 int xnv_flow_get(const struct xnv_core *c, uint32_t id,
 		 struct xnv_flow_match *m, uint16_t *chain, uint64_t *hits);
 
@@ -241,7 +242,7 @@ unsigned xnv_rx_nf(struct xnv_core *c, struct xnv_nf *nf, uint64_t now);
 void xnv_nf_drain(struct xnv_core *c, struct xnv_nf *nf);
 void xnv_nf_sweep(struct xnv_core *c);
 void xnv_update_rx_gates(struct xnv_core *c);
-void xnv_free_parked(struct xnv_core *c, struct xnv_pending *pd);
+void xnv_free_parked(struct xnv_pending *pd);
 int xnv_pending_empty(const struct xnv_core *c);
 uint64_t xnv_in_flight(const struct xnv_core *c);
 

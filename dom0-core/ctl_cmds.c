@@ -261,16 +261,6 @@ cmd_nf_info(struct xnv_core *c, const char *p, struct rte_tel_data *d)
 	U64(d, "ring_size", c->cfg.ring_size);
 }
 
-static int
-flow_used(struct xnv_core *c, unsigned i)
-{
-	struct xnv_flow_match m;
-	uint16_t ch;
-	uint64_t h;
-
-	return xnv_flow_get(c, i + 1, &m, &ch, &h) == 0;
-}
-
 /* Telemetry arrays hold at most RTE_TEL_MAX_ARRAY_ENTRIES (512): the
  * list is paged.  Param: first id (default 1); a full page means ask
  * again from the last id + 1. */
@@ -288,7 +278,7 @@ cmd_flow_list(struct xnv_core *c, const char *p, struct rte_tel_data *d)
 	}
 	rte_tel_data_start_array(d, RTE_TEL_INT_VAL);
 	for (i = (unsigned)start - 1; i < XNV_MAX_FLOWS && n < FLOW_PAGE; i++)
-		if (flow_used(c, i)) {
+		if (xnv_flow_exists(c, i + 1)) {
 			rte_tel_data_add_array_int(d, (int)i + 1);
 			n++;
 		}

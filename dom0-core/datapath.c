@@ -228,9 +228,8 @@ deliver(struct xnv_core *c, struct xnv_pending *pd, struct rte_mbuf **m,
 }
 
 void
-xnv_free_parked(struct xnv_core *c, struct xnv_pending *pd)
+xnv_free_parked(struct xnv_pending *pd)
 {
-	(void)c;
 	rte_pktmbuf_free_bulk(pd->m, pd->n);
 	pd->n = 0;
 }
@@ -248,7 +247,7 @@ flush_pending(struct xnv_core *c, struct xnv_pending *pd, uint64_t now)
 	deliver(c, pd, m, n, pd->since, now);
 	if (pd->n != 0 && now - pd->since > c->stall_tsc) {
 		c->drops[XNV_DROP_STALL] += pd->n;
-		xnv_free_parked(c, pd);
+		xnv_free_parked(pd);
 	}
 	return pd->n != 0;
 }

@@ -343,6 +343,13 @@ xnv_flow_del(struct xnv_core *c, uint32_t id, char *err, size_t errlen)
 }
 
 int
+xnv_flow_exists(const struct xnv_core *c, uint32_t id)
+{
+	return c->flows != NULL && id >= 1 && id <= XNV_MAX_FLOWS &&
+	       c->flows->rules[id - 1].used;
+}
+
+int
 xnv_flow_get(const struct xnv_core *c, uint32_t id,
 	     struct xnv_flow_match *m, uint16_t *chain, uint64_t *hits)
 {

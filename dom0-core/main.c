@@ -230,14 +230,14 @@ quiesce(struct xnv_core *c)
 	for (i = 0; i < XNV_MAX_NFS; i++) {
 		xnv_nf_detach(c, &c->nfs[i], "xnv-core is shutting down");
 		c->drops[XNV_DROP_SHUTDOWN] += c->nfs[i].pend.n;
-		xnv_free_parked(c, &c->nfs[i].pend);
+		xnv_free_parked(&c->nfs[i].pend);
 	}
 	c->n_active = 0;
 	gnts_server_close(c->server);
 	c->server = NULL;
 	for (i = 0; i < c->cfg.n_ports; i++) {
 		c->drops[XNV_DROP_SHUTDOWN] += c->ports[i].pend.n;
-		xnv_free_parked(c, &c->ports[i].pend);
+		xnv_free_parked(&c->ports[i].pend);
 	}
 }
 

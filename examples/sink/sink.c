@@ -102,26 +102,26 @@ static void
 report(struct sink *s, const char *path)
 {
 	uint64_t got = s->n - s->other - s->dup;
-	uint64_t lost = s->n > s->other ? s->max_seq_seen + 1 - got : 0;
+	unsigned long long v[5] = {
+		s->n, s->n > s->other ? s->max_seq_seen + 1 - got : 0,
+		s->reordered, s->dup, s->other,
+	};
+	double p[4];
 	FILE *f;
 
 	qsort(s->lat_ns, s->n_lat, sizeof(*s->lat_ns), cmp_u64);
+	p[0] = pct(s, .5), p[1] = pct(s, .99), p[2] = pct(s, .999);
+	p[3] = pct(s, 1);
 	fprintf(stderr, "sink: %llu packets, lost %llu, reordered %llu, "
 		"duplicated %llu, not from a generator %llu; latency us "
 		"p50 %.1f p99 %.1f p99.9 %.1f max %.1f\n",
-		(unsigned long long)s->n, (unsigned long long)lost,
-		(unsigned long long)s->reordered, (unsigned long long)s->dup,
-		(unsigned long long)s->other, pct(s, .5), pct(s, .99),
-		pct(s, .999), pct(s, 1));
+		v[0], v[1], v[2], v[3], v[4], p[0], p[1], p[2], p[3]);
 	if (path == NULL || (f = fopen(path, "w")) == NULL)
 		return;
 	fprintf(f, "{\"packets\": %llu, \"lost\": %llu, \"reordered\": %llu, "
 		"\"duplicated\": %llu, \"other\": %llu, \"latency_us\": "
 		"{\"p50\": %.3f, \"p99\": %.3f, \"p999\": %.3f, \"max\": %.3f}}\n",
-		(unsigned long long)s->n, (unsigned long long)lost,
-		(unsigned long long)s->reordered, (unsigned long long)s->dup,
-		(unsigned long long)s->other, pct(s, .5), pct(s, .99),
-		pct(s, .999), pct(s, 1));
+		v[0], v[1], v[2], v[3], v[4], p[0], p[1], p[2], p[3]);
 	fclose(f);
 }
 
