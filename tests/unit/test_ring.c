@@ -16,7 +16,8 @@
 
 #include "gntshare/ring.h"
 
-#define TEST(name) static void name(void **state __attribute__((unused)))
+#define UNUSED __attribute__((unused))
+#define TEST(name) static void name(void **state UNUSED)
 #define RX GNTS_RING_RX
 #define TX GNTS_RING_TX
 
