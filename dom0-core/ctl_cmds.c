@@ -14,17 +14,31 @@
 #define U64(d, k, v) rte_tel_data_add_dict_u64((d), (k), (v))
 #define STR(d, k, v) rte_tel_data_add_dict_string((d), (k), (v))
 
+/* A started array for a dict field; NULL after replying with an error. */
+static struct rte_tel_data *
+new_array(struct rte_tel_data *d, enum rte_tel_value_type type)
+{
+	struct rte_tel_data *a = rte_tel_data_alloc();
+
+	if (a == NULL) {
+		xnv_ctl_error(d, "out of memory");
+		return NULL;
+	}
+	rte_tel_data_start_array(a, type);
+	return a;
+}
+
 /* A chain as an array of step names (telemetry strings are limited to
  * 127 characters; a chain's text can be longer, a step name cannot). */
 static struct rte_tel_data *
-chain_array(const struct xnv_core *c, const struct xnv_chain *ch)
+chain_array(const struct xnv_core *c, const struct xnv_chain *ch,
+	    struct rte_tel_data *d)
 {
-	struct rte_tel_data *a = rte_tel_data_alloc();
+	struct rte_tel_data *a = new_array(d, RTE_TEL_STRING_VAL);
 	unsigned i;
 
 	if (a == NULL)
 		return NULL;
-	rte_tel_data_start_array(a, RTE_TEL_STRING_VAL);
 	for (i = 0; i < ch->n; i++) {
 		const struct xnv_step *s = &ch->s[i];
 
@@ -114,11 +128,9 @@ cmd_port_info(struct xnv_core *c, const char *p, struct rte_tel_data *d)
 		xnv_ctl_error(d, "no port %.20s", p);
 		return;
 	}
-	chain = chain_array(c, &c->chains[c->port_chain[i]].ch);
-	if (chain == NULL) {
-		xnv_ctl_error(d, "out of memory");
+	chain = chain_array(c, &c->chains[c->port_chain[i]].ch, d);
+	if (chain == NULL)
 		return;
-	}
 	memset(&es, 0, sizeof(es));
 	(void)rte_eth_stats_get(c->ports[i].port_id, &es);
 	rte_tel_data_start_dict(d);
@@ -151,12 +163,9 @@ cmd_group_info(struct xnv_core *c, const char *p, struct rte_tel_data *d)
 		xnv_ctl_error(d, "no group %s", p);
 		return;
 	}
-	to = rte_tel_data_alloc();
-	if (to == NULL) {
-		xnv_ctl_error(d, "out of memory");
+	to = new_array(d, RTE_TEL_U64_VAL);
+	if (to == NULL)
 		return;
-	}
-	rte_tel_data_start_array(to, RTE_TEL_U64_VAL);
 	for (j = 0; j < c->cfg.n_groups; j++)
 		rte_tel_data_add_array_u64(to, c->copies[i][j]);
 	rte_tel_data_start_dict(d);
@@ -195,12 +204,9 @@ cmd_service_info(struct xnv_core *c, const char *p, struct rte_tel_data *d)
 		return;
 	}
 	s = &c->services[i];
-	inst = rte_tel_data_alloc();
-	if (inst == NULL) {
-		xnv_ctl_error(d, "out of memory");
+	inst = new_array(d, RTE_TEL_INT_VAL);
+	if (inst == NULL)
 		return;
-	}
-	rte_tel_data_start_array(inst, RTE_TEL_INT_VAL);
 	for (unsigned k = 0; k < s->n_live; k++)
 		rte_tel_data_add_array_int(inst, s->live[k]);
 	rte_tel_data_start_dict(d);
@@ -297,11 +303,9 @@ cmd_flow_info(struct xnv_core *c, const char *p, struct rte_tel_data *d)
 		xnv_ctl_error(d, "no flow rule %.20s", p);
 		return;
 	}
-	chain = chain_array(c, &c->chains[ch].ch);
-	if (chain == NULL) {
-		xnv_ctl_error(d, "out of memory");
+	chain = chain_array(c, &c->chains[ch].ch, d);
+	if (chain == NULL)
 		return;
-	}
 	rte_tel_data_start_dict(d);
 	U64(d, "id", (uint64_t)id);
 	U64(d, "proto", m.proto);
@@ -368,7 +372,11 @@ cmd_chain_set(struct xnv_core *c, const char *p, struct rte_tel_data *d)
 		xnv_ctl_error(d, "a chain needs at least one step");
 		return;
 	}
+	arr = chain_array(c, &ch, d);	/* the reply, before any change */
+	if (arr == NULL)
+		return;
 	if (xnv_chain_set_port(c, (uint16_t)port, &ch) < 0) {
+		rte_tel_data_free(arr);
 		xnv_ctl_error(d, "chain table full (%d versions in use)",
 			      XNV_MAX_CHAINS);
 		return;
@@ -376,11 +384,9 @@ cmd_chain_set(struct xnv_core *c, const char *p, struct rte_tel_data *d)
 	xnv_chain_text(c, &ch, text, sizeof(text));
 	XLOG(INFO, "port %s: chain set to %s\n", name, text);
 	xnv_update_rx_gates(c);
-	arr = chain_array(c, &ch);
 	rte_tel_data_start_dict(d);
 	STR(d, "port", name);
-	if (arr != NULL)
-		rte_tel_data_add_dict_container(d, "chain", arr, 0);
+	rte_tel_data_add_dict_container(d, "chain", arr, 0);
 }
 
 const struct xnv_ctl_cmd xnv_ctl_cmds[] = {

@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Unit tests of gntshare rings (ring.h, ring.c): format/attach checks,
- * bursts, wrap-around of slots and 32-bit counters, hostile peer indices,
- * descriptor contents, 2-thread stress.  The fixture formats one region and
- * attaches the core's port array (producer of RX) and the NF's to it.
+ * Unit tests of gntshare rings (ring.h, ring.c): format/attach checks, bursts,
+ * wrap-around, hostile peer indices, contents, 2-thread stress.  The fixture
+ * formats one region; the core's and the NF's port arrays attach to it.
  */
 #include <errno.h>
 #include <pthread.h>
