@@ -125,6 +125,7 @@ struct xnv_nf {
 	uint32_t held;			/* buffers the NF owns now */
 	uint64_t rx_pkts, tx_pkts, drops, bad, reclaimed, allocs;
 	char gone_reason[96];
+	uint64_t gone_tsc;		/* when it left (drain deadline) */
 };
 
 struct xnv_service {
@@ -239,7 +240,7 @@ void xnv_nf_detach(struct xnv_core *c, struct xnv_nf *nf, const char *why);
 /* datapath.c */
 unsigned xnv_rx_port(struct xnv_core *c, uint16_t idx, uint64_t now);
 unsigned xnv_rx_nf(struct xnv_core *c, struct xnv_nf *nf, uint64_t now);
-void xnv_nf_drain(struct xnv_core *c, struct xnv_nf *nf);
+void xnv_nf_finish(struct xnv_core *c, struct xnv_nf *nf);
 void xnv_nf_sweep(struct xnv_core *c);
 void xnv_update_rx_gates(struct xnv_core *c);
 void xnv_free_parked(struct xnv_pending *pd);

@@ -449,10 +449,21 @@ take_returns(struct xnv_core *c, struct xnv_nf *nf, uint64_t now)
 unsigned
 xnv_rx_nf(struct xnv_core *c, struct xnv_nf *nf, uint64_t now)
 {
-	/* A departed NF stays polled only to hand on what it had returned
-	 * (parked packets); see xnv_nf_detach(). */
-	if (nf->state == XNV_NF_GONE)
-		return flush_pending(c, &nf->pend, now);
+	/* A departed NF stays polled to hand on what it had returned: its
+	 * tx ring until drained (or the stall timeout), then parked packets;
+	 * see xnv_nf_detach(). */
+	if (nf->state == XNV_NF_GONE) {
+		unsigned n = flush_pending(c, &nf->pend, now);
+
+		if (nf->ring_region == NULL)
+			return n;
+		if (n == 0)
+			n = take_returns(c, nf, now);
+		if ((n == 0 && nf->pend.n == 0) ||
+		    now - nf->gone_tsc > c->stall_tsc)
+			xnv_nf_finish(c, nf);
+		return n;
+	}
 	if (nf->alloc_want != 0) {
 		refill(c, nf);
 		if (nf->state != XNV_NF_ATTACHED)
@@ -461,19 +472,6 @@ xnv_rx_nf(struct xnv_core *c, struct xnv_nf *nf, uint64_t now)
 	if (flush_pending(c, &nf->pend, now))
 		return 1;
 	return take_returns(c, nf, now);
-}
-
-void
-xnv_nf_drain(struct xnv_core *c, struct xnv_nf *nf)
-{
-	uint64_t now = rte_rdtsc();
-	unsigned i;
-
-	/* At most a ring's worth: a hostile NF cannot keep us here. */
-	for (i = 0; i <= nf->tx.size / c->cfg.burst; i++)
-		if (flush_pending(c, &nf->pend, now) ||
-		    take_returns(c, nf, now) == 0)
-			break;
 }
 
 void

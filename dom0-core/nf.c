@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <rte_cycles.h>
 #include <rte_mbuf.h>
 
 #include <gntshare/host.h>
@@ -52,7 +53,8 @@ nf_slot(struct xnv_core *c)
 		if (c->nfs[i].state == XNV_NF_FREE)
 			return &c->nfs[i];
 	for (i = 0; i < XNV_MAX_NFS; i++)
-		if (c->nfs[i].state == XNV_NF_GONE && c->nfs[i].pend.n == 0)
+		if (c->nfs[i].state == XNV_NF_GONE &&
+		    c->nfs[i].ring_region == NULL && c->nfs[i].pend.n == 0)
 			return &c->nfs[i];
 	return NULL;
 }
@@ -217,39 +219,21 @@ xnv_nf_attach(void *ctx, gnts_domid_t dom, pid_t pid,
 }
 
 
+/*
+ * The end of a departed NF: every buffer it still owns (its rx ring, its
+ * hands, whatever of its tx ring was not taken) returns to the pool, and
+ * its ring region goes.  The NF's own mapping of the pool may live on
+ * (host mode) but those buffers are the core's again.
+ */
 void
-xnv_nf_detach(struct xnv_core *c, struct xnv_nf *nf, const char *why)
+xnv_nf_finish(struct xnv_core *c, struct xnv_nf *nf)
 {
-	struct xnv_service *svc = &c->services[nf->service];
 	struct xnv_pool *pool = &c->pools[nf->group];
 	uint16_t tag = (uint16_t)(nf->id + 1);
 	uint32_t i;
 
-	if (nf->state != XNV_NF_ATTACHED)
+	if (nf->ring_region == NULL)
 		return;
-	/* What the NF handed back before it went (its tx ring) is the
-	 * core's: take it through the normal checks first.  Packets that
-	 * cannot go on yet stay parked and keep the NF's slot polled
-	 * (xnv_rx_nf) until they have gone or timed out. */
-	xnv_nf_drain(c, nf);
-	/* Mark it gone first: the server's death callback below finds no
-	 * attached NF for this domain and returns. */
-	nf->state = XNV_NF_GONE;
-	snprintf(nf->gone_reason, sizeof(nf->gone_reason), "%s", why);
-	remove_id(svc->live, &svc->n_live, nf->id);
-	if (nf->pend.n == 0)
-		remove_id(c->active, &c->n_active, nf->id);
-	svc->slot_nf[nf->instance] = XNV_NF_NONE;
-	xnv_service_rebuild(c, nf->service);
-	if (c->server != NULL)
-		gnts_server_detach_status(c->server, nf->dom,
-					  c->shutting_down ? -ESHUTDOWN :
-					  -ECONNRESET, why);
-	gnts_revoke_domain(nf->dom);
-	/* Everything the NF owned (in its rx ring, in its hands, in its tx
-	 * ring) returns to the pool.  The NF's own mapping of the pool may
-	 * live on (host mode) but the buffers are core-owned again and the
-	 * NF has no ring left to hand them back through. */
 	for (i = 0; i < pool->n_bufs; i++) {
 		if (pool->owner[i] != tag)
 			continue;
@@ -263,8 +247,36 @@ xnv_nf_detach(struct xnv_core *c, struct xnv_nf *nf, const char *why)
 	nf->ring_region = NULL;
 	XLOG(INFO, "NF %s (domain %u) detached: %s; rx %" PRIu64 " tx %" PRIu64
 	     " drop %" PRIu64 " bad %" PRIu64 ", %" PRIu64 " buffers "
-	     "reclaimed\n", nf->name, nf->dom, why, nf->rx_pkts, nf->tx_pkts,
-	     nf->drops, nf->bad, nf->reclaimed);
+	     "reclaimed\n", nf->name, nf->dom, nf->gone_reason, nf->rx_pkts,
+	     nf->tx_pkts, nf->drops, nf->bad, nf->reclaimed);
+}
+
+void
+xnv_nf_detach(struct xnv_core *c, struct xnv_nf *nf, const char *why)
+{
+	struct xnv_service *svc = &c->services[nf->service];
+
+	if (nf->state != XNV_NF_ATTACHED)
+		return;
+	/* Mark it gone first: the server's death callback below finds no
+	 * attached NF for this domain and returns. */
+	nf->state = XNV_NF_GONE;
+	nf->gone_tsc = rte_rdtsc();
+	snprintf(nf->gone_reason, sizeof(nf->gone_reason), "%s", why);
+	remove_id(svc->live, &svc->n_live, nf->id);
+	svc->slot_nf[nf->instance] = XNV_NF_NONE;
+	xnv_service_rebuild(c, nf->service);
+	if (c->server != NULL)
+		gnts_server_detach_status(c->server, nf->dom,
+					  c->shutting_down ? -ESHUTDOWN :
+					  -ECONNRESET, why);
+	gnts_revoke_domain(nf->dom);
+	/* What it handed back before it went (its tx ring) is the core's:
+	 * its slot stays polled (xnv_rx_nf) until that ring is drained
+	 * through the normal checks, or stall_timeout_ms has passed; then
+	 * xnv_nf_finish() reclaims the rest. */
+	if (c->shutting_down)
+		xnv_nf_finish(c, nf);
 }
 
 /* Stop polling departed NFs whose parked packets have all gone on. */
@@ -276,7 +288,8 @@ xnv_nf_sweep(struct xnv_core *c)
 	while (i < c->n_active) {
 		struct xnv_nf *nf = &c->nfs[c->active[i]];
 
-		if (nf->state == XNV_NF_GONE && nf->pend.n == 0)
+		if (nf->state == XNV_NF_GONE && nf->ring_region == NULL &&
+		    nf->pend.n == 0)
 			remove_id(c->active, &c->n_active, nf->id);
 		else
 			i++;
