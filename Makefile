@@ -21,6 +21,8 @@ CFLAGS_BASE := $(CSTD) $(WARN) $(OPT) -fPIC -Igntshare/include -Idomu-lib/includ
 DPDK_CFLAGS := $(shell pkg-config --cflags libdpdk 2>/dev/null)
 DPDK_LIBS   := $(shell pkg-config --libs libdpdk 2>/dev/null)
 PYTHON   := $(CURDIR)/.venv/bin/python
+# Xen's user-space libraries (libxen-dev): the xen backend of gntshare
+XEN_LIBS := $(shell pkg-config --libs xenstore xengnttab 2>/dev/null)
 
 .PHONY: all deps demo check check-unit check-integration check-xen bench-smoke \
         bench install clean help
@@ -29,6 +31,7 @@ all:
 include gntshare/build.mk
 include domu-lib/build.mk
 include dom0-core/build.mk
+include toolstack-hooks/build.mk
 include examples/build.mk
 include tests/build.mk
 include bench/build.mk

@@ -126,6 +126,8 @@ struct xnv_nf {
 	uint64_t rx_pkts, tx_pkts, drops, bad, reclaimed, allocs;
 	char gone_reason[96];
 	uint64_t gone_tsc;		/* when it left (drain deadline) */
+	uint64_t busy_tsc;		/* xen: next check of frames it maps */
+	unsigned busy_frames;		/* xen: frames still mapped, logged */
 };
 
 struct xnv_service {
@@ -164,7 +166,8 @@ struct xnv_core {
 	uint32_t spill_ring_used;		/* spill above this occupancy */
 	uint16_t active[XNV_MAX_NFS];	/* ids of attached NFs, polled */
 	uint16_t n_active;
-	struct gnts_server *server;
+	struct gnts_server *server;	/* host backend, or */
+	struct gnts_xen_server *xen;	/* xen backend */
 	int shutting_down;		/* detaches tell NFs: clean stop */
 	uint64_t drops[XNV_DROP_N];
 	uint64_t copies[XNV_MAX_GROUPS][XNV_MAX_GROUPS]; /* [from][to] */
@@ -232,6 +235,8 @@ int xnv_nf_attach(void *ctx, gnts_domid_t dom, pid_t pid,
 		  const struct gnts_attach_req *req,
 		  struct gnts_attach_rsp *rsp, char *err, size_t errlen);
 void xnv_nf_death(void *ctx, gnts_domid_t dom);
+int xnv_nf_check(void *ctx, const struct gnts_attach_req *req, char *err,
+		 size_t errlen);
 void xnv_nf_map_denied(void *ctx, gnts_domid_t dom, gnts_ref_t ref,
 		       const char *why);
 void xnv_nf_detach(struct xnv_core *c, struct xnv_nf *nf, const char *why);

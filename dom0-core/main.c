@@ -24,6 +24,7 @@
 #include <rte_ethdev.h>
 
 #include <gntshare/host.h>
+#include <gntshare/xen.h>
 
 #include "core.h"
 #include "ctl.h"
@@ -40,6 +41,7 @@ struct opts {
 	double duration_s;
 	double idle_exit_ms;
 	int busy_poll;
+	int xen;		/* --backend xen */
 };
 
 static void
@@ -55,6 +57,9 @@ usage(FILE *f)
 		"  --stats-json FILE  write the final counters as JSON\n"
 		"  --busy-poll        never back off when idle (default: spin, pause,\n"
 		"                     yield, then sleep up to 50 us)\n"
+		"  --backend host|xen how NFs attach: host processes on the unix\n"
+		"                     socket (default), or Xen domains through\n"
+		"                     XenStore and grant refs (Dom0, gntshare module)\n"
 		"  --help             this text\n"
 		"EAL memory: unless given, --in-memory when 2 MiB hugepages are free,\n"
 		"else --no-huge (logged).  SIGUSR1 prints the counters.\n");
@@ -84,6 +89,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 		{ "idle-exit", required_argument, NULL, 'i' },
 		{ "stats-json", required_argument, NULL, 'j' },
 		{ "busy-poll", no_argument, NULL, 'b' },
+		{ "backend", required_argument, NULL, 'B' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -97,6 +103,15 @@ parse_opts(int argc, char **argv, struct opts *o)
 		case 's': o->socket = optarg; break;
 		case 'j': o->stats_json = optarg; break;
 		case 'b': o->busy_poll = 1; break;
+		case 'B':
+			if (strcmp(optarg, "host") != 0 &&
+			    strcmp(optarg, "xen") != 0) {
+				fprintf(stderr, "xnv-core: --backend %s: "
+					"expected host or xen\n", optarg);
+				return -1;
+			}
+			o->xen = strcmp(optarg, "xen") == 0;
+			break;
 		case 'd':
 			if (parse_num("--duration", optarg, &o->duration_s))
 				return -1;
@@ -153,15 +168,44 @@ gnts_to_rte_log(int level, const char *msg)
 		xnv_logtype, "xnv-core: %s\n", msg);
 }
 
+/* Where NFs attach: the unix socket (host) or XenStore (xen). */
 static int
-setup(struct xnv_core *c)
+open_backend(struct xnv_core *c, int xen, char *err, size_t errlen)
 {
 	static const struct gnts_server_ops ops = {
 		.attach = xnv_nf_attach,
 		.death = xnv_nf_death,
 		.map_denied = xnv_nf_map_denied,
 	};
-	char err[256], dir[sizeof(c->cfg.socket)], *slash;
+	char dir[sizeof(c->cfg.socket)], *slash;
+	int rc;
+
+	if (xen) {
+		rc = gnts_xen_server_open(&ops, xnv_nf_check, c, &c->xen, err,
+					  errlen);
+		if (rc == 0)
+			XLOG(INFO, "NFs attach from Xen domains registered "
+			     "under %s (xnv-xl); grants by %s\n",
+			     GNTS_XEN_BACKEND_ROOT, "the gntshare module");
+		return rc;
+	}
+	snprintf(dir, sizeof(dir), "%s", c->cfg.socket);
+	slash = strrchr(dir, '/');
+	if (slash != NULL && slash != dir) {
+		*slash = '\0';
+		(void)mkdir(dir, 0700);
+	}
+	rc = gnts_server_open(c->cfg.socket, &ops, c, &c->server, err, errlen);
+	if (rc == 0)
+		XLOG(INFO, "NFs attach on %s; EAL runtime directory %s\n",
+		     c->cfg.socket, rte_eal_get_runtime_dir());
+	return rc;
+}
+
+static int
+setup(struct xnv_core *c, int xen)
+{
+	char err[256];
 	uint16_t i;
 	int rc;
 
@@ -196,18 +240,8 @@ setup(struct xnv_core *c)
 	for (i = 0; i < c->cfg.n_ports; i++)
 		if ((rc = xnv_port_open(c, i, err, sizeof(err))) < 0)
 			goto fail;
-	snprintf(dir, sizeof(dir), "%s", c->cfg.socket);
-	slash = strrchr(dir, '/');
-	if (slash != NULL && slash != dir) {
-		*slash = '\0';
-		(void)mkdir(dir, 0700);
-	}
-	rc = gnts_server_open(c->cfg.socket, &ops, c, &c->server, err,
-			      sizeof(err));
-	if (rc < 0)
+	if ((rc = open_backend(c, xen, err, sizeof(err))) < 0)
 		goto fail;
-	XLOG(INFO, "NFs attach on %s; EAL runtime directory %s\n",
-	     c->cfg.socket, rte_eal_get_runtime_dir());
 	for (i = 0; i < c->cfg.n_ports; i++)
 		if (c->cfg.ports[i].chain.n > 0 && c->cfg.ports[i].rx_when_ready)
 			XLOG(INFO, "port %s: rx waits until every service of "
@@ -235,6 +269,8 @@ quiesce(struct xnv_core *c)
 	c->n_active = 0;
 	gnts_server_close(c->server);
 	c->server = NULL;
+	gnts_xen_server_close(c->xen);
+	c->xen = NULL;
 	for (i = 0; i < c->cfg.n_ports; i++) {
 		c->drops[XNV_DROP_SHUTDOWN] += c->ports[i].pend.n;
 		xnv_free_parked(&c->ports[i].pend);
@@ -310,6 +346,7 @@ run(struct xnv_core *c, const struct opts *o)
 		 * telemetry commands. */
 		next_ctl = now + hz / 1000;
 		(void)gnts_server_poll(c->server);
+		(void)gnts_xen_server_poll(c->xen);
 		xnv_nf_sweep(c);
 		xnv_ctl_poll(c);
 		if (dump_stats) {
@@ -403,7 +440,7 @@ main(int argc, char **argv)
 	start = rte_rdtsc();
 	c->start_tsc = start;
 	c->busy_poll = o.busy_poll;
-	rc = setup(c);
+	rc = setup(c, o.xen);
 	if (rc == 0)
 		run(c, &o);
 	quiesce(c);

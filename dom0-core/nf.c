@@ -14,6 +14,7 @@
 #include <rte_mbuf.h>
 
 #include <gntshare/host.h>
+#include <gntshare/xen.h>
 
 #include "core.h"
 
@@ -93,6 +94,28 @@ warn_ring_capacity(struct xnv_core *c, uint16_t g)
 		     c->cfg.groups[g].name, cap, c->pools[g].n_bufs);
 }
 
+/* Does the config know @p req's service and group?  (xen: checked when a
+ * domain registers, before it boots.) */
+int
+xnv_nf_check(void *ctx, const struct gnts_attach_req *req, char *err,
+	     size_t errlen)
+{
+	struct xnv_core *c = ctx;
+	char known[128];
+
+	if (xnv_config_service(&c->cfg, req->service) < 0) {
+		list_services(&c->cfg, known, sizeof(known));
+		snprintf(err, errlen, "unknown service '%s' (configured: %s)",
+			 req->service, known[0] ? known : "none");
+		return -ENOENT;
+	}
+	if (xnv_config_group(&c->cfg, req->group) < 0) {
+		snprintf(err, errlen, "unknown trust group '%s'", req->group);
+		return -ENOENT;
+	}
+	return 0;
+}
+
 static int
 nf_attach(struct xnv_core *c, gnts_domid_t dom, pid_t pid,
 	  const struct gnts_attach_req *req, struct gnts_attach_rsp *rsp,
@@ -102,7 +125,7 @@ nf_attach(struct xnv_core *c, gnts_domid_t dom, pid_t pid,
 	struct xnv_service *svc;
 	struct xnv_pool *pool;
 	struct xnv_nf *nf;
-	char rname[GNTS_NAME_LEN], known[128];
+	char rname[GNTS_NAME_LEN];
 	int s, g, rc, slot;
 
 	for (const char *p = req->name; *p; p++)
@@ -111,18 +134,11 @@ nf_attach(struct xnv_core *c, gnts_domid_t dom, pid_t pid,
 				 "digits and - _ .");
 			return -EINVAL;
 		}
+	rc = xnv_nf_check(c, req, err, errlen);
+	if (rc < 0)
+		return rc;
 	s = xnv_config_service(&c->cfg, req->service);
 	g = xnv_config_group(&c->cfg, req->group);
-	if (s < 0) {
-		list_services(&c->cfg, known, sizeof(known));
-		snprintf(err, errlen, "unknown service '%s' (configured: %s)",
-			 req->service, known[0] ? known : "none");
-		return -ENOENT;
-	}
-	if (g < 0) {
-		snprintf(err, errlen, "unknown trust group '%s'", req->group);
-		return -ENOENT;
-	}
 	svc = &c->services[s];
 	/* The lowest free instance slot: a restarted replica takes the slot
 	 * (and so the flows) of the one it replaces. */
@@ -147,7 +163,7 @@ nf_attach(struct xnv_core *c, gnts_domid_t dom, pid_t pid,
 	nf->service = (uint16_t)s;
 	nf->group = (uint16_t)g;
 	snprintf(nf->name, sizeof(nf->name), "%s", req->name);
-	snprintf(rname, sizeof(rname), "xnv-ring-d%u", dom);
+	snprintf(rname, sizeof(rname), "xnv-ring-%.22s", req->name);
 	rc = gnts_region_create(rname, gnts_ring_region_bytes(c->cfg.ring_size),
 				0, &nf->ring_region);
 	if (rc == 0)
@@ -195,10 +211,17 @@ nf_attach(struct xnv_core *c, gnts_domid_t dom, pid_t pid,
 	rsp->buf_size = pool->buf_size;
 	rsp->pool_bytes = pool->region->size;
 	rsp->n_ports = c->cfg.n_ports;
-	XLOG(INFO, "NF %s (pid %d) attached as domain %u: service %s, "
-	     "group %s, ring region %u, pool region %u\n", nf->name, (int)pid,
-	     dom, req->service, req->group, nf->ring_region->ref,
-	     pool->region->ref);
+	if (c->xen != NULL)
+		XLOG(INFO, "NF %s attached from Xen domain %u device %u: "
+		     "service %s, group %s, %u pool frames granted\n",
+		     nf->name, GNTS_XEN_DOMID(dom), GNTS_XEN_DEVID(dom),
+		     req->service, req->group,
+		     (unsigned)(pool->region->size / GNTS_XEN_PAGE));
+	else
+		XLOG(INFO, "NF %s (pid %d) attached as domain %u: service %s, "
+		     "group %s, ring region %u, pool region %u\n", nf->name,
+		     (int)pid, dom, req->service, req->group,
+		     nf->ring_region->ref, pool->region->ref);
 	warn_ring_capacity(c, (uint16_t)g);
 	xnv_update_rx_gates(c);
 	return 0;
@@ -234,6 +257,27 @@ xnv_nf_finish(struct xnv_core *c, struct xnv_nf *nf)
 
 	if (nf->ring_region == NULL)
 		return;
+	/* Xen: a domain that still maps frames it was granted can still
+	 * write them; its buffers stay out of use until it unmaps (or its
+	 * domain is destroyed).  Asked at most every 10 ms. */
+	if (c->xen != NULL && !c->shutting_down) {
+		uint64_t now = rte_rdtsc();
+		unsigned busy;
+
+		if (now < nf->busy_tsc)
+			return;
+		nf->busy_tsc = now + c->tsc_hz / 100;
+		busy = gnts_domain_busy(nf->dom);
+		if (busy > 0) {
+			if (nf->busy_frames == 0)
+				XLOG(INFO, "NF %s: Xen domain %u still maps %u "
+				     "frames; its buffers return when it "
+				     "unmaps\n", nf->name, GNTS_XEN_DOMID(nf->dom),
+				     busy);
+			nf->busy_frames = busy;
+			return;
+		}
+	}
 	for (i = 0; i < pool->n_bufs; i++) {
 		if (pool->owner[i] != tag)
 			continue;
@@ -270,6 +314,8 @@ xnv_nf_detach(struct xnv_core *c, struct xnv_nf *nf, const char *why)
 		gnts_server_detach_status(c->server, nf->dom,
 					  c->shutting_down ? -ESHUTDOWN :
 					  -ECONNRESET, why);
+	gnts_xen_server_detach(c->xen, nf->dom, c->shutting_down ?
+			       -ESHUTDOWN : -ECONNRESET, why);
 	gnts_revoke_domain(nf->dom);
 	/* What it handed back before it went (its tx ring) is the core's:
 	 * its slot stays polled (xnv_rx_nf) until that ring is drained
@@ -303,7 +349,9 @@ xnv_nf_death(void *ctx, gnts_domid_t dom)
 	struct xnv_nf *nf = nf_by_dom(c, dom);
 
 	if (nf != NULL)
-		xnv_nf_detach(c, nf, "connection closed (NF exited or died)");
+		xnv_nf_detach(c, nf, c->xen != NULL ? "the NF closed its "
+			      "device, or its domain is gone" :
+			      "connection closed (NF exited or died)");
 }
 
 void

@@ -15,7 +15,7 @@ $(XNV_A): $(XNV_OBJ) $(GNTS_OBJ)
 
 $(XNV_SO): $(XNV_OBJ) $(GNTS_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) -shared -Wl,-soname,libxnv.so.0 $(LDSAN) -o $@ $^
+	$(CC) -shared -Wl,-soname,libxnv.so.0 $(LDSAN) -o $@ $^ $(XEN_LIBS)
 	ln -sf libxnv.so.0 $(B)/lib/libxnv.so
 
 # In-tree .pc: examples build against the build directory with

@@ -48,7 +48,8 @@ core_alive(struct xnv_nf *nf)
 {
 	char err[GNTS_ERR_LEN];
 
-	if (gnts_client_alive(nf->cl, err, sizeof(err)))
+	if (nf->xc != NULL ? gnts_xen_client_alive(nf->xc, err, sizeof(err)) :
+	    gnts_client_alive(nf->cl, err, sizeof(err)))
 		return 1;
 	LOG("%s: detached by the core: %s", nf->name, err);
 	return 0;
@@ -58,7 +59,10 @@ core_alive(struct xnv_nf *nf)
 static int
 gone_rc(const struct xnv_nf *nf)
 {
-	return gnts_client_gone_status(nf->cl) == -ESHUTDOWN ? 0 : -ECONNRESET;
+	int st = nf->xc != NULL ? gnts_xen_client_gone_status(nf->xc) :
+		 gnts_client_gone_status(nf->cl);
+
+	return st == -ESHUTDOWN ? 0 : -ECONNRESET;
 }
 
 /* Turn one descriptor from the core into a packet; 0 if out of bounds. */

@@ -32,10 +32,17 @@ usage(const char *prog)
 {
 	fprintf(stderr,
 		"usage: %s [libxnv options] [-- NF options]\n"
-		"  --service NAME   service this NF provides (env XNV_SERVICE; required)\n"
-		"  --group NAME     trust group (env XNV_GROUP; default \"0\")\n"
+		"  --service NAME   service this NF provides (env XNV_SERVICE; required\n"
+		"                   in host mode; in a Xen domain its nfv_service)\n"
+		"  --group NAME     trust group (env XNV_GROUP; default \"0\"; in a Xen\n"
+		"                   domain its nfv_trust_group)\n"
 		"  --name NAME      instance name for logs (default SERVICE-PID)\n"
 		"  --socket PATH    xnv-core socket (env XNV_SOCKET; default %s)\n"
+		"  --backend B      auto (default), host (unix socket) or xen (XenStore\n"
+		"                   + grant refs; auto picks xen in a Xen domain that\n"
+		"                   has an xnv device) (env XNV_BACKEND)\n"
+		"  --dev N          xen: the domain's xnv device to use (default: the\n"
+		"                   first one not connected)\n"
 		"  --busy-poll      never back off when idle\n"
 		"  --alloc N        keep N empty buffers at hand for packets the NF\n"
 		"                   originates (xnv_pkt_alloc; env XNV_ALLOC; default 0)\n"
@@ -60,9 +67,15 @@ copy_name(char *dst, const char *src, const char *what)
 }
 
 /* Parse options into @p req and @p nf; returns arguments consumed. */
+struct attach_opts {
+	const char *sock;
+	const char *backend;
+	int dev;
+};
+
 static int
 parse_args(int argc, char **argv, struct gnts_attach_req *req,
-	   struct xnv_nf *nf, const char **sock)
+	   struct xnv_nf *nf, struct attach_opts *ao)
 {
 	static const struct option opts[] = {
 		{ "service", required_argument, NULL, 's' },
@@ -72,6 +85,8 @@ parse_args(int argc, char **argv, struct gnts_attach_req *req,
 		{ "busy-poll", no_argument, NULL, 'b' },
 		{ "alloc", required_argument, NULL, 'a' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "backend", required_argument, NULL, 'B' },
+		{ "dev", required_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -86,7 +101,9 @@ parse_args(int argc, char **argv, struct gnts_attach_req *req,
 			end = c;
 			break;
 		}
-	*sock = getenv("XNV_SOCKET");
+	ao->sock = getenv("XNV_SOCKET");
+	ao->backend = getenv("XNV_BACKEND");
+	ao->dev = -1;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(end, argv, "", opts, NULL)) != -1) {
@@ -94,7 +111,21 @@ parse_args(int argc, char **argv, struct gnts_attach_req *req,
 		case 's': service = optarg; break;
 		case 'g': group = optarg; break;
 		case 'n': name = optarg; break;
-		case 'S': *sock = optarg; break;
+		case 'S': ao->sock = optarg; break;
+		case 'B': ao->backend = optarg; break;
+		case 'D': {
+			char *e;
+			long v = strtol(optarg, &e, 10);
+
+			if (*optarg == '\0' || *e != '\0' || v < 0 ||
+			    v >= (long)GNTS_XEN_MAX_DEVS) {
+				LOG("--dev %s: expected a device number from 0 "
+				    "to %u", optarg, GNTS_XEN_MAX_DEVS - 1);
+				return -EINVAL;
+			}
+			ao->dev = (int)v;
+			break;
+		}
 		case 'b': nf->busy_poll = 1; break;
 		case 'a': alloc = optarg; break;
 		case 'q': nf->quiet = 1; break;
@@ -121,23 +152,58 @@ parse_args(int argc, char **argv, struct gnts_attach_req *req,
 		}
 		req->alloc_bufs = (uint32_t)v;
 	}
-	if (service == NULL) {
+	if (ao->backend == NULL || strcmp(ao->backend, "auto") == 0)
+		ao->backend = gnts_xen_client_available() ? "xen" : "host";
+	if (strcmp(ao->backend, "host") != 0 &&
+	    strcmp(ao->backend, "xen") != 0) {
+		LOG("--backend %s: expected auto, host or xen", ao->backend);
+		return -EINVAL;
+	}
+	if (strcmp(ao->backend, "xen") == 0) {
+		/* The domain's config names service and group; given ones
+		 * are checked against it by the core. */
+		if (service == NULL)
+			service = "";
+		if (group == NULL)
+			group = "";
+	} else if (service == NULL) {
 		LOG("no service given: use --service NAME or XNV_SERVICE");
 		return -EINVAL;
 	}
-	if ((rc = copy_name(req->service, service, "service")) < 0 ||
-	    (rc = copy_name(req->group, group ? group : "0", "group")) < 0)
+	if ((service[0] && (rc = copy_name(req->service, service,
+					    "service")) < 0) ||
+	    (group == NULL && (rc = copy_name(req->group, "0", "group")) < 0) ||
+	    (group != NULL && group[0] &&
+	     (rc = copy_name(req->group, group, "group")) < 0))
 		return rc;
 	if (name != NULL) {
 		if ((rc = copy_name(req->name, name, "name")) < 0)
 			return rc;
-	} else {
+	} else if (strcmp(ao->backend, "host") == 0) {
 		snprintf(req->name, sizeof(req->name), "%.20s-%d", service,
 			 (int)getpid());
-	}
-	if (*sock == NULL)
-		*sock = GNTS_DEFAULT_SOCKET;
+	}	/* xen: the core names it <domain>.<device> */
+	if (ao->sock == NULL)
+		ao->sock = GNTS_DEFAULT_SOCKET;
 	return end < argc ? end + 1 : end;
+}
+
+static int
+map_one(struct xnv_nf *nf, gnts_ref_t ref, void **va, size_t *sz, char *err,
+	size_t errlen)
+{
+	if (nf->xc != NULL)
+		return gnts_xen_client_map(nf->xc, ref, va, sz, err, errlen);
+	return gnts_client_map(nf->cl, ref, 0, va, sz, err, errlen);
+}
+
+static void
+unmap_one(struct xnv_nf *nf, void *va, size_t sz)
+{
+	if (nf->xc != NULL)
+		gnts_xen_client_unmap(nf->xc, va, sz);
+	else
+		gnts_client_unmap(va, sz);
 }
 
 static int
@@ -150,8 +216,8 @@ map_regions(struct xnv_nf *nf)
 	size_t sz;
 	int rc;
 
-	rc = gnts_client_map(nf->cl, a->ring_ref, 0, &nf->ring_va,
-			     &nf->ring_bytes, err, sizeof(err));
+	rc = map_one(nf, a->ring_ref, &nf->ring_va, &nf->ring_bytes, err,
+		     sizeof(err));
 	if (rc < 0) {
 		LOG("%s: cannot map ring region: %s", nf->name, err);
 		return rc;
@@ -167,8 +233,7 @@ map_regions(struct xnv_nf *nf)
 	nf->rx = ports[GNTS_RING_RX];
 	nf->tx = ports[GNTS_RING_TX];
 	nf->free = ports[GNTS_RING_FREE];
-	rc = gnts_client_map(nf->cl, a->pool_ref, 0, &va, &sz, err,
-			     sizeof(err));
+	rc = map_one(nf, a->pool_ref, &va, &sz, err, sizeof(err));
 	if (rc < 0) {
 		LOG("%s: cannot map the pool of group '%s': %s", nf->name,
 		    nf->group, err);
@@ -191,22 +256,29 @@ xnv_nf_init(int argc, char **argv, struct xnv_nf **out)
 	struct sigaction sa;
 	char err[GNTS_ERR_LEN];
 	struct xnv_nf *nf;
-	const char *sock;
+	struct attach_opts ao;
 	int consumed, rc;
 
 	nf = calloc(1, sizeof(*nf));
 	if (nf == NULL)
 		return -ENOMEM;
 	memset(&req, 0, sizeof(req));
-	consumed = parse_args(argc, argv, &req, nf, &sock);
+	consumed = parse_args(argc, argv, &req, nf, &ao);
 	if (consumed < 0) {
 		free(nf);
 		return consumed;
 	}
 	snprintf(nf->name, sizeof(nf->name), "%s", req.name);
 	snprintf(nf->group, sizeof(nf->group), "%s", req.group);
-	rc = gnts_client_attach(sock, &req, &nf->att, &nf->cl, err,
-				sizeof(err));
+	if (strcmp(ao.backend, "xen") == 0)
+		rc = gnts_xen_client_attach(ao.dev, &req, 10000, &nf->att,
+					    req.name, req.service, req.group,
+					    &nf->xc, err, sizeof(err));
+	else
+		rc = gnts_client_attach(ao.sock, &req, &nf->att, &nf->cl, err,
+					sizeof(err));
+	snprintf(nf->name, sizeof(nf->name), "%s", req.name);
+	snprintf(nf->group, sizeof(nf->group), "%s", req.group);
 	if (rc < 0) {
 		LOG("%s: attach refused: %s", nf->name, err);
 		free(nf);
@@ -235,9 +307,10 @@ xnv_nf_close(struct xnv_nf *nf)
 {
 	if (nf == NULL)
 		return;
-	gnts_client_unmap(nf->pool, nf->pool_bytes);
-	gnts_client_unmap(nf->ring_va, nf->ring_bytes);
+	unmap_one(nf, nf->pool, nf->pool_bytes);
+	unmap_one(nf, nf->ring_va, nf->ring_bytes);
 	gnts_client_close(nf->cl);
+	gnts_xen_client_close(nf->xc);
 	free(nf);
 }
 

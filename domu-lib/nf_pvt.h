@@ -10,6 +10,7 @@
 #include <gntshare/attach.h>
 #include <gntshare/host.h>
 #include <gntshare/ring.h>
+#include <gntshare/xen.h>
 
 #include "xnv/nf.h"
 
@@ -19,7 +20,8 @@
 		      fputc('\n', stderr); } while (0)
 
 struct xnv_nf {
-	struct gnts_client *cl;
+	struct gnts_client *cl;		/* host backend, or */
+	struct gnts_xen_client *xc;	/* xen backend (NF in a DomU) */
 	struct gnts_attach_rsp att;
 	char name[GNTS_ATTACH_NAME_LEN];
 	char group[GNTS_ATTACH_NAME_LEN];

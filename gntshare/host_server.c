@@ -331,6 +331,8 @@ gnts_server_poll(struct gnts_server *s)
 	int idx[MAX_CONNS + 1];
 	int n = 0, i, rc, events = 0;
 
+	if (s == NULL)
+		return 0;
 	pfd[n].fd = s->lfd;
 	pfd[n].events = POLLIN;
 	idx[n++] = -1;

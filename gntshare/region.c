@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "gntshare/gntshare.h"
+#include "kgrant.h"
 
 #ifndef MFD_HUGE_2MB
 #define MFD_HUGE_2MB (21 << 26)
@@ -194,6 +195,10 @@ gnts_region_destroy(struct gnts_region *r)
 	for (i = 0; i < GNTS_MAX_REGIONS; i++)
 		if (table[i] == r)
 			table[i] = NULL;
+	/* Frames a domain still maps stay pinned by the module (and out of
+	 * the kernel's hands) after the munmap below, until it unmaps. */
+	for (i = 0; i < r->n_grants; i++)
+		(void)gnts_kgrant_revoke(&r->grants[i]);
 	munmap(r->va, r->size);
 	close(r->fd);
 	free(r);
@@ -213,16 +218,28 @@ grant_index(const struct gnts_region *r, gnts_domid_t dom)
 int
 gnts_region_grant(struct gnts_region *r, gnts_domid_t dom, int readonly)
 {
-	int i = grant_index(r, dom);
+	struct gnts_grant *g;
+	int i = grant_index(r, dom), rc;
 
-	if (i >= 0) {
+	if (i >= 0 && (r->grants[i].readonly == (readonly != 0) ||
+		       !gnts_kgrant_on())) {
 		r->grants[i].readonly = readonly != 0;
 		return 0;
 	}
+	if (i >= 0) {	/* Xen: a new mode is a new grant */
+		rc = gnts_region_revoke(r, dom);
+		if (rc != 0)
+			return rc < 0 ? rc : -EBUSY;
+	}
 	if (r->n_grants >= GNTS_MAX_GRANTEES)
 		return -ENOSPC;
-	r->grants[r->n_grants].dom = dom;
-	r->grants[r->n_grants].readonly = readonly != 0;
+	g = &r->grants[r->n_grants];
+	memset(g, 0, sizeof(*g));
+	g->dom = dom;
+	g->readonly = readonly != 0;
+	rc = gnts_kgrant_grant(r, g);
+	if (rc < 0)
+		return rc;
 	r->n_grants++;
 	return 0;
 }
@@ -230,12 +247,24 @@ gnts_region_grant(struct gnts_region *r, gnts_domid_t dom, int readonly)
 int
 gnts_region_revoke(struct gnts_region *r, gnts_domid_t dom)
 {
-	int i = grant_index(r, dom);
+	int i = grant_index(r, dom), busy;
 
 	if (i < 0)
 		return -ENOENT;
+	busy = gnts_kgrant_revoke(&r->grants[i]);
 	r->grants[i] = r->grants[--r->n_grants];
-	return 0;
+	return busy;
+}
+
+const uint32_t *
+gnts_region_refs(const struct gnts_region *r, gnts_domid_t dom, uint32_t *n)
+{
+	int i = grant_index(r, dom);
+
+	if (i < 0 || r->grants[i].refs == NULL)
+		return NULL;
+	*n = r->grants[i].n_refs;
+	return r->grants[i].refs;
 }
 
 void

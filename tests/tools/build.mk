@@ -16,6 +16,6 @@ $(PROBE_BIN): tests/tools/xnv-probe.c $(GNTS_LIB)
 $(TESTNF_BIN): tests/tools/xnv-testnf.c $(XNV_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(WARN) $(OPT) -Idomu-lib/include \
-	    -o $@ $< $(XNV_A) $(LDSAN)
+	    -o $@ $< $(XNV_A) $(XEN_LIBS) $(LDSAN)
 
 check-integration: $(PROBE_BIN) $(TESTNF_BIN)

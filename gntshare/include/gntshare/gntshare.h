@@ -48,6 +48,11 @@ typedef uint32_t gnts_ref_t;
 struct gnts_grant {
 	gnts_domid_t dom;
 	uint8_t readonly;
+	/* xen backend (gnts_kgrant_enable()): the module's handle and one
+	 * ref per 4 KiB frame of the region */
+	uint32_t handle;
+	uint32_t n_refs;
+	uint32_t *refs;
 };
 
 /* Dom0-private description of one region. */
@@ -83,8 +88,8 @@ int gnts_region_grant(struct gnts_region *r, gnts_domid_t dom, int readonly);
 /**
  * End the grant of @p r to @p dom.
  * @return pages still mapped by @p dom that could not be reclaimed yet
- *   (always 0 in host mode: the grantee's mapping keeps its own reference),
- *   or -ENOENT if there was no such grant.
+ *   (always 0 in host mode: the grantee's mapping keeps its own reference;
+ *   on Xen see gnts_domain_busy()), or -ENOENT if there was no such grant.
  */
 int gnts_region_revoke(struct gnts_region *r, gnts_domid_t dom);
 

@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * gntshare xen backend: grant references + XenStore rendezvous.
+ *
+ * Dom0 (xnv-core) pins and grants its regions with the gntshare kernel
+ * module (/dev/xen/gntshare, see kmod.h): one grant per (region, domain),
+ * one ref per 4 KiB frame; the hypervisor refuses a ref to every other
+ * domain.  A guest maps refs with gntdev (libxengnttab).
+ *
+ * Who is a "domain" for the region API: one NF device of a Xen domain,
+ * GNTS_XEN_DOM(domid, devid).  Each device gets grants of its own (its own
+ * refs), so one can be revoked while a sibling device keeps its mapping.
+ *
+ * XenStore, one directory pair per NF device (xenbus conventions):
+ *
+ *   /local/domain/0/backend/xnv/<domid>/<devid>/     Dom0 writes
+ *       frontend, frontend-id      where the guest's half lives
+ *       name, service, trust-group the domain's nfv_* settings (xnv-xl)
+ *       state                      XenbusState, see below
+ *     once connected (core):
+ *       ring-ref = "r0 r1 ..."     refs of the ring region's pages
+ *       ring-pages, ring-size      its page count; descriptors per ring
+ *       pool-dir-refs = "d0 .."    refs of the directory pages: the pool's
+ *                                  refs as little-endian u32, 1024 per page
+ *       pool-pages, pool-bufs, buf-size, service-id, nf-id, nf-name,
+ *       n-ports, request-id (the request this answers)
+ *     on detach (core):
+ *       detach-reason, detach-status (negative errno, -ESHUTDOWN = clean)
+ *       error                      why a connection was refused
+ *   /local/domain/<domid>/device/xnv/<devid>/        the guest writes
+ *       backend, backend-id        (written by xnv-xl, read by the guest)
+ *       name, alloc-bufs, service  the NF's own attach request (name and
+ *                                  service may be empty)
+ *       request-id                 a fresh id per attach attempt
+ *       state
+ *
+ * States: xnv-xl creates both halves in Initialising (1).  The core moves
+ * the backend to InitWait (2) when it has checked the domain's service and
+ * group.  The NF writes its request and sets Initialised (3); the core
+ * grants, publishes the refs and sets Connected (4); the NF maps and sets
+ * Connected (4).  An NF that leaves unmaps first, then sets Closed (6); the
+ * core revokes and sets Closed (6), and attaches the next NF of that device
+ * when the frontend goes to Initialised again.  When the core detaches an
+ * NF it writes detach-reason/-status and sets Closing (5) then Closed (6).
+ *
+ * Permissions: the backend directory is owned by Dom0 and readable by its
+ * domain; the frontend directory is owned by the domain.  Nobody else sees
+ * either.
+ */
+#ifndef GNTSHARE_XEN_H
+#define GNTSHARE_XEN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "attach.h"
+#include "gntshare.h"
+#include "host.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GNTS_XEN_BACKEND_ROOT "/local/domain/0/backend/xnv"
+#define GNTS_XEN_MAX_DEVS     16u	/* NF devices per domain (nfv_instances) */
+#define GNTS_XEN_MAX_DOMID    0x7fefu	/* DOMID_FIRST_RESERVED - 1 */
+#define GNTS_XEN_REFS_PER_DIR 1024u	/* u32 refs in one directory page */
+#define GNTS_XEN_PAGE         4096u
+#define GNTS_XEN_GNTDEV_MAX   65536u	/* grants gntdev maps in one request */
+
+#define GNTS_XEN_DOM(domid, devid) \
+	((gnts_domid_t)(((uint32_t)(domid) << 4) | ((uint32_t)(devid) & 0xfu)))
+#define GNTS_XEN_DOMID(dom)  ((uint16_t)((dom) >> 4))
+#define GNTS_XEN_DEVID(dom)  ((unsigned)((dom) & 0xfu))
+
+/* In gnts_attach_rsp.ring_ref / pool_ref of a xen attach: which region
+ * gnts_xen_client_map() maps. */
+#define GNTS_XEN_REF_RING 1u
+#define GNTS_XEN_REF_POOL 2u
+
+enum gnts_xenbus_state {
+	GNTS_XB_UNKNOWN = 0,
+	GNTS_XB_INITIALISING = 1,
+	GNTS_XB_INITWAIT = 2,
+	GNTS_XB_INITIALISED = 3,
+	GNTS_XB_CONNECTED = 4,
+	GNTS_XB_CLOSING = 5,
+	GNTS_XB_CLOSED = 6,
+};
+
+/* ---- Dom0: grants through the gntshare kernel module ------------------ */
+
+/**
+ * Grant regions through the gntshare module from now on (process-wide):
+ * gnts_region_grant() then pins and grants the region's frames to
+ * GNTS_XEN_DOMID(dom), gnts_region_revoke() ends them.
+ * @return 0, or -ENOENT (module not loaded), -EPROTO (other ABI), with a
+ *   one-line reason in @p err.
+ */
+int gnts_kgrant_enable(char *err, size_t errlen);
+
+/** The refs of the grant of @p r to @p dom (NULL if none). */
+const uint32_t *gnts_region_refs(const struct gnts_region *r,
+				 gnts_domid_t dom, uint32_t *n);
+
+/**
+ * Frames of revoked grants to @p dom that the domain still maps (on every
+ * region).  Polls the module; 0 once all have ended.  Never reuse memory a
+ * domain was granted while this is above zero.
+ */
+unsigned gnts_domain_busy(gnts_domid_t dom);
+
+/* ---- Dom0: XenStore rendezvous ----------------------------------------- */
+
+struct gnts_xen_server;
+
+/* Check a domain's service and group before it boots (xnv-xl waits for
+ * the answer).  0, or a negative errno with a reason in @p err. */
+typedef int (*gnts_xen_check_fn)(void *ctx, const struct gnts_attach_req *req,
+				 char *err, size_t errlen);
+
+/**
+ * Watch GNTS_XEN_BACKEND_ROOT and @releaseDomain.  Domains already
+ * registered (a restarted core) are picked up by the first poll.
+ * ops->attach is called with pid 0; ops->death when the NF leaves, its
+ * domain dies or its nodes are removed; ops->map_denied is not used (Xen
+ * refuses foreign refs itself).
+ */
+int gnts_xen_server_open(const struct gnts_server_ops *ops,
+			 gnts_xen_check_fn check, void *ctx,
+			 struct gnts_xen_server **out, char *err,
+			 size_t errlen);
+
+/** Handle pending XenStore events without blocking.
+ *  @return events handled, or a negative errno. */
+int gnts_xen_server_poll(struct gnts_xen_server *s);
+
+/** Detach device @p dom: tell the guest why (@p status, @p reason), end
+ *  its directory grant, call death(). */
+void gnts_xen_server_detach(struct gnts_xen_server *s, gnts_domid_t dom,
+			    int status, const char *reason);
+
+/** Detach every connected device, stop watching. */
+void gnts_xen_server_close(struct gnts_xen_server *s);
+
+/* ---- guest (NF) side ---------------------------------------------------- */
+
+struct gnts_xen_client;
+
+/** 1 if this is a Xen domain with an xnv device declared for it. */
+int gnts_xen_client_available(void);
+
+/**
+ * Attach through device @p devid (-1: the first one not connected).
+ * @p req's service and group may be empty (the domain's own are used);
+ * when given they must match the domain's.  Waits up to @p timeout_ms for
+ * the core.  Fills @p rsp like the host backend, with ring_ref/pool_ref
+ * set to GNTS_XEN_REF_RING/POOL, and the instance name, service and group
+ * the core gave the NF into @p name, @p service, @p group
+ * (GNTS_ATTACH_NAME_LEN bytes each).
+ */
+int gnts_xen_client_attach(int devid, const struct gnts_attach_req *req,
+			   unsigned timeout_ms, struct gnts_attach_rsp *rsp,
+			   char *name, char *service, char *group,
+			   struct gnts_xen_client **out, char *err,
+			   size_t errlen);
+
+/** Map the ring (GNTS_XEN_REF_RING) or pool (GNTS_XEN_REF_POOL) region. */
+int gnts_xen_client_map(struct gnts_xen_client *c, gnts_ref_t ref,
+			void **va, size_t *size, char *err, size_t errlen);
+
+void gnts_xen_client_unmap(struct gnts_xen_client *c, void *va, size_t size);
+
+/** 1 while the backend is connected, 0 once it detached us (reason in
+ *  @p err).  Cheap: reads XenStore at most every 20 ms. */
+int gnts_xen_client_alive(struct gnts_xen_client *c, char *err,
+			  size_t errlen);
+
+/** Status of the detach (-ESHUTDOWN: the core stopped cleanly). */
+int gnts_xen_client_gone_status(const struct gnts_xen_client *c);
+
+/** Unmap anything still mapped, set the frontend Closed, disconnect. */
+void gnts_xen_client_close(struct gnts_xen_client *c);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GNTSHARE_XEN_H */

@@ -1,0 +1,442 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * xen backend, guest (NF) side: find this domain's xnv device in
+ * XenStore, ask the core for a connection, map the granted ring and pool
+ * with gntdev (libxengnttab), look at the backend state for a detach.
+ * Protocol: include/gntshare/xen.h.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <xengnttab.h>
+#include <xenstore.h>
+
+#include "gntshare/xen.h"
+
+#define VAL_MAX 4096u
+
+struct gnts_xen_client {
+	struct xs_handle *xs;
+	xengnttab_handle *xgt;
+	char be[96], fe[96];
+	int gone_status;
+	uint32_t *ring_refs, n_ring;
+	uint32_t *pool_refs, n_pool;
+	void *ring_va, *pool_va;
+	uint64_t next_check_ns;
+};
+
+/* How often the NF looks at the backend state (a XenStore read). */
+#define CHECK_EVERY_NS 20000000ull
+
+static uint64_t
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static char *
+xget(struct gnts_xen_client *c, const char *dir, const char *node,
+     unsigned *len)
+{
+	char path[160];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, node);
+	return xs_read(c->xs, XBT_NULL, path, len);
+}
+
+static int
+xget_str(struct gnts_xen_client *c, const char *dir, const char *node,
+	 char *buf, size_t len)
+{
+	unsigned n = 0;
+	char *v = xget(c, dir, node, &n);
+
+	if (v == NULL)
+		return -ENOENT;
+	snprintf(buf, len, "%.*s", (int)n, v);
+	free(v);
+	return 0;
+}
+
+static long
+xget_num(struct gnts_xen_client *c, const char *dir, const char *node)
+{
+	char v[24], *e;
+	long x;
+
+	if (xget_str(c, dir, node, v, sizeof(v)) < 0 || v[0] == '\0')
+		return -1;
+	errno = 0;
+	x = strtol(v, &e, 10);
+	return (*e != '\0' || errno != 0) ? -1 : x;
+}
+
+static int
+xput(struct gnts_xen_client *c, const char *node, const char *val)
+{
+	char path[160];
+
+	snprintf(path, sizeof(path), "%s/%s", c->fe, node);
+	return xs_write(c->xs, XBT_NULL, path, val, (unsigned)strlen(val)) ?
+	       0 : -errno;
+}
+
+/* "r0 r1 ..." -> exactly @p n refs. */
+static int
+parse_refs(const char *s, uint32_t *refs, uint32_t n)
+{
+	uint32_t i;
+	char *e;
+
+	for (i = 0; i < n; i++) {
+		unsigned long v = strtoul(s, &e, 10);
+
+		if (e == s || v == 0 || v > UINT32_MAX)
+			return -EPROTO;
+		refs[i] = (uint32_t)v;
+		s = e;
+		while (*s == ' ')
+			s++;
+	}
+	return *s == '\0' ? 0 : -EPROTO;
+}
+
+int
+gnts_xen_client_available(void)
+{
+	struct xs_handle *xs;
+	unsigned n = 0;
+	char **d;
+	FILE *f = fopen("/sys/hypervisor/type", "r");
+	char t[8] = "";
+
+	if (f == NULL)
+		return 0;
+	if (fgets(t, sizeof(t), f) == NULL)
+		t[0] = '\0';
+	fclose(f);
+	if (strncmp(t, "xen", 3) != 0)
+		return 0;
+	xs = xs_open(0);
+	if (xs == NULL)
+		return 0;
+	d = xs_directory(xs, XBT_NULL, "device/xnv", &n);
+	free(d);
+	xs_close(xs);
+	return d != NULL && n > 0;
+}
+
+static int
+pick_device(struct gnts_xen_client *c, int devid, char *err, size_t errlen)
+{
+	char dir[64];
+	long st;
+	int i;
+
+	for (i = devid < 0 ? 0 : devid; i < (int)GNTS_XEN_MAX_DEVS; i++) {
+		snprintf(dir, sizeof(dir), "device/xnv/%d", i);
+		st = xget_num(c, dir, "state");
+		if (st < 0) {
+			if (devid >= 0)
+				break;
+			continue;
+		}
+		if (devid >= 0 || st != GNTS_XB_CONNECTED) {
+			snprintf(c->fe, sizeof(c->fe), "%s", dir);
+			if (xget_str(c, dir, "backend", c->be,
+				     sizeof(c->be)) < 0) {
+				snprintf(err, errlen, "%s/backend missing", dir);
+				return -ENOENT;
+			}
+			return 0;
+		}
+	}
+	if (devid >= 0)
+		snprintf(err, errlen, "no xnv device %d in this domain "
+			 "(nfv_instances in its config)", devid);
+	else
+		snprintf(err, errlen, "every xnv device of this domain is "
+			 "connected already (raise nfv_instances)");
+	return -ENODEV;
+}
+
+/* Wait until the backend answered request @p rid: 0 connected, else the
+ * core's refusal in @p err. */
+static int
+wait_answer(struct gnts_xen_client *c, const char *rid, unsigned timeout_ms,
+	    char *err, size_t errlen)
+{
+	struct timespec ts = { 0, 2000000 };
+	char got[24];
+	unsigned waited = 0;
+	long st;
+
+	for (;;) {
+		st = xget_num(c, c->be, "state");
+		if (xget_str(c, c->be, "request-id", got, sizeof(got)) == 0 &&
+		    strcmp(got, rid) == 0) {
+			if (st == GNTS_XB_CONNECTED)
+				return 0;
+			if (st == GNTS_XB_CLOSED) {
+				if (xget_str(c, c->be, "error", err, errlen) < 0)
+					snprintf(err, errlen, "refused");
+				return -ECONNREFUSED;
+			}
+		}
+		if (waited >= timeout_ms) {
+			snprintf(err, errlen, "xnv-core did not answer within "
+				 "%u ms (backend %s state %ld; is xnv-core "
+				 "running with --backend xen?)", timeout_ms,
+				 c->be, st);
+			return -ETIMEDOUT;
+		}
+		nanosleep(&ts, NULL);
+		waited += 2;
+	}
+}
+
+static int
+read_geometry(struct gnts_xen_client *c, struct gnts_attach_rsp *rsp,
+	      char *err, size_t errlen)
+{
+	static const char *const num[] = { "nf-id", "service-id", "ring-size",
+		"pool-bufs", "buf-size", "n-ports", "ring-pages",
+		"pool-pages" };
+	long v[8];
+	unsigned i;
+
+	for (i = 0; i < 8; i++) {
+		v[i] = xget_num(c, c->be, num[i]);
+		if (v[i] < 0 || v[i] > (long)GNTS_XEN_GNTDEV_MAX * 64) {
+			snprintf(err, errlen, "backend node %s missing or bad",
+				 num[i]);
+			return -EPROTO;
+		}
+	}
+	memset(rsp, 0, sizeof(*rsp));
+	rsp->domid = 0;
+	rsp->nf_id = (uint32_t)v[0];
+	rsp->service_id = (uint32_t)v[1];
+	rsp->ring_size = (uint32_t)v[2];
+	rsp->pool_bufs = (uint32_t)v[3];
+	rsp->buf_size = (uint32_t)v[4];
+	rsp->n_ports = (uint32_t)v[5];
+	rsp->ring_ref = GNTS_XEN_REF_RING;
+	rsp->pool_ref = GNTS_XEN_REF_POOL;
+	c->n_ring = (uint32_t)v[6];
+	c->n_pool = (uint32_t)v[7];
+	rsp->ring_bytes = (uint64_t)c->n_ring * GNTS_XEN_PAGE;
+	rsp->pool_bytes = (uint64_t)c->n_pool * GNTS_XEN_PAGE;
+	if (c->n_ring == 0 || c->n_pool == 0 ||
+	    c->n_pool > GNTS_XEN_GNTDEV_MAX) {
+		snprintf(err, errlen, "pool of %u pages: gntdev maps at most "
+			 "%u grants per request (lower pool_bufs)", c->n_pool,
+			 GNTS_XEN_GNTDEV_MAX);
+		return -E2BIG;
+	}
+	return 0;
+}
+
+/* Ring refs from ring-ref; pool refs from the directory pages. */
+static int
+read_refs(struct gnts_xen_client *c, char *err, size_t errlen)
+{
+	uint32_t nd = (c->n_pool + GNTS_XEN_REFS_PER_DIR - 1) /
+		      GNTS_XEN_REFS_PER_DIR, dref[64], i;
+	unsigned len = 0;
+	char *s;
+	uint32_t *dir;
+	int rc;
+
+	c->ring_refs = calloc(c->n_ring, sizeof(uint32_t));
+	c->pool_refs = calloc(c->n_pool, sizeof(uint32_t));
+	if (c->ring_refs == NULL || c->pool_refs == NULL || nd > 64)
+		return -ENOMEM;
+	s = xget(c, c->be, "ring-ref", &len);
+	rc = s ? parse_refs(s, c->ring_refs, c->n_ring) : -EPROTO;
+	free(s);
+	s = xget(c, c->be, "pool-dir-refs", &len);
+	if (rc == 0)
+		rc = s ? parse_refs(s, dref, nd) : -EPROTO;
+	free(s);
+	if (rc < 0) {
+		snprintf(err, errlen, "backend ring-ref / pool-dir-refs do not "
+			 "match ring-pages / pool-pages");
+		return rc;
+	}
+	dir = xengnttab_map_domain_grant_refs(c->xgt, nd, 0, dref, PROT_READ);
+	if (dir == NULL) {
+		rc = -errno;
+		snprintf(err, errlen, "cannot map the pool directory (%u "
+			 "pages): %s", nd, strerror(-rc));
+		return rc;
+	}
+	for (i = 0; i < c->n_pool; i++)
+		c->pool_refs[i] = le32toh(dir[i]);
+	xengnttab_unmap(c->xgt, dir, nd);
+	return 0;
+}
+
+int
+gnts_xen_client_attach(int devid, const struct gnts_attach_req *req,
+		       unsigned timeout_ms, struct gnts_attach_rsp *rsp,
+		       char *name, char *service, char *group,
+		       struct gnts_xen_client **out, char *err, size_t errlen)
+{
+	struct gnts_xen_client *c = calloc(1, sizeof(*c));
+	char rid[24], num[16];
+	int rc;
+
+	if (c == NULL)
+		return -ENOMEM;
+	c->xs = xs_open(0);
+	c->xgt = xengnttab_open(NULL, 0);
+	if (c->xs == NULL || c->xgt == NULL) {
+		rc = -errno;
+		snprintf(err, errlen, "cannot open %s: %s", c->xs == NULL ?
+			 "XenStore" : "/dev/xen/gntdev (load xen-gntdev)",
+			 strerror(-rc));
+		goto fail;
+	}
+	rc = pick_device(c, devid, err, errlen);
+	if (rc < 0)
+		goto fail;
+	/* A fresh request id: the core's answer names it. */
+	snprintf(rid, sizeof(rid), "%d.%ld", (int)getpid(),
+		 (long)time(NULL));
+	snprintf(num, sizeof(num), "%u", req->alloc_bufs);
+	if ((rc = xput(c, "name", req->name)) < 0 ||
+	    (rc = xput(c, "service", req->service)) < 0 ||
+	    (rc = xput(c, "alloc-bufs", num)) < 0 ||
+	    (rc = xput(c, "request-id", rid)) < 0 ||
+	    (rc = xput(c, "state", "3")) < 0) {
+		snprintf(err, errlen, "cannot write %s: %s", c->fe,
+			 strerror(-rc));
+		goto fail;
+	}
+	rc = wait_answer(c, rid, timeout_ms, err, errlen);
+	if (rc == 0)
+		rc = read_geometry(c, rsp, err, errlen);
+	if (rc == 0)
+		rc = read_refs(c, err, errlen);
+	if (rc < 0)
+		goto fail;
+	(void)xget_str(c, c->be, "nf-name", name, GNTS_ATTACH_NAME_LEN);
+	(void)xget_str(c, c->be, "service", service, GNTS_ATTACH_NAME_LEN);
+	(void)xget_str(c, c->be, "trust-group", group, GNTS_ATTACH_NAME_LEN);
+	*out = c;
+	return 0;
+fail:
+	gnts_xen_client_close(c);
+	return rc;
+}
+
+int
+gnts_xen_client_map(struct gnts_xen_client *c, gnts_ref_t ref, void **va,
+		    size_t *size, char *err, size_t errlen)
+{
+	int ring = ref == GNTS_XEN_REF_RING;
+	uint32_t n = ring ? c->n_ring : c->n_pool;
+	void *p;
+
+	if (ref != GNTS_XEN_REF_RING && ref != GNTS_XEN_REF_POOL)
+		return -EINVAL;
+	p = xengnttab_map_domain_grant_refs(c->xgt, n, 0,
+					    ring ? c->ring_refs : c->pool_refs,
+					    PROT_READ | PROT_WRITE);
+	if (p == NULL) {
+		int e = errno;
+
+		snprintf(err, errlen, "gntdev map of %u %s pages: %s%s", n,
+			 ring ? "ring" : "pool", strerror(e),
+			 e == ENOSPC || e == ENOMEM ? " (gntdev or the guest's "
+			 "grant mapping limit)" : "");
+		return -e;
+	}
+	if (ring)
+		c->ring_va = p;
+	else
+		c->pool_va = p;
+	if (c->ring_va != NULL && c->pool_va != NULL)
+		(void)xput(c, "state", "4");	/* Connected: both mapped */
+	*va = p;
+	*size = (size_t)n * GNTS_XEN_PAGE;
+	return 0;
+}
+
+void
+gnts_xen_client_unmap(struct gnts_xen_client *c, void *va, size_t size)
+{
+	if (c == NULL || va == NULL)
+		return;
+	xengnttab_unmap(c->xgt, va, (uint32_t)(size / GNTS_XEN_PAGE));
+	if (va == c->ring_va)
+		c->ring_va = NULL;
+	if (va == c->pool_va)
+		c->pool_va = NULL;
+}
+
+/*
+ * The backend state is read at most every CHECK_EVERY_NS (a XenStore read
+ * is a round trip through xenstored; a watch would need libxenstore's
+ * reader thread in every NF).  A detach is noticed within 20 ms.
+ */
+int
+gnts_xen_client_alive(struct gnts_xen_client *c, char *err, size_t errlen)
+{
+	uint64_t now = now_ns();
+	long st, status;
+
+	if (c->gone_status != 0)
+		return 0;
+	if (now < c->next_check_ns)
+		return 1;
+	c->next_check_ns = now + CHECK_EVERY_NS;
+	st = xget_num(c, c->be, "state");
+	if (st == GNTS_XB_CONNECTED)
+		return 1;
+	if (xget_str(c, c->be, "detach-reason", err, errlen) < 0 ||
+	    err[0] == '\0')
+		snprintf(err, errlen, "backend state %ld", st);
+	status = xget_num(c, c->be, "detach-status");
+	/* detach-status is a negative errno; anything else means reset */
+	c->gone_status = (status == -ESHUTDOWN) ? -ESHUTDOWN : -ECONNRESET;
+	return 0;
+}
+
+int
+gnts_xen_client_gone_status(const struct gnts_xen_client *c)
+{
+	return c->gone_status ? c->gone_status : -ECONNRESET;
+}
+
+void
+gnts_xen_client_close(struct gnts_xen_client *c)
+{
+	if (c == NULL)
+		return;
+	if (c->ring_va != NULL)
+		xengnttab_unmap(c->xgt, c->ring_va, c->n_ring);
+	if (c->pool_va != NULL)
+		xengnttab_unmap(c->xgt, c->pool_va, c->n_pool);
+	/* Unmapped first: the core's revoke then finds nothing busy. */
+	if (c->xs != NULL && c->fe[0] != '\0')
+		(void)xput(c, "state", "6");
+	if (c->xgt != NULL)
+		xengnttab_close(c->xgt);
+	if (c->xs != NULL)
+		xs_close(c->xs);
+	free(c->ring_refs);
+	free(c->pool_refs);
+	free(c);
+}

@@ -1,0 +1,597 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * xen backend, Dom0 side: the XenStore rendezvous (protocol and node
+ * layout in include/gntshare/xen.h).
+ *
+ * One watch on the backend root and one on @releaseDomain; every event
+ * rescans the (small) tree and moves each NF device through its states.
+ * The scan is idempotent: our own writes fire the watch again and the
+ * second scan finds nothing to do.  Values a guest wrote (frontend nodes)
+ * are untrusted: read once, bounded, parsed strictly.
+ */
+#include <ctype.h>
+#include <endian.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <xenstore.h>
+
+#include "gntshare/ring.h"
+#include "gntshare/xen.h"
+
+#define MAX_DEVS 256u
+#define VAL_MAX  4096u		/* XenStore value limit */
+
+struct xdev {
+	int used;
+	int fresh;		/* first seen by this server: re-check it */
+	int attached;
+	uint16_t domid;
+	uint8_t devid;
+	gnts_domid_t dom;
+	struct gnts_region *dir;	/* directory pages of the pool refs */
+	char be[80];
+	char fe[96];
+	int seen;
+};
+
+struct gnts_xen_server {
+	struct xs_handle *xs;
+	struct gnts_server_ops ops;
+	gnts_xen_check_fn check;
+	void *ctx;
+	int dirty;
+	struct xdev devs[MAX_DEVS];
+};
+
+/* Read @p dir/@p node into @p buf (NUL-terminated, at most @p len - 1
+ * bytes, longer values are refused).  0, or -ENOENT / -E2BIG. */
+static int
+xread(struct gnts_xen_server *s, const char *dir, const char *node,
+      char *buf, size_t len)
+{
+	char path[160];
+	unsigned int n = 0;
+	char *v;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, node);
+	v = xs_read(s->xs, XBT_NULL, path, &n);
+	if (v == NULL)
+		return -ENOENT;
+	if (n >= len || memchr(v, '\0', n) != NULL) {
+		free(v);
+		return -E2BIG;
+	}
+	memcpy(buf, v, n);
+	buf[n] = '\0';
+	free(v);
+	return 0;
+}
+
+/* A decimal number of at most 9 digits, else -1. */
+static long
+parse_num(const char *v)
+{
+	long x = 0;
+	int i;
+
+	if (v[0] == '\0')
+		return -1;
+	for (i = 0; v[i] != '\0'; i++) {
+		if (v[i] < '0' || v[i] > '9' || i >= 9)
+			return -1;
+		x = x * 10 + (v[i] - '0');
+	}
+	return x;
+}
+
+static int
+xread_num(struct gnts_xen_server *s, const char *dir, const char *node)
+{
+	char v[16];
+
+	if (xread(s, dir, node, v, sizeof(v)) < 0)
+		return -1;
+	return (int)parse_num(v);
+}
+
+static int
+xwrite(struct gnts_xen_server *s, xs_transaction_t t, const char *dir,
+       const char *node, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+static int
+xwrite(struct gnts_xen_server *s, xs_transaction_t t, const char *dir,
+       const char *node, const char *fmt, ...)
+{
+	char path[160], val[VAL_MAX];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(val, sizeof(val), fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(val))
+		return -E2BIG;
+	snprintf(path, sizeof(path), "%s/%s", dir, node);
+	return xs_write(s->xs, t, path, val, (unsigned int)n) ? 0 : -errno;
+}
+
+static void
+set_state(struct gnts_xen_server *s, struct xdev *d, int st)
+{
+	(void)xwrite(s, XBT_NULL, d->be, "state", "%d", st);
+}
+
+/* Refuse the device's current request: the guest reads why. */
+static void
+refuse(struct gnts_xen_server *s, struct xdev *d, const char *why)
+{
+	char rid[24];
+
+	gnts_log(GNTS_LOG_WARNING, "domain %u device %u: %s", d->domid,
+		 d->devid, why);
+	(void)xwrite(s, XBT_NULL, d->be, "error", "%s", why);
+	if (xread(s, d->fe, "request-id", rid, sizeof(rid)) == 0)
+		(void)xwrite(s, XBT_NULL, d->be, "request-id", "%s", rid);
+	set_state(s, d, GNTS_XB_CLOSED);
+}
+
+static void
+drop_connection(struct gnts_xen_server *s, struct xdev *d)
+{
+	d->attached = 0;
+	gnts_region_destroy(d->dir);	/* ends its grant */
+	d->dir = NULL;
+	if (s->ops.death != NULL)
+		s->ops.death(s->ctx, d->dom);
+}
+
+/* The request of device @p d: service and group from its domain config
+ * (written by xnv-xl), name and alloc-bufs from the guest. */
+static int
+read_request(struct gnts_xen_server *s, struct xdev *d,
+	     struct gnts_attach_req *req, int with_guest, char *err,
+	     size_t errlen)
+{
+	char v[GNTS_ATTACH_NAME_LEN];
+	long n;
+
+	memset(req, 0, sizeof(*req));
+	if (xread(s, d->be, "service", req->service, sizeof(req->service)) ||
+	    xread(s, d->be, "trust-group", req->group, sizeof(req->group))) {
+		snprintf(err, errlen, "backend nodes service/trust-group "
+			 "missing or too long (register with xnv-xl)");
+		return -EINVAL;
+	}
+	/* Default instance name: <domain name>.<device>, logs-safe. */
+	if (xread(s, d->be, "name", v, sizeof(v)) < 0 || v[0] == '\0')
+		snprintf(v, sizeof(v), "dom%u", d->domid);
+	snprintf(req->name, sizeof(req->name), "%.27s.%u", v, d->devid);
+	for (char *p = req->name; *p; p++)
+		if (!isalnum((unsigned char)*p) && !strchr("-_.", *p))
+			*p = '_';
+	if (!with_guest)
+		return 0;
+	if (xread(s, d->fe, "name", v, sizeof(v)) == 0 && v[0] != '\0')
+		snprintf(req->name, sizeof(req->name), "%s", v);
+	if (xread(s, d->fe, "service", v, sizeof(v)) == 0 && v[0] != '\0' &&
+	    strcmp(v, req->service) != 0) {
+		snprintf(err, errlen, "the NF asks for service '%.31s' but the "
+			 "domain is declared nfv_service=\"%s\"", v,
+			 req->service);
+		return -EINVAL;
+	}
+	if (xread(s, d->fe, "alloc-bufs", v, sizeof(v)) == 0) {
+		n = parse_num(v);
+		if (n < 0 || n > GNTS_RING_MAX) {
+			snprintf(err, errlen, "alloc-bufs '%.15s' is not a "
+				 "number from 0 to %u", v, GNTS_RING_MAX);
+			return -EINVAL;
+		}
+		req->alloc_bufs = (uint32_t)n;
+	}
+	return 0;
+}
+
+/* "r0 r1 ..." into @p buf; -E2BIG past a XenStore value. */
+static int
+refs_string(const uint32_t *refs, uint32_t n, char *buf, size_t len)
+{
+	size_t o = 0;
+	uint32_t i;
+
+	buf[0] = '\0';
+	for (i = 0; i < n; i++) {
+		int k = snprintf(buf + o, len - o, "%s%u", i ? " " : "",
+				 refs[i]);
+
+		if (k < 0 || (size_t)k >= len - o)
+			return -E2BIG;
+		o += (size_t)k;
+	}
+	return 0;
+}
+
+/* Directory pages listing the pool's refs for @p d, granted read-only. */
+static int
+make_directory(struct xdev *d, const uint32_t *refs, uint32_t n)
+{
+	char name[GNTS_NAME_LEN];
+	uint32_t *dir, i;
+	size_t pages = (n + GNTS_XEN_REFS_PER_DIR - 1) / GNTS_XEN_REFS_PER_DIR;
+	int rc;
+
+	snprintf(name, sizeof(name), "xnv-dir-%u.%u", d->domid, d->devid);
+	rc = gnts_region_create(name, pages * GNTS_XEN_PAGE, 0, &d->dir);
+	if (rc < 0)
+		return rc;
+	dir = d->dir->va;
+	for (i = 0; i < n; i++)
+		dir[i] = htole32(refs[i]);
+	rc = gnts_region_grant(d->dir, d->dom, 1);
+	if (rc < 0) {
+		gnts_region_destroy(d->dir);
+		d->dir = NULL;
+	}
+	return rc;
+}
+
+static int
+publish(struct gnts_xen_server *s, struct xdev *d,
+	const struct gnts_attach_rsp *rsp, const char *name, const char *rid,
+	char *err, size_t errlen)
+{
+	struct gnts_region *ring = gnts_region_find(rsp->ring_ref);
+	struct gnts_region *pool = gnts_region_find(rsp->pool_ref);
+	const uint32_t *rrefs, *prefs, *drefs;
+	uint32_t nr = 0, np = 0, nd = 0;
+	static char rstr[VAL_MAX], dstr[VAL_MAX];
+	xs_transaction_t t;
+	int rc, tries;
+
+	rrefs = ring ? gnts_region_refs(ring, d->dom, &nr) : NULL;
+	prefs = pool ? gnts_region_refs(pool, d->dom, &np) : NULL;
+	if (rrefs == NULL || prefs == NULL) {
+		snprintf(err, errlen, "ring or pool not granted to the domain");
+		return -EINVAL;
+	}
+	rc = make_directory(d, prefs, np);
+	if (rc < 0) {
+		snprintf(err, errlen, "cannot grant the pool directory: %s",
+			 strerror(-rc));
+		return rc;
+	}
+	drefs = gnts_region_refs(d->dir, d->dom, &nd);
+	if (refs_string(rrefs, nr, rstr, sizeof(rstr)) < 0 ||
+	    refs_string(drefs, nd, dstr, sizeof(dstr)) < 0) {
+		snprintf(err, errlen, "ring or directory refs exceed a "
+			 "XenStore value (lower ring_size or pool_bufs)");
+		return -E2BIG;
+	}
+	for (tries = 0; tries < 16; tries++) {
+		t = xs_transaction_start(s->xs);
+		if (t == XBT_NULL)
+			break;
+		rc = xwrite(s, t, d->be, "ring-ref", "%s", rstr);
+		rc |= xwrite(s, t, d->be, "ring-pages", "%u", nr);
+		rc |= xwrite(s, t, d->be, "ring-size", "%u", rsp->ring_size);
+		rc |= xwrite(s, t, d->be, "pool-dir-refs", "%s", dstr);
+		rc |= xwrite(s, t, d->be, "pool-pages", "%u", np);
+		rc |= xwrite(s, t, d->be, "pool-bufs", "%u", rsp->pool_bufs);
+		rc |= xwrite(s, t, d->be, "buf-size", "%u", rsp->buf_size);
+		rc |= xwrite(s, t, d->be, "service-id", "%u", rsp->service_id);
+		rc |= xwrite(s, t, d->be, "nf-id", "%u", rsp->nf_id);
+		rc |= xwrite(s, t, d->be, "nf-name", "%s", name);
+		rc |= xwrite(s, t, d->be, "n-ports", "%u", rsp->n_ports);
+		rc |= xwrite(s, t, d->be, "request-id", "%s", rid);
+		rc |= xwrite(s, t, d->be, "error", "%s", "");
+		rc |= xwrite(s, t, d->be, "state", "%d", GNTS_XB_CONNECTED);
+		if (xs_transaction_end(s->xs, t, rc != 0))
+			return rc == 0 ? 0 : -EIO;
+		if (errno != EAGAIN)
+			break;
+	}
+	snprintf(err, errlen, "cannot write the backend nodes: %s",
+		 strerror(errno));
+	return -EIO;
+}
+
+static void
+do_attach(struct gnts_xen_server *s, struct xdev *d)
+{
+	struct gnts_attach_req req;
+	struct gnts_attach_rsp rsp;
+	char err[GNTS_ERR_LEN], rid[24];
+	int rc;
+
+	if (xread(s, d->fe, "request-id", rid, sizeof(rid)) < 0)
+		rid[0] = '\0';
+	rc = read_request(s, d, &req, 1, err, sizeof(err));
+	if (rc == 0)
+		rc = s->ops.attach(s->ctx, d->dom, 0, &req, &rsp, err,
+				   sizeof(err));
+	if (rc < 0) {
+		refuse(s, d, err);
+		return;
+	}
+	d->attached = 1;
+	rc = publish(s, d, &rsp, req.name, rid, err, sizeof(err));
+	if (rc < 0) {
+		drop_connection(s, d);
+		refuse(s, d, err);
+		return;
+	}
+	gnts_log(GNTS_LOG_INFO, "domain %u device %u connected: %s, service "
+		 "%s, group %s", d->domid, d->devid, req.name, req.service,
+		 req.group);
+}
+
+/* Check a device xnv-xl registered (or one a previous core left). */
+static void
+do_check(struct gnts_xen_server *s, struct xdev *d, int be)
+{
+	struct gnts_attach_req req;
+	char err[GNTS_ERR_LEN];
+
+	if (be == GNTS_XB_CONNECTED || be == GNTS_XB_INITIALISED) {
+		/* Connected to a core that is gone. */
+		(void)xwrite(s, XBT_NULL, d->be, "detach-reason", "%s",
+			     "xnv-core restarted");
+		(void)xwrite(s, XBT_NULL, d->be, "detach-status", "%d",
+			     -ECONNRESET);
+		set_state(s, d, GNTS_XB_CLOSED);
+	}
+	if (read_request(s, d, &req, 0, err, sizeof(err)) < 0 ||
+	    (s->check != NULL && s->check(s->ctx, &req, err, sizeof(err)) < 0)) {
+		refuse(s, d, err);
+		return;
+	}
+	if (be != GNTS_XB_CLOSED && be != GNTS_XB_CONNECTED)
+		set_state(s, d, GNTS_XB_INITWAIT);
+}
+
+static void
+step(struct gnts_xen_server *s, struct xdev *d)
+{
+	int be = xread_num(s, d->be, "state");
+	int fe = xread_num(s, d->fe, "state");
+
+	if (d->attached) {
+		if (fe == GNTS_XB_CLOSING || fe == GNTS_XB_CLOSED || fe < 0) {
+			gnts_log(GNTS_LOG_INFO, "domain %u device %u: the NF "
+				 "closed it", d->domid, d->devid);
+			drop_connection(s, d);
+			set_state(s, d, GNTS_XB_CLOSED);
+		}
+		return;
+	}
+	if (d->fresh || be == GNTS_XB_INITIALISING) {
+		d->fresh = 0;
+		do_check(s, d, be);
+		be = xread_num(s, d->be, "state");
+	}
+	if (fe == GNTS_XB_INITIALISED &&
+	    (be == GNTS_XB_INITWAIT || be == GNTS_XB_CLOSED)) {
+		char rid[24], done[24];
+
+		/* Answered this request already (refused)? */
+		if (xread(s, d->fe, "request-id", rid, sizeof(rid)) == 0 &&
+		    be == GNTS_XB_CLOSED &&
+		    xread(s, d->be, "request-id", done, sizeof(done)) == 0 &&
+		    strcmp(rid, done) == 0)
+			return;
+		do_attach(s, d);
+	}
+}
+
+static struct xdev *
+find_dev(struct gnts_xen_server *s, unsigned domid, unsigned devid)
+{
+	unsigned i;
+
+	for (i = 0; i < MAX_DEVS; i++)
+		if (s->devs[i].used && s->devs[i].domid == domid &&
+		    s->devs[i].devid == devid)
+			return &s->devs[i];
+	return NULL;
+}
+
+static void
+forget_dev(struct gnts_xen_server *s, struct xdev *d)
+{
+	char path[128];
+
+	if (d->attached)
+		drop_connection(s, d);
+	snprintf(path, sizeof(path), "%s/state", d->fe);
+	(void)xs_unwatch(s->xs, path, "fe");
+	memset(d, 0, sizeof(*d));
+}
+
+static void
+add_dev(struct gnts_xen_server *s, unsigned domid, unsigned devid)
+{
+	struct xdev *d = NULL;
+	char path[128];
+	unsigned i;
+
+	for (i = 0; i < MAX_DEVS && d == NULL; i++)
+		if (!s->devs[i].used)
+			d = &s->devs[i];
+	if (d == NULL) {
+		gnts_log(GNTS_LOG_ERR, "domain %u device %u ignored: more than "
+			 "%u NF devices", domid, devid, MAX_DEVS);
+		return;
+	}
+	memset(d, 0, sizeof(*d));
+	d->used = d->fresh = d->seen = 1;
+	d->domid = (uint16_t)domid;
+	d->devid = (uint8_t)devid;
+	d->dom = GNTS_XEN_DOM(domid, devid);
+	snprintf(d->be, sizeof(d->be), "%s/%u/%u", GNTS_XEN_BACKEND_ROOT,
+		 domid, devid);
+	snprintf(d->fe, sizeof(d->fe), "/local/domain/%u/device/xnv/%u",
+		 domid, devid);
+	snprintf(path, sizeof(path), "%s/state", d->fe);
+	if (!xs_watch(s->xs, path, "fe"))
+		gnts_log(GNTS_LOG_ERR, "cannot watch %s: %s", path,
+			 strerror(errno));
+}
+
+static void
+scan(struct gnts_xen_server *s)
+{
+	unsigned i, j, n = 0, m;
+	char **doms, **devs, path[96];
+
+	for (i = 0; i < MAX_DEVS; i++)
+		s->devs[i].seen = 0;
+	doms = xs_directory(s->xs, XBT_NULL, GNTS_XEN_BACKEND_ROOT, &n);
+	for (i = 0; doms != NULL && i < n; i++) {
+		long domid = parse_num(doms[i]);
+
+		if (domid < 1 || domid > GNTS_XEN_MAX_DOMID)
+			continue;
+		snprintf(path, sizeof(path), "%s/%ld", GNTS_XEN_BACKEND_ROOT,
+			 domid);
+		if (!xs_is_domain_introduced(s->xs, (unsigned)domid)) {
+			/* destroyed: its devices are forgotten below */
+			(void)xs_rm(s->xs, XBT_NULL, path);
+			gnts_log(GNTS_LOG_INFO, "domain %ld is gone: its xnv "
+				 "devices are released", domid);
+			continue;
+		}
+		m = 0;
+		devs = xs_directory(s->xs, XBT_NULL, path, &m);
+		for (j = 0; devs != NULL && j < m; j++) {
+			long devid = parse_num(devs[j]);
+			struct xdev *d;
+
+			if (devid < 0 || devid >= (long)GNTS_XEN_MAX_DEVS)
+				continue;
+			d = find_dev(s, (unsigned)domid, (unsigned)devid);
+			if (d != NULL)
+				d->seen = 1;
+			else
+				add_dev(s, (unsigned)domid, (unsigned)devid);
+		}
+		free(devs);
+	}
+	free(doms);
+	for (i = 0; i < MAX_DEVS; i++) {
+		if (!s->devs[i].used)
+			continue;
+		if (!s->devs[i].seen)
+			forget_dev(s, &s->devs[i]);
+		else
+			step(s, &s->devs[i]);
+	}
+}
+
+int
+gnts_xen_server_open(const struct gnts_server_ops *ops,
+		     gnts_xen_check_fn check, void *ctx,
+		     struct gnts_xen_server **out, char *err, size_t errlen)
+{
+	struct gnts_xen_server *s;
+	int rc;
+
+	rc = gnts_kgrant_enable(err, errlen);
+	if (rc < 0)
+		return rc;
+	s = calloc(1, sizeof(*s));
+	if (s == NULL)
+		return -ENOMEM;
+	s->xs = xs_open(0);
+	if (s->xs == NULL) {
+		rc = -errno;
+		snprintf(err, errlen, "cannot connect to XenStore: %s (is "
+			 "this Dom0 with xenstored running?)", strerror(-rc));
+		free(s);
+		return rc;
+	}
+	if (!xs_watch(s->xs, GNTS_XEN_BACKEND_ROOT, "be") ||
+	    !xs_watch(s->xs, "@releaseDomain", "rel")) {
+		rc = -errno;
+		snprintf(err, errlen, "cannot watch %s: %s",
+			 GNTS_XEN_BACKEND_ROOT, strerror(-rc));
+		xs_close(s->xs);
+		free(s);
+		return rc;
+	}
+	s->ops = *ops;
+	s->check = check;
+	s->ctx = ctx;
+	s->dirty = 1;
+	*out = s;
+	return 0;
+}
+
+int
+gnts_xen_server_poll(struct gnts_xen_server *s)
+{
+	struct pollfd p;
+	char **ev;
+	int n = 0;
+
+	if (s == NULL)
+		return 0;
+	p.fd = xs_fileno(s->xs);
+	p.events = POLLIN;
+	if (poll(&p, 1, 0) > 0)
+		while ((ev = xs_check_watch(s->xs)) != NULL) {
+			free(ev);
+			n++;
+			s->dirty = 1;
+		}
+	if (s->dirty) {
+		s->dirty = 0;
+		scan(s);
+	}
+	return n;
+}
+
+void
+gnts_xen_server_detach(struct gnts_xen_server *s, gnts_domid_t dom,
+		       int status, const char *reason)
+{
+	unsigned i;
+
+	if (s == NULL)
+		return;
+	for (i = 0; i < MAX_DEVS; i++) {
+		struct xdev *d = &s->devs[i];
+
+		if (!d->used || d->dom != dom || !d->attached)
+			continue;
+		(void)xwrite(s, XBT_NULL, d->be, "detach-reason", "%s",
+			     reason);
+		(void)xwrite(s, XBT_NULL, d->be, "detach-status", "%d", status);
+		set_state(s, d, GNTS_XB_CLOSING);
+		drop_connection(s, d);
+		set_state(s, d, GNTS_XB_CLOSED);
+	}
+}
+
+void
+gnts_xen_server_close(struct gnts_xen_server *s)
+{
+	unsigned i;
+
+	if (s == NULL)
+		return;
+	for (i = 0; i < MAX_DEVS; i++) {
+		if (s->devs[i].attached)
+			gnts_xen_server_detach(s, s->devs[i].dom, -ESHUTDOWN,
+					       "xnv-core is shutting down");
+		if (s->devs[i].used)
+			forget_dev(s, &s->devs[i]);
+	}
+	xs_close(s->xs);
+	free(s);
+}
