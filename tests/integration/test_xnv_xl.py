@@ -1,0 +1,110 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""xnv-xl without Xen: the nfv_* checks (libxlutil parsing) and --dry-run
+run anywhere; every bad config gets one error line naming the file and
+nothing is started (no xl is run: XNV_XL points at a program that records
+being called).  The Xen side of xnv-xl runs in tests/xen (make check-xen).
+Also: xnv-core and libxnv refuse a bad --backend."""
+import os
+import subprocess
+
+import pytest
+
+from harness import BUILD, CORE_BIN, FWD_BIN
+
+XL_BIN = BUILD / "bin" / "xnv-xl"
+
+BASE = ('name = "fw1"\ntype = "pv"\nkernel = "/boot/vmlinuz"\n'
+        'extra = "console=hvc0; nfv_fake = 1 # inside a string"\n'
+        'nfv_trust_group = "blue"  # the group\n'
+        'nfv_service = "firewall"\n')
+
+
+def xnv_xl(tmp_path, *args, text=None):
+    marker = tmp_path / "xl-was-run"
+    fake = tmp_path / "fake-xl"
+    fake.write_text(f"#!/bin/sh\ntouch {marker}\nexit 1\n")
+    fake.chmod(0o755)
+    argv = [str(XL_BIN), *args]
+    if text is not None:
+        cfg = tmp_path / "dom.cfg"
+        cfg.write_text(text)
+        argv = [a if a != "CFG" else str(cfg) for a in argv]
+    p = subprocess.run(argv, capture_output=True, text=True, timeout=20,
+                       env={**os.environ, "XNV_XL": str(fake)})
+    return p, marker.exists()
+
+
+def test_dry_run_prints_the_plan(tmp_path):
+    p, ran = xnv_xl(tmp_path, "create", "--dry-run", "CFG", "-q",
+                    text=BASE + "nfv_instances = 2\n")
+    assert p.returncode == 0, p.stderr
+    assert not ran
+    out = p.stdout
+    assert "domain fw1: service firewall, trust group blue, 2 NF devices" in out
+    assert f"create -p {tmp_path / 'dom.cfg'} -q" in out
+    assert "/local/domain/0/backend/xnv/<domid>/0..1" in out
+    assert "unpause fw1" in out
+
+
+BAD = {
+    "unknown-key": (BASE + "nfv_instance = 2\n",
+                    r"dom.cfg:7: unknown key 'nfv_instance'"),
+    "unknown-key-after-semicolon": (BASE.replace('"firewall"\n', '"firewall"; nfv_grp = "x"\n'),
+                                    r"dom.cfg:6: unknown key 'nfv_grp'"),
+    "instances-zero": (BASE + "nfv_instances = 0\n", "nfv_instances must be a number from 1 to 16"),
+    "instances-17": (BASE + "nfv_instances = 17\n", "nfv_instances must be a number from 1 to 16"),
+    "instances-string": (BASE + 'nfv_instances = "two"\n', "nfv_instances must be a number"),
+    "group-missing": (BASE.replace('nfv_trust_group = "blue"  # the group\n', ""),
+                      "nfv_trust_group is missing"),
+    "service-missing": (BASE.replace('nfv_service = "firewall"\n', ""), "nfv_service is missing"),
+    "group-bad-chars": (BASE.replace('"blue"', '"bl ue"'), "nfv_trust_group must be a string"),
+    "service-too-long": (BASE.replace('"firewall"', '"' + "s" * 32 + '"'), "nfv_service must be a string"),
+    "no-name": (BASE.replace('name = "fw1"\n', ""), "name = \"...\" is missing"),
+    "syntax": (BASE + "nfv_service\n", "not a valid xl config"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+@pytest.mark.parametrize("dry", [False, True], ids=["create", "dry-run"])
+def test_bad_config_is_refused_before_anything(tmp_path, case, dry):
+    text, msg = BAD[case]
+    args = ["create", "--dry-run", "CFG"] if dry else ["create", "CFG"]
+    p, ran = xnv_xl(tmp_path, *args, text=text)
+    assert p.returncode == 1
+    assert not ran, "xl must not run for a bad config"
+    assert p.stdout == ""
+    last = p.stderr.strip().splitlines()[-1]
+    assert last.startswith("xnv-xl: ") and msg in last and "no domain created" in last, p.stderr
+
+
+@pytest.mark.parametrize("args,msg", [
+    (["frob"], "unknown command 'frob'"),
+    (["create"], "no domain config given"),
+    (["create", "--timeout", "x", "a.cfg"], "--timeout x: expected seconds"),
+    (["create", "--bogus", "a.cfg"], "unknown or incomplete option '--bogus'"),
+    (["create", "/nonexistent.cfg"], "cannot read /nonexistent.cfg"),
+    (["destroy"], "destroy: expected exactly one domain name"),
+])
+def test_bad_command_line(tmp_path, args, msg):
+    p, ran = xnv_xl(tmp_path, *args)
+    assert p.returncode != 0 and not ran
+    assert msg in p.stderr, p.stderr
+
+
+def test_help(tmp_path):
+    p, _ = xnv_xl(tmp_path, "--help")
+    assert p.returncode == 0 and "nfv_instances" in p.stdout
+
+
+def test_bad_backend_options():
+    p = subprocess.run([str(CORE_BIN), "--", "--config", "/x.ini", "--backend", "vmware"],
+                       capture_output=True, text=True, timeout=20)
+    assert p.returncode == 1
+    assert "--backend vmware: expected host or xen" in p.stderr
+    p = subprocess.run([str(FWD_BIN), "--backend", "vmware", "--service", "a"],
+                       capture_output=True, text=True, timeout=20)
+    assert p.returncode == 1
+    assert "--backend vmware: expected auto, host or xen" in p.stderr
+    p = subprocess.run([str(FWD_BIN), "--backend", "xen", "--dev", "16"],
+                       capture_output=True, text=True, timeout=20)
+    assert p.returncode == 1 and "--dev 16: expected a device number" in p.stderr

@@ -1,0 +1,488 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * xnv-xl: start, stop and list NF domains.
+ *
+ *   xnv-xl create [--dry-run] [--timeout SEC] CFG [xl create args]
+ *   xnv-xl destroy NAME
+ *   xnv-xl list
+ *
+ * create: checks the config's nfv_* keys (nfv_cfg.c) before anything
+ * starts, runs `xl create -p` (paused), registers the domain's NF devices
+ * in XenStore (include/gntshare/xen.h), waits until xnv-core has accepted
+ * them (service and group known), then unpauses.  Any failure destroys the
+ * half-made domain.  xnv-core notices domains that die or are destroyed by
+ * plain `xl destroy` through its @releaseDomain watch.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <xenstore.h>
+
+#include <gntshare/xen.h>
+
+#include "nfv_cfg.h"
+
+#define ERR(...) do { fprintf(stderr, "xnv-xl: " __VA_ARGS__); \
+		      fputc('\n', stderr); } while (0)
+
+static const char *xl = "xl";
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+		"usage: xnv-xl create [--dry-run] [--timeout SEC] CFG [xl create args]\n"
+		"       xnv-xl destroy NAME\n"
+		"       xnv-xl list\n"
+		"create   check CFG's nfv_* keys, xl create -p, register the NF\n"
+		"         devices with xnv-core (XenStore), wait for its answer,\n"
+		"         unpause.  --dry-run checks and prints the plan only.\n"
+		"         --timeout: seconds to wait for xnv-core (default 10).\n"
+		"destroy  xl destroy NAME and remove its NF devices.\n"
+		"list     NF domains: domid, name, service, group, device states.\n"
+		"Keys: nfv_trust_group (required), nfv_service (required),\n"
+		"      nfv_instances (1..%d, default 1).  Env XNV_XL: the xl binary.\n",
+		NFV_MAX_INSTANCES);
+}
+
+static int
+read_file(const char *path, char **data, size_t *len)
+{
+	FILE *f = fopen(path, "r");
+	size_t cap = 4096, n = 0;
+	char *b;
+
+	if (f == NULL) {
+		ERR("cannot read %s: %s", path, strerror(errno));
+		return -1;
+	}
+	b = malloc(cap);
+	while (b != NULL) {
+		size_t k = fread(b + n, 1, cap - n, f);
+
+		n += k;
+		if (k == 0)
+			break;
+		if (n == cap) {
+			char *nb = cap > (1u << 20) ? NULL : realloc(b, cap * 2);
+
+			if (nb == NULL) {
+				free(b);
+				b = NULL;
+				break;
+			}
+			b = nb;
+			cap *= 2;
+		}
+	}
+	fclose(f);
+	if (b == NULL) {
+		ERR("%s: larger than 1 MiB", path);
+		return -1;
+	}
+	*data = b;
+	*len = n;
+	return 0;
+}
+
+/* Run argv; with @p out, capture the first line of its stdout. */
+static int
+run(char *const argv[], char *out, size_t outlen)
+{
+	int fd[2], st;
+	pid_t pid;
+
+	if (out != NULL && pipe(fd) < 0)
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		if (out != NULL) {
+			dup2(fd[1], 1);
+			close(fd[0]);
+			close(fd[1]);
+		}
+		execvp(argv[0], argv);
+		fprintf(stderr, "xnv-xl: cannot run %s: %s\n", argv[0],
+			strerror(errno));
+		_exit(127);
+	}
+	if (out != NULL) {
+		ssize_t n;
+
+		close(fd[1]);
+		n = read(fd[0], out, outlen - 1);
+		out[n > 0 ? n : 0] = '\0';
+		out[strcspn(out, "\n")] = '\0';
+		close(fd[0]);
+	}
+	if (waitpid(pid, &st, 0) < 0)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+static int
+domid_of(const char *name)
+{
+	char *argv[] = { (char *)xl, "domid", (char *)name, NULL };
+	char out[32];
+	long v;
+	char *e;
+
+	if (run(argv, out, sizeof(out)) != 0)
+		return -1;
+	v = strtol(out, &e, 10);
+	return (e == out || *e != '\0' || v <= 0 ||
+		v > GNTS_XEN_MAX_DOMID) ? -1 : (int)v;
+}
+
+static int
+xl_simple(const char *verb, const char *name)
+{
+	char *argv[] = { (char *)xl, (char *)verb, (char *)name, NULL };
+
+	return run(argv, NULL, 0);
+}
+
+static int
+xs_put(struct xs_handle *xs, xs_transaction_t t, const char *dir,
+       const char *node, const char *val)
+{
+	char path[160];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, node);
+	return xs_write(xs, t, path, val, (unsigned)strlen(val)) ? 0 : -1;
+}
+
+/* Both halves of device @p dev, in Initialising, readable by the domain
+ * only (and Dom0). */
+static int
+register_dev(struct xs_handle *xs, const struct nfv_cfg *c, int domid,
+	     int dev)
+{
+	struct xs_permissions be_perm[2] = {
+		{ .id = 0, .perms = XS_PERM_NONE },
+		{ .id = (unsigned)domid, .perms = XS_PERM_READ },
+	};
+	struct xs_permissions fe_perm[1] = {
+		{ .id = (unsigned)domid, .perms = XS_PERM_NONE },
+	};
+	char be[96], fe[96], id[16];
+	xs_transaction_t t;
+	int rc, tries;
+
+	snprintf(be, sizeof(be), "%s/%d/%d", GNTS_XEN_BACKEND_ROOT, domid, dev);
+	snprintf(fe, sizeof(fe), "/local/domain/%d/device/xnv/%d", domid, dev);
+	snprintf(id, sizeof(id), "%d", domid);
+	for (tries = 0; tries < 16; tries++) {
+		t = xs_transaction_start(xs);
+		if (t == XBT_NULL)
+			return -1;
+		rc = xs_mkdir(xs, t, be) ? 0 : -1;
+		rc |= xs_set_permissions(xs, t, be, be_perm, 2) ? 0 : -1;
+		rc |= xs_put(xs, t, be, "frontend", fe);
+		rc |= xs_put(xs, t, be, "frontend-id", id);
+		rc |= xs_put(xs, t, be, "name", c->name);
+		rc |= xs_put(xs, t, be, "service", c->service);
+		rc |= xs_put(xs, t, be, "trust-group", c->group);
+		rc |= xs_put(xs, t, be, "state", "1");
+		rc |= xs_mkdir(xs, t, fe) ? 0 : -1;
+		rc |= xs_set_permissions(xs, t, fe, fe_perm, 1) ? 0 : -1;
+		rc |= xs_put(xs, t, fe, "backend", be);
+		rc |= xs_put(xs, t, fe, "backend-id", "0");
+		rc |= xs_put(xs, t, fe, "state", "1");
+		if (xs_transaction_end(xs, t, rc != 0))
+			return rc;
+		if (errno != EAGAIN)
+			return -1;
+	}
+	return -1;
+}
+
+/* Wait until xnv-core moved every device to InitWait; 0 or -1 (message
+ * printed). */
+static int
+wait_core(struct xs_handle *xs, int domid, int n, double timeout)
+{
+	struct timespec ts = { 0, 20000000 };
+	double waited = 0;
+	char path[160], *v;
+	unsigned len;
+	int dev, ready;
+
+	for (;;) {
+		ready = 0;
+		for (dev = 0; dev < n; dev++) {
+			snprintf(path, sizeof(path), "%s/%d/%d/state",
+				 GNTS_XEN_BACKEND_ROOT, domid, dev);
+			v = xs_read(xs, XBT_NULL, path, &len);
+			if (v != NULL && strcmp(v, "6") == 0) {
+				free(v);
+				snprintf(path, sizeof(path), "%s/%d/%d/error",
+					 GNTS_XEN_BACKEND_ROOT, domid, dev);
+				v = xs_read(xs, XBT_NULL, path, &len);
+				ERR("xnv-core refused the domain: %s",
+				    v ? v : "no reason given");
+				free(v);
+				return -1;
+			}
+			ready += v != NULL && strcmp(v, "2") == 0;
+			free(v);
+		}
+		if (ready == n)
+			return 0;
+		if (waited >= timeout) {
+			ERR("xnv-core did not answer within %.0f s (is it "
+			    "running with --backend xen?)", timeout);
+			return -1;
+		}
+		nanosleep(&ts, NULL);
+		waited += 0.02;
+	}
+}
+
+static void
+unregister(struct xs_handle *xs, int domid)
+{
+	char path[96];
+
+	snprintf(path, sizeof(path), "%s/%d", GNTS_XEN_BACKEND_ROOT, domid);
+	(void)xs_rm(xs, XBT_NULL, path);
+}
+
+static int
+cmd_create(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "dry-run", no_argument, NULL, 'n' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct nfv_cfg c;
+	struct xs_handle *xs;
+	char err[256], *data, **xargv, *e;
+	double timeout = 10;
+	size_t len;
+	int dry = 0, opt, i, rc, domid;
+
+	optind = 1;
+	opterr = 0;
+	/* '+': stop at CFG, what follows is xl's */
+	while ((opt = getopt_long(argc, argv, "+", lo, NULL)) != -1) {
+		switch (opt) {
+		case 'n': dry = 1; break;
+		case 't':
+			timeout = strtod(optarg, &e);
+			if (e == optarg || *e != '\0' || timeout <= 0) {
+				ERR("--timeout %s: expected seconds > 0", optarg);
+				return 2;
+			}
+			break;
+		case 'h': usage(stdout); return 0;
+		default:
+			ERR("create: unknown or incomplete option '%s' (see "
+			    "--help)", argv[optind - 1]);
+			return 2;
+		}
+	}
+	if (optind >= argc) {
+		ERR("create: no domain config given (see --help)");
+		return 2;
+	}
+	if (read_file(argv[optind], &data, &len) < 0)
+		return 1;
+	rc = nfv_cfg_parse(argv[optind], data, len, &c, err, sizeof(err));
+	free(data);
+	if (rc < 0) {
+		ERR("%s; no domain created", err);
+		return 1;
+	}
+	xargv = calloc((size_t)(argc - optind) + 4, sizeof(char *));
+	if (xargv == NULL)
+		return 1;
+	xargv[0] = (char *)xl;
+	xargv[1] = "create";
+	xargv[2] = "-p";
+	for (i = optind; i < argc; i++)
+		xargv[3 + i - optind] = argv[i];
+	if (dry) {
+		printf("domain %s: service %s, trust group %s, %d NF device%s\n",
+		       c.name, c.service, c.group, c.instances,
+		       c.instances > 1 ? "s" : "");
+		printf("1. run:");
+		for (i = 0; xargv[i] != NULL; i++)
+			printf(" %s", xargv[i]);
+		printf("\n2. register %s/<domid>/0..%d and "
+		       "/local/domain/<domid>/device/xnv/0..%d (state 1)\n",
+		       GNTS_XEN_BACKEND_ROOT, c.instances - 1, c.instances - 1);
+		printf("3. wait up to %.0f s for xnv-core to accept them "
+		       "(state 2)\n4. run: %s unpause %s\n", timeout, xl,
+		       c.name);
+		free(xargv);
+		return 0;
+	}
+	xs = xs_open(0);
+	if (xs == NULL) {
+		ERR("cannot connect to XenStore: %s (run in Dom0 as root)",
+		    strerror(errno));
+		free(xargv);
+		return 1;
+	}
+	rc = run(xargv, NULL, 0);
+	free(xargv);
+	if (rc != 0) {
+		ERR("xl create failed (exit %d)", rc);
+		xs_close(xs);
+		return 1;
+	}
+	domid = domid_of(c.name);
+	rc = domid < 0 ? -1 : 0;
+	if (rc < 0)
+		ERR("xl created no domain named %s", c.name);
+	for (i = 0; rc == 0 && i < c.instances; i++)
+		if ((rc = register_dev(xs, &c, domid, i)) < 0)
+			ERR("cannot write XenStore nodes of device %d: %s", i,
+			    strerror(errno));
+	if (rc == 0)
+		rc = wait_core(xs, domid, c.instances, timeout);
+	if (rc == 0 && xl_simple("unpause", c.name) != 0) {
+		ERR("xl unpause %s failed", c.name);
+		rc = -1;
+	}
+	if (rc < 0) {
+		if (domid > 0) {
+			(void)xl_simple("destroy", c.name);
+			unregister(xs, domid);
+		}
+		ERR("domain %s destroyed", c.name);
+		xs_close(xs);
+		return 1;
+	}
+	printf("xnv-xl: domain %s (domid %d) started: service %s, trust group "
+	       "%s, %d NF device%s\n", c.name, domid, c.service, c.group,
+	       c.instances, c.instances > 1 ? "s" : "");
+	xs_close(xs);
+	return 0;
+}
+
+static int
+cmd_destroy(int argc, char **argv)
+{
+	struct xs_handle *xs;
+	int domid, rc;
+
+	if (argc != 2) {
+		ERR("destroy: expected exactly one domain name");
+		return 2;
+	}
+	domid = domid_of(argv[1]);
+	if (domid < 0) {
+		ERR("no domain named %s", argv[1]);
+		return 1;
+	}
+	rc = xl_simple("destroy", argv[1]);
+	xs = xs_open(0);
+	if (xs != NULL) {
+		unregister(xs, domid);
+		xs_close(xs);
+	}
+	if (rc != 0) {
+		ERR("xl destroy %s failed (exit %d)", argv[1], rc);
+		return 1;
+	}
+	printf("xnv-xl: domain %s (domid %d) destroyed\n", argv[1], domid);
+	return 0;
+}
+
+/* Read "<dir>/<leaf>" (NULL if missing). */
+static char *
+node(struct xs_handle *xs, const char *dir, const char *leaf)
+{
+	char path[160];
+	unsigned len;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, leaf);
+	return xs_read(xs, XBT_NULL, path, &len);
+}
+
+static int
+cmd_list(void)
+{
+	static const char *const st[] = { "unknown", "initialising",
+		"initwait", "initialised", "connected", "closing", "closed" };
+	struct xs_handle *xs = xs_open(0);
+	unsigned nd = 0, nv, i, j;
+	char **doms, **devs, path[96];
+
+	if (xs == NULL) {
+		ERR("cannot connect to XenStore: %s (run in Dom0 as root)",
+		    strerror(errno));
+		return 1;
+	}
+	printf("%-6s %-16s %-4s %-12s %-12s %-12s %s\n", "domid", "name",
+	       "dev", "service", "group", "backend", "frontend");
+	doms = xs_directory(xs, XBT_NULL, GNTS_XEN_BACKEND_ROOT, &nd);
+	for (i = 0; doms != NULL && i < nd; i++) {
+		int domid = atoi(doms[i]);
+
+		snprintf(path, sizeof(path), "%s/%d", GNTS_XEN_BACKEND_ROOT,
+			 domid);
+		nv = 0;
+		devs = xs_directory(xs, XBT_NULL, path, &nv);
+		for (j = 0; devs != NULL && j < nv; j++) {
+			int dev = atoi(devs[j]), b, f;
+			char dom[48], be[128], fe[128];
+			char *nm, *sv, *gr, *bs, *fs;
+
+			snprintf(dom, sizeof(dom), "/local/domain/%d", domid);
+			snprintf(be, sizeof(be), "%s/%d", path, dev);
+			snprintf(fe, sizeof(fe), "%s/device/xnv/%d", dom, dev);
+			nm = node(xs, dom, "name");
+			sv = node(xs, be, "service");
+			gr = node(xs, be, "trust-group");
+			bs = node(xs, be, "state");
+			fs = node(xs, fe, "state");
+			b = bs ? atoi(bs) : 0;
+			f = fs ? atoi(fs) : 0;
+
+			printf("%-6d %-16s %-4d %-12s %-12s %-12s %s\n", domid,
+			       nm ? nm : "(gone)", dev, sv ? sv : "?",
+			       gr ? gr : "?", st[b >= 0 && b <= 6 ? b : 0],
+			       st[f >= 0 && f <= 6 ? f : 0]);
+			free(nm); free(sv); free(gr); free(bs); free(fs);
+		}
+		free(devs);
+	}
+	free(doms);
+	xs_close(xs);
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	if (getenv("XNV_XL") != NULL && getenv("XNV_XL")[0] != '\0')
+		xl = getenv("XNV_XL");
+	if (argc < 2 || strcmp(argv[1], "--help") == 0 ||
+	    strcmp(argv[1], "-h") == 0) {
+		usage(argc < 2 ? stderr : stdout);
+		return argc < 2 ? 2 : 0;
+	}
+	if (strcmp(argv[1], "create") == 0)
+		return cmd_create(argc - 1, argv + 1);
+	if (strcmp(argv[1], "destroy") == 0)
+		return cmd_destroy(argc - 1, argv + 1);
+	if (strcmp(argv[1], "list") == 0 && argc == 2)
+		return cmd_list();
+	ERR("unknown command '%s' (create, destroy, list; see --help)",
+	    argv[1]);
+	return 2;
+}
