@@ -2,6 +2,7 @@
 # /init of the Dom0 initramfs (tests/xen, see XEN-IN-QEMU.md section 4).
 # Knobs arrive on the Dom0 kernel command line: xt_n= xt_maxf= xt_wd=
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin
+export LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu:/lib/x86_64-linux-gnu
 mount -t proc proc /proc; mount -t sysfs sysfs /sys; mount -t devtmpfs devtmpfs /dev
 mkdir -p /dev/pts /dev/shm; mount -t devpts devpts /dev/pts
 N=512; MAXF=16; WD=150
@@ -42,6 +43,8 @@ D1=$(xl domid guest1 2>/dev/null); D2=$(xl domid guest2 2>/dev/null)
 if [ $RC = 0 ] && [ -n "$D1" ] && [ -n "$D2" ]; then
 	echo "XT-CHECK ok domains-created (guest1=dom$D1 guest2=dom$D2 at t=$(up)s)"
 	xt-dom0 "$N" "$MAXF" "$D1" "$D2"; RC=$?
+	echo "XT: t=$(up)s grant tests finished rc=$RC"
+	nf-scenario.sh || RC=1
 else
 	echo "XT-CHECK FAIL domains-created: xl create rc=$RC"; RC=1
 fi

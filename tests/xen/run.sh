@@ -7,8 +7,8 @@
 # then exactly "XEN: N passed, N failed" (exit 1 if any failed), or a single
 # "SKIP: ..." line (exit 0) when Xen/QEMU/libxen-dev are not installed.
 #
-# Knobs (environment): XT_PAGES (512) XT_MAX_FRAMES (16) XT_TIMEOUT (420)
-# XT_WATCHDOG (300) XT_QEMU_MEM (2048) XT_KPKG (linux-image-<KV>-amd64)
+# Knobs (environment): XT_PAGES (512) XT_MAX_FRAMES (16) XT_TIMEOUT (600)
+# XT_WATCHDOG (480) XT_QEMU_MEM (3072) XT_KPKG (linux-image-<KV>-amd64)
 # XT_HEADERS (auto|cache) XT_OUT (build/xen) XT_VERBOSE (0)
 set -uo pipefail
 
@@ -18,9 +18,9 @@ out=${XT_OUT:-$top/build/xen}
 cache=$out/cache
 pages=${XT_PAGES:-512}
 maxf=${XT_MAX_FRAMES:-16}
-tmo=${XT_TIMEOUT:-420}
-wd=${XT_WATCHDOG:-300}
-qmem=${XT_QEMU_MEM:-2048}
+tmo=${XT_TIMEOUT:-600}
+wd=${XT_WATCHDOG:-480}
+qmem=${XT_QEMU_MEM:-3072}
 xenbin=/usr/lib/xen-4.17/bin
 libdir=/usr/lib/x86_64-linux-gnu
 CC=${CC:-gcc}
@@ -30,7 +30,8 @@ command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 not install
 [ -r /boot/xen-4.17-amd64.gz ] || skip "/boot/xen-4.17-amd64.gz missing (xen-hypervisor-4.17-amd64, make deps)"
 [ -r /usr/include/xenstore.h ] && [ -r $libdir/libxengnttab.a ] ||
 	skip "libxen-dev not installed (make deps)"
-for t in "$xenbin/xl" /bin/busybox cpio xz dpkg-deb apt-get; do
+for t in "$xenbin/xl" /bin/busybox cpio xz dpkg-deb apt-get "$top/build/bin/xnv-core" \
+	"$top/build/bin/xnv-xl"; do
 	command -v "$t" >/dev/null || skip "$t missing (make deps)"
 done
 
@@ -119,7 +120,12 @@ cflags="-O2 -g -Wall -Wextra -Werror -static"
 if ! { $CC $cflags -I"$top/gntshare/include" "$here/xt_dom0.c" -o "$bld/xt-dom0" \
 		-lxenstore -lxentoolcore &&
        $CC $cflags "$here/xt_guest.c" -o "$bld/xt-guest" \
-		-lxengnttab -lxenstore -lxentoolcore -lxentoollog; } >"$out/cc.log" 2>&1; then
+		-lxengnttab -lxenstore -lxentoolcore -lxentoollog &&
+       $CC $cflags "$here/xt_pcapcmp.c" -o "$bld/xt-pcapcmp" &&
+       # the NF exactly as users build it: libxnv through its pkg-config file
+       $CC $cflags "$top/examples/forwarder/forwarder.c" -o "$bld/xnv-forwarder" \
+		$(PKG_CONFIG_PATH="$top/build/lib/pkgconfig" pkg-config --static --cflags --libs libxnv); } \
+		>"$out/cc.log" 2>&1; then
 	fail test-programs "$(grep -m1 error "$out/cc.log")"
 	finish
 fi
@@ -135,7 +141,7 @@ busybox_root() {	# busybox_root DIR
 ru=$out/rootU
 rm -rf "$ru"
 busybox_root "$ru"
-cp "$bld/xt-guest" "$ru/bin/"
+cp "$bld/xt-guest" "$bld/xnv-forwarder" "$ru/bin/"
 cp "$kdir/modules/xen-gntdev.ko" "$ru/lib/modules/"
 install -m 755 "$here/domU-init.sh" "$ru/init"
 (cd "$ru" && find . | cpio -o -H newc --quiet | gzip -1) >"$out/domU-initrd.cpio.gz"
@@ -153,7 +159,73 @@ for l in $(ldd $bins /usr/bin/xenstore | awk '/=> \//{ print $3 }' | sort -u) $l
 done
 cp -L /lib64/ld-linux-x86-64.so.2 "$r0/lib64/"
 cp "$kdir"/modules/*.ko "$kbo/gntshare.ko" "$r0/lib/modules/"
-cp "$bld/xt-dom0" "$r0/usr/bin/"
+cp "$bld/xt-dom0" "$bld/xt-pcapcmp" "$here/nf-scenario.sh" "$r0/usr/bin/"
+# xnv-core (DPDK) and xnv-xl.  librte_* keep the host's symlinks into the
+# PMD directory (XEN-IN-QEMU.md section 15); only the PMDs the test uses
+# are there, so EAL loads just those.
+pmds=/usr/lib/x86_64-linux-gnu/dpdk/pmds-23.0
+copy_chain() {	# PATH and each symlink on the way to the file, under /usr
+	local p=$1 t
+	case $p in /lib/*) p=/usr$p ;; esac
+	while :; do
+		mkdir -p "$r0$(dirname "$p")"
+		if [ -L "$p" ]; then
+			cp -P "$p" "$r0$p"
+			t=$(readlink "$p")
+			case $t in /*) p=$t ;; *) p=$(dirname "$p")/$t ;; esac
+		else
+			cp "$p" "$r0$p"
+			break
+		fi
+	done
+}
+cp "$top/build/bin/xnv-core" "$top/build/bin/xnv-xl" "$r0/usr/bin/"
+plugins="$pmds/librte_net_null.so.23 $pmds/librte_net_pcap.so.23 $pmds/librte_mempool_ring.so.23"
+for l in $plugins; do copy_chain "$l"; done
+for l in $(ldd "$top/build/bin/xnv-core" "$top/build/bin/xnv-xl" $plugins |
+	   awk '/=> \//{ print $3 }' | sort -u); do
+	case ${l##*/} in
+	librte_*) copy_chain "$l" ;;
+	*) cp -L "$l" "$r0/lib/x86_64-linux-gnu/" ;;
+	esac
+done
+mkdir -p "$r0/nf" "$r0/var/run/dpdk"
+npk=1000
+if ! "${XT_PYTHON:-$top/.venv/bin/python}" "$top/scripts/gen_pcap.py" "$r0/nf/in.pcap" \
+	--count $npk --flows 16 >"$out/pcap.log" 2>&1; then
+	fail test-programs "gen_pcap.py: $(tail -n 1 "$out/pcap.log") (make deps makes .venv)"
+	finish
+fi
+echo $npk >"$r0/nf/count"
+cat >"$r0/nf/xnv.ini" <<-EOF
+	; tests/xen: blue chain in -> fwd-a -> fwd-b -> out (pcap), blue fwd-c
+	; replicas between null ports, a red service.
+	[core]
+	ring_size = 128
+	stall_timeout_ms = 1000
+	[group blue]
+	pool_bufs = 1024
+	[group red]
+	pool_bufs = 256
+	[port in]
+	dev = net_pcap0,rx_pcap=/nf/in.pcap
+	group = blue
+	chain = fwd-a -> fwd-b -> out
+	[port out]
+	dev = net_pcap1,tx_pcap=/tmp/out.pcap
+	group = blue
+	[port nin]
+	dev = net_null0
+	group = blue
+	chain = fwd-c -> nout
+	[port nout]
+	dev = net_null1
+	group = blue
+	[service fwd-a]
+	[service fwd-b]
+	[service fwd-c]
+	[service fwd-r]
+	EOF
 cp "$kdir/vmlinux" "$out/domU-initrd.cpio.gz" "$r0/domU/"
 mv "$r0/domU/domU-initrd.cpio.gz" "$r0/domU/initrd.cpio.gz"
 for g in 1 2; do
@@ -167,6 +239,22 @@ for g in 1 2; do
 	vcpus = 1
 	EOF
 done
+nfdom() {	# nfdom NAME GROUP SERVICE ROLE [extra key]: an NF domain's config
+	cat >"$r0/domU/$1.cfg" <<-EOF
+	name = "$1"
+	type = "pv"
+	kernel = "/domU/vmlinux"
+	ramdisk = "/domU/initrd.cpio.gz"
+	extra = "console=hvc0 quiet xt_role=$4 xt_deadline=$((wd - 20))"
+	memory = 96
+	vcpus = 1
+	nfv_trust_group = "$2"
+	nfv_${5:-service} = "$3"
+	EOF
+}
+nfdom nf-a blue fwd-a nf; nfdom nf-b blue fwd-b nf; nfdom nf-r red fwd-r red
+nfdom nf-c1 blue fwd-c nf; nfdom nf-c2 blue fwd-c nf
+nfdom nf-bad blue fwd-a nf servce; nfdom nf-nosvc blue nosuch nf
 install -m 755 "$here/dom0-init.sh" "$r0/init"
 (cd "$r0" && find . | cpio -o -H newc --quiet) >"$out/dom0-initrd.cpio"
 [ -s "$out/xen" ] || zcat /boot/xen-4.17-amd64.gz >"$out/xen"
@@ -176,10 +264,12 @@ log "built in $(since "$t_start")"
 t_boot=$(date +%s.%N)
 runlog=$out/run.log
 dom0cmd="$kdir/vmlinux console=hvc0 earlyprintk=xen quiet grant_table.free_per_iteration=0 xt_n=$pages xt_maxf=$maxf xt_wd=$wd"
+# DPDK in Dom0 needs SSE4.2 + POPCNT (XEN-IN-QEMU.md section 15)
 timeout -k 10 "$tmo" qemu-system-x86_64 -machine pc -accel tcg -m "$qmem" -smp 2 \
+	-cpu qemu64,+ssse3,+sse4.1,+sse4.2,+popcnt \
 	-nographic -no-reboot -monitor none -serial stdio -nic none \
 	-kernel "$out/xen" \
-	-append "console=com1 com1=115200,8n1 dom0_mem=512M,max:512M dom0_max_vcpus=1 gnttab_max_frames=$maxf" \
+	-append "console=com1 com1=115200,8n1 dom0_mem=768M,max:768M dom0_max_vcpus=1 gnttab_max_frames=$maxf" \
 	-initrd "$dom0cmd,$out/dom0-initrd.cpio" \
 	</dev/null >"$runlog" 2>&1
 qrc=$?
@@ -190,7 +280,11 @@ tr -d '\r' <"$runlog" >"$runlog.txt"
 expected="module-loads domains-created device grant-bad-arguments guests-ready
 	grant-one-pool-to-two-domains zero-copy-dom0-domU1-domU2 foreign-refs-refused
 	revoke-unmapped-ends-at-once revoke-while-mapped-keeps-pages drain-after-unmap
-	readonly-grant fd-release-revokes grant-table-full-unwinds drain-after-domain-destroy"
+	readonly-grant fd-release-revokes grant-table-full-unwinds drain-after-domain-destroy
+	core-starts xnv-xl-bad-key core-refuses-unknown-service nf-in-domu-attaches
+	red-nf-attaches red-cannot-map-blue blue-chain-forwards blue-domus-zero-copy
+	destroy-under-traffic pool-back-to-full xnv-xl-list core-exits-cleanly
+	blue-chain-intact nfs-see-core-shutdown"
 for c in $expected; do
 	line=$(grep -aE "^XT-CHECK (ok|FAIL) $c[ :]" "$runlog.txt" | tail -1)
 	case $line in
@@ -204,7 +298,7 @@ for c in $expected; do
 done
 done_line=$(grep -aE '^XT-DONE rc=' "$runlog.txt" | tail -1)
 phase() { grep -aoE "t=[0-9.]+s $1" "$runlog.txt" | head -1 | grep -oE '[0-9.]+' | head -1; }
-phases="Dom0 uptime: /init $(phase 'dom0 /init')s, xl ready $(phase xenstored)s, tests done $(phase xt-dom0)s"
+phases="Dom0 uptime: /init $(phase 'dom0 /init')s, xl ready $(phase xenstored)s, grant tests done $(phase 'grant tests')s, NF tests done $(phase xt-dom0)s"
 if [ "$done_line" = "XT-DONE rc=0" ]; then
 	ok run-complete "XT-DONE rc=0, QEMU boot-to-poweroff $boot_time ($phases), total $(since "$t_start")"
 else

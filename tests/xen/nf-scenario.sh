@@ -1,0 +1,128 @@
+#!/bin/sh
+# NFs in PV DomUs (tests/xen): run in Dom0 by dom0-init.sh after the grant
+# tests.  xnv-core --backend xen with pcap and null ports; NF domains
+# started by xnv-xl from the configs in /domU (written by run.sh).
+# Prints "XT-CHECK ok|FAIL <name>..." lines; exit status 1 if any failed.
+# What each check proves: tests/xen/README.md.
+N=$(cat /nf/count)
+RC=0
+LOG=/tmp/core.log
+check() {	# check NAME STATUS DETAIL
+	if [ "$2" = 0 ]; then echo "XT-CHECK ok $1 ($3)"
+	else echo "XT-CHECK FAIL $1: $3"; RC=1; fi
+}
+wait_for() {	# wait_for SECONDS CMD...: until CMD succeeds
+	local end=$(($(date +%s) + $1)); shift
+	while ! "$@"; do
+		[ "$(date +%s)" -ge $end ] && return 1; sleep 0.1
+	done
+}
+# Counters now: SIGUSR1 makes the core print its table; keep the newest.
+snap() {
+	local n=$(grep -c 'xnv-core statistics' $LOG)
+	kill -USR1 $CORE
+	wait_for 5 test "$(grep -c 'xnv-core statistics' $LOG)" -gt "$n"
+	sleep 0.2
+	awk -v n=$((n + 1)) '/xnv-core statistics/ { k++ } k == n' $LOG >/tmp/snap
+}
+# rows of the table: port rx tx ... / nf service rx tx drop bad reclaimed state
+col() { awk -v p="$1" -v c="$2" '$1 == p { print $c }' /tmp/snap; }
+port_col() { col "$@"; }
+nf_col() { col "$@"; }
+grp() { awk -v g="$1" -v c="$2" '$1 == "group" && $2 == g { print $c }' /tmp/snap; }
+attached() { grep -q "NF $1 attached" $LOG; }
+finished() { grep -q "NF $1 (domain [0-9]*) detached" $LOG; }
+no_domain() { ! xl list 2>/dev/null | grep -q "^$1 "; }
+port_out_done() { snap; [ "$(port_col out 3)" = "$N" ]; }
+
+# ---- the core -------------------------------------------------------------
+xnv-core --no-huge -m 128 -l 0 -- --config /nf/xnv.ini --backend xen \
+	>$LOG 2>&1 &
+CORE=$!
+if ! wait_for 60 grep -q "NFs attach from Xen domains" $LOG; then
+	check core-starts 1 "$(tail -n 3 $LOG | tr '\n' ' ')"
+	exit 1
+fi
+check core-starts 0 "xnv-core --backend xen, pid $CORE; $(grep -o 'group blue: pool .*' $LOG | head -1 | cut -c1-100)"
+
+# ---- xnv-xl refuses bad domain configs before anything starts --------------
+out=$(xnv-xl create /domU/nf-bad.cfg 2>&1); rc=$?
+echo "$out" | grep -q "unknown key 'nfv_servce'" && [ $rc != 0 ] && no_domain nf-bad
+check xnv-xl-bad-key $? "exit $rc, '$out', no domain nf-bad"
+out=$(xnv-xl create /domU/nf-nosvc.cfg 2>&1); rc=$?
+echo "$out" | grep -q "unknown service 'nosuch'" && [ $rc != 0 ] && no_domain nf-nosvc
+check core-refuses-unknown-service $? "exit $rc, '$(echo "$out" | grep refused)', no domain nf-nosvc"
+
+# ---- blue NF A, then a red NF that tries to map A's refs -------------------
+xnv-xl create /domU/nf-a.cfg >/tmp/xl-a.log 2>&1
+wait_for 150 attached nf-a.0
+check nf-in-domu-attaches $? "$(cat /tmp/xl-a.log | tr '\n' ' '); $(grep 'NF nf-a.0 attached' $LOG | cut -c1-150)"
+A=$(xl domid nf-a)
+BE=/local/domain/0/backend/xnv/$A/0
+xnv-xl create /domU/nf-r.cfg >/tmp/xl-r.log 2>&1
+R=$(xl domid nf-r)
+wait_for 150 attached nf-r.0 && wait_for 30 test -n "$(xenstore-read /local/domain/$R/data/ready 2>/dev/null)"
+check red-nf-attaches $? "nf-r.0 (dom$R) in group red: $(grep -o 'NF nf-r.0 attached.*group red' $LOG | cut -c1-80)"
+ask() {	# ask DOM SEQ CMD: run CMD in xt-guest, print its answer
+	xenstore-write /local/domain/$1/data/cmd "$2 $3"
+	wait_for 30 sh -c "xenstore-read /local/domain/$1/data/ack 2>/dev/null | grep -q '^$2 '"
+	xenstore-read /local/domain/$1/data/ack 2>/dev/null
+}
+xenstore-write /local/domain/$R/data/refs/ring/n 1 \
+	/local/domain/$R/data/refs/ring/0 "$(xenstore-read $BE/ring-ref)" \
+	/local/domain/$R/data/refs/dir/n 1 \
+	/local/domain/$R/data/refs/dir/0 "$(xenstore-read $BE/pool-dir-refs)"
+a1=$(ask $R 1 "map ring 0 rw"); a2=$(ask $R 2 "map dir 1 ro")
+case "$a1 / $a2" in
+"1 err 22"*" / 2 err 22"*) check red-cannot-map-blue 0 "dom$R mapping dom$A's ring and pool-directory refs: '$a1' / '$a2'" ;;
+*) check red-cannot-map-blue 1 "expected EINVAL from both maps, got '$a1' / '$a2'" ;;
+esac
+ask $R 3 exit >/dev/null
+
+# ---- blue NF B: the chain in -> A -> B -> out runs ------------------------
+xnv-xl create /domU/nf-b.cfg >/tmp/xl-b.log 2>&1
+wait_for 150 attached nf-b.0 && wait_for 120 port_out_done
+ok=$?
+snap
+check blue-chain-forwards $ok "port out tx $(port_col out 3)/$N; nf-a.0 rx/tx $(nf_col nf-a.0 3)/$(nf_col nf-a.0 4), nf-b.0 $(nf_col nf-b.0 3)/$(nf_col nf-b.0 4)"
+[ "$(nf_col nf-a.0 3)" = "$N" ] && [ "$(nf_col nf-b.0 4)" = "$N" ] && [ "$(grp blue 8)" = 0 ]
+check blue-domus-zero-copy $? "group blue copied-in $(grp blue 8), red $(grp red 8); both DomUs saw all $N packets"
+
+# ---- xl destroy of an NF domain under traffic -------------------------------
+xnv-xl create /domU/nf-c1.cfg >/dev/null 2>&1
+xnv-xl create /domU/nf-c2.cfg >/dev/null 2>&1
+wait_for 150 attached nf-c1.0 && wait_for 150 attached nf-c2.0
+# net_null packets are all alike (one flow): one replica carries them
+wait_for 60 sh -c "kill -USR1 $CORE; sleep 0.5; awk '/nf-c[12].0/ && \$3 > 0' $LOG | grep -q ."
+snap
+if [ "$(nf_col nf-c1.0 3)" != 0 ]; then V=nf-c1 S=nf-c2; else V=nf-c2 S=nf-c1; fi
+t1=$(port_col nout 3)
+xl destroy $V
+wait_for 10 finished $V.0
+fin=$?
+sleep 2; snap
+t2=$(port_col nout 3)
+[ $fin = 0 ] && [ "$(nf_col $V.0 8)" = gone ] && [ "$(nf_col $V.0 7)" -gt 0 ] && [ "$t2" -gt "$t1" ] &&
+	[ "$(nf_col $S.0 3)" -gt 0 ]
+check destroy-under-traffic $? "xl destroy $V: $(grep -o "NF $V.0 (domain [0-9]*) detached.*" $LOG | cut -c1-160); port nout tx $t1 -> $t2 via $S (rx $(nf_col $S.0 3))"
+xnv-xl destroy $S >/dev/null 2>&1
+wait_for 10 finished $S.0
+sleep 1; snap
+[ "$(grp blue 4)" = "$(grp blue 6)" ] && [ "$(grp red 4)" = "$(grp red 6)" ]
+check pool-back-to-full $? "blue $(grp blue 6)/$(grp blue 4) free, red $(grp red 6)/$(grp red 4) free, with nout traffic now dropped for lack of an instance"
+xnv-xl list >/tmp/list 2>&1
+grep -q "nf-a .*fwd-a .*blue .*connected .*connected" /tmp/list && grep -q "nf-r .*red" /tmp/list &&
+	! grep -q "nf-c" /tmp/list
+check xnv-xl-list $? "$(grep -c '^[0-9]' /tmp/list) devices listed: $(awk 'NR > 1 { printf "%s/%s/%s ", $2, $4, $6 }' /tmp/list)"
+
+# ---- clean shutdown: NFs are told, pcap output equals input ----------------
+kill -TERM $CORE; wait $CORE; crc=$?
+check core-exits-cleanly $crc "exit $crc; $(grep -o 'drops:.*' $LOG | tail -1 | cut -c1-160)"
+cmp=$(xt-pcapcmp /nf/in.pcap /tmp/out.pcap 2>&1)
+check blue-chain-intact $? "$cmp"
+wait_for 60 sh -c "! xl list | grep -qE '^nf-(a|b|r) '"
+ok=$?
+for d in a b r; do grep -h "xnv-forwarder exited" /var/log/xen/console/guest-nf-$d.log 2>/dev/null | tail -1; done >/tmp/exits
+[ $ok = 0 ] && [ "$(grep -c 'xnv-forwarder exited rc=0' /tmp/exits)" = 3 ]
+check nfs-see-core-shutdown $? "$(tr '\n' ';' </tmp/exits)"
+exit $RC
