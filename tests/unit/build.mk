@@ -4,9 +4,10 @@
 #   make SAN=1 check-unit    the same under ASan + UBSan (build-san/)
 UNIT_TESTS  := test_ring test_host_backend
 # test_<x> of an example: its object files (examples/build.mk compiles them)
-EX_UNIT_TESTS := test_lpm test_maglev
+EX_UNIT_TESTS := test_lpm test_maglev test_aho
 EX_UNIT_OBJ_test_lpm := examples/router/lpm
 EX_UNIT_OBJ_test_maglev := examples/lb/maglev
+EX_UNIT_OBJ_test_aho := examples/dpi/ac
 UNIT_BINS   := $(UNIT_TESTS:%=$(B)/tests/unit/%) $(EX_UNIT_TESTS:%=$(B)/tests/unit/%)
 CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
 EXTRA_CFLAGS_tests := -Iexamples -Iexamples/common
