@@ -2,7 +2,7 @@
 # xnv-<name> is examples/<name>/*.c linked with examples/common (packet
 # parsing, checksums, prefixes, rule files, hash table, the shared main()).
 XNV_PKG = PKG_CONFIG_PATH=$(CURDIR)/$(B)/lib/pkgconfig pkg-config
-EXAMPLES := forwarder generator sink router firewall lb monitor dpi
+EXAMPLES := forwarder generator sink router firewall lb monitor dpi nat
 EX_CFLAGS = $(CSTD) $(WARN) $(OPT) $(shell $(XNV_PKG) --cflags libxnv) \
 	    -Iexamples/common
 EX_COMMON_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(wildcard examples/common/*.c))

@@ -112,3 +112,44 @@ def rechecksummed(frame):
             continue                    # sent without a checksum
         del p[layer].chksum
     return bytes(p)
+
+
+def run_two_phases(env, spec, phase1, phase2, between, timeout=20):
+    """Send `phase1` through the NF of `spec`, wait until it has all been
+    handled, call between(nf) (e.g. rewrite a file and SIGHUP, or sleep),
+    then send `phase2` the same way.  Phase 2 comes from a second pcap
+    port whose chain starts with a forwarder "gate": its rx starts only
+    when the gate attaches, after between().  Returns (nf, frames out in
+    phase 1, frames out in phase 2); the core is stopped, the NF gone."""
+    from harness import FWD_BIN, wait_until
+    pcaps = [write_pcap(env.path(f"phase{i}.pcap"), p)
+             for i, p in ((1, phase1), (2, phase2))]
+    cfg = write_config(env.path("phases.ini"), [
+        ("core", {"socket": env.socket}),
+        ("group g", {"pool_bufs": 2048}),
+        ("port in1", {"dev": f"net_pcap0,rx_pcap={pcaps[0]}", "group": "g",
+                      "chain": f"{spec.service} -> out"}),
+        ("port in2", {"dev": f"net_pcap1,rx_pcap={pcaps[1]}", "group": "g",
+                      "chain": f"gate -> {spec.service} -> out"}),
+        ("port out", {"dev": f"net_pcap2,tx_pcap={env.path('out.pcap')}",
+                      "group": "g"}),
+        (f"service {spec.service}", {}), ("service gate", {}),
+    ])
+    core = env.start_core(cfg)
+    core.wait_ready()
+    nf = env.start_nf(spec.service, "g", spec.service, binary=nf_bin(spec.name),
+                      extra=("--", *spec.args))
+    core.wait_attached(nf)
+
+    def handled(n):
+        s = core.snapshot()
+        rec = s["nfs"][spec.service]
+        return rec["rx"] == n and s["ports"]["out"]["tx"] == rec["tx"] and rec["tx"]
+    n1 = wait_until(lambda: handled(len(phase1)), timeout, "phase 1")
+    between(nf)
+    core.wait_attached(env.start_nf("gate", "g", "gate", binary=FWD_BIN))
+    wait_until(lambda: handled(len(phase1) + len(phase2)), timeout, "phase 2")
+    core.stop()
+    assert nf.wait(10) == 0, nf.stderr()
+    out = read_pcap(env.path("out.pcap"))
+    return nf, out[:n1], out[n1:]

@@ -12,10 +12,8 @@ from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import ARP, Ether
 from scapy.packet import Raw
 
-from harness import FWD_BIN, wait_until, write_config
-from nfrun import (NfSpec, nf_bin, parse_counters, rechecksummed,
-                   run_bad_file, run_nfs)
-from traffic import read_pcap, write_pcap
+from nfrun import (NfSpec, parse_counters, rechecksummed, run_bad_file,
+                   run_nfs, run_two_phases)
 
 ETH = dict(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
 VIP4, VIP6 = "10.0.0.100", "2001:db8::100"
@@ -74,34 +72,14 @@ def test_lb_backend_leaves_only_its_flows_move(xnv):
     phase1 += others
     new = flows(60, 0, base=1000)
     phase2 = [to_vip(f, 7) for f in old + new]
-    cfg = write_config(xnv.path("lb.ini"), [
-        ("core", {"socket": xnv.socket}),
-        ("group g", {"pool_bufs": 2048}),
-        ("port in1", {"dev": f"net_pcap0,rx_pcap={write_pcap(xnv.path('p1.pcap'), phase1)}",
-                      "group": "g", "chain": "lb -> out"}),
-        ("port in2", {"dev": f"net_pcap1,rx_pcap={write_pcap(xnv.path('p2.pcap'), phase2)}",
-                      "group": "g", "chain": "gate -> lb -> out"}),
-        ("port out", {"dev": f"net_pcap2,tx_pcap={xnv.path('out.pcap')}", "group": "g"}),
-        ("service lb", {}), ("service gate", {}),
-    ])
-    core = xnv.start_core(cfg)
-    core.wait_ready()
-    lb = xnv.start_nf("lb", "g", "lb", binary=nf_bin("lb"), extra=(
-        "--", "--backends", bfile, "--vip", VIP4, "--vip", VIP6))
-    core.wait_attached(lb)
-    tx = lambda: core.snapshot()["ports"]["out"]["tx"]         # noqa: E731
-    wait_until(lambda: tx() == len(phase1), 20, "phase 1 out")
-    bfile.write_text("\n".join(b for b in B4 + B6 if b != GONE) + "\n")
-    lb.signal(signal.SIGHUP)
-    # the gate opens port in2: the reload happens at its first packet
-    gate = xnv.start_nf("gate", "g", "gate", binary=FWD_BIN)
-    core.wait_attached(gate)
-    wait_until(lambda: tx() == len(phase1) + len(phase2), 20, "phase 2 out")
-    core.stop()
-    assert lb.wait(10) == 0
-    out = read_pcap(xnv.path("out.pcap"))
-    assert len(out) == len(phase1) + len(phase2)
-    out1, out2 = out[:len(phase1)], out[len(phase1):]
+
+    def remove_one(lb):
+        bfile.write_text("\n".join(b for b in B4 + B6 if b != GONE) + "\n")
+        lb.signal(signal.SIGHUP)   # the reload is done at phase 2's 1st packet
+    lb, out1, out2 = run_two_phases(xnv, NfSpec("lb", (
+        "--backends", bfile, "--vip", VIP4, "--vip", VIP6)), phase1, phase2,
+        remove_one)
+    assert len(out1) == len(phase1) and len(out2) == len(phase2)
 
     # phase 1: one backend per flow, all backends used, only dst rewritten
     assert out1[-2:] == others                          # passed untouched
