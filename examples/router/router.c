@@ -55,6 +55,7 @@ struct router {
 	uint8_t port_mac[MAX_PORTS][6];
 	uint8_t port_has_mac[MAX_PORTS];
 	int max_port;			/* highest port a route names */
+	int next;			/* --next: XNV_NEXT, not XNV_OUT */
 	uint64_t c[C_N];
 	uint64_t port_tx[MAX_PORTS];
 };
@@ -216,8 +217,10 @@ on_opt(void *ctx, int c, const char *arg)
 
 	if (c == 'r')
 		r->routes_path = arg;
-	else
+	else if (c == 'n')
 		r->neigh_path = arg;
+	else
+		r->next = 1;
 	return 0;
 }
 
@@ -311,7 +314,7 @@ route(struct xnv_pkt *pkt, void *ctx)
 	memcpy(p + 6, r->port_mac[h->port], 6);
 	r->c[C_ROUTED]++;
 	r->port_tx[h->port]++;
-	return XNV_OUT(h->port);
+	return r->next ? XNV_NEXT : XNV_OUT(h->port);
 }
 
 static void
@@ -343,6 +346,7 @@ main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "routes", required_argument, NULL, 'r' },
 		{ "neigh", required_argument, NULL, 'n' },
+		{ "next", no_argument, NULL, 'x' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static const struct nf_app app = {
@@ -352,7 +356,10 @@ main(int argc, char **argv)
 		"  --routes FILE  routes: 'PREFIX via ADDR port N', 'PREFIX port N'\n"
 		"                 (connected) or 'PREFIX drop', one a line\n"
 		"  --neigh FILE   neighbours: 'ADDR MAC', and 'port N MAC' for\n"
-		"                 the router's own MAC on each port it uses\n",
+		"                 the router's own MAC on each port it uses\n"
+		"  --next         routed packets go on along the chain (XNV_NEXT)\n"
+		"                 instead of out of the route's port: for chains\n"
+		"                 where NFs follow the router\n",
 		.opts = opts, .opt = on_opt, .load = load, .attached = attached,
 		.handler = route, .report = report, .fini = fini,
 	};
