@@ -68,7 +68,8 @@ pkt_addr_len(unsigned ver)
 	return ver == 6 ? 16 : 4;
 }
 
-/** @return the source or destination address in the IP header. */
+/** @return the source or destination address in the IP header (for
+ *  PKT_IP and PKT_BAD_L4 only: then the IP header is in the frame). */
 static inline uint8_t *
 pkt_addr(uint8_t *frame, const struct pkt_info *pi, enum pkt_which w)
 {

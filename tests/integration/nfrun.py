@@ -56,9 +56,16 @@ def parse_counters(text):
     return out
 
 
+def core_section(env):
+    """[core] of the tests' configs.  The machine is shared: an NF may be
+    off the CPU for a while, and a packet must wait for it rather than be
+    dropped after the default 500 ms (the tests count every packet)."""
+    return ("core", {"socket": env.socket, "stall_timeout_ms": 20000})
+
+
 def nf_config(env, in_pcap, services, n_out, pool_bufs=4096):
     return write_config(env.path("nfs.ini"), [
-        ("core", {"socket": env.socket}),
+        core_section(env),
         ("group g", {"pool_bufs": pool_bufs}),
         ("port in", {"dev": f"net_pcap0,rx_pcap={in_pcap}", "group": "g",
                      "chain": " -> ".join([*services, "out0"])}),
@@ -100,6 +107,17 @@ def run_bad_file(env, name, args):
                     env.sockdir / "none.sock", "--", *args], timeout=20)
 
 
+def assert_bad_file(env, name, option, text, line, msg, fname="rules.txt"):
+    """The NF with `text` as the file of `option` must exit 1, its first
+    line on stderr naming the file and `line`, and saying `msg`."""
+    path = env.path(fname)
+    path.write_text(text)
+    r = run_bad_file(env, name, [option, path])
+    assert r.returncode == 1, r
+    first = r.stderr.splitlines()[0]
+    assert first.startswith(f"{path}:{line}: ") and msg in first, r.stderr
+
+
 def rechecksummed(frame):
     """`frame` with every checksum scapy knows recomputed from scratch."""
     from scapy.layers.inet import IP, TCP, UDP
@@ -125,7 +143,7 @@ def run_two_phases(env, spec, phase1, phase2, between, timeout=20):
     pcaps = [write_pcap(env.path(f"phase{i}.pcap"), p)
              for i, p in ((1, phase1), (2, phase2))]
     cfg = write_config(env.path("phases.ini"), [
-        ("core", {"socket": env.socket}),
+        core_section(env),
         ("group g", {"pool_bufs": 2048}),
         ("port in1", {"dev": f"net_pcap0,rx_pcap={pcaps[0]}", "group": "g",
                       "chain": f"{spec.service} -> out"}),

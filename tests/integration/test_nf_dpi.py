@@ -15,7 +15,7 @@ from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import ARP, Ether
 from scapy.packet import Raw
 
-from nfrun import NfSpec, run_bad_file, run_nfs
+from nfrun import NfSpec, assert_bad_file, run_nfs
 
 RULES = r"""# test rules
 alert "attack"            id 101
@@ -188,9 +188,4 @@ def test_dpi_counters_per_rule(inspected):
 ], ids=["action", "quote", "hex-odd", "hex-digit", "empty", "id", "bare",
         "escape", "words"])
 def test_dpi_bad_rule_file_names_file_and_line(xnv, text, line, msg):
-    path = xnv.path("rules.txt")
-    path.write_text(text)
-    r = run_bad_file(xnv, "dpi", ["--rules", path])
-    assert r.returncode == 1
-    first = r.stderr.splitlines()[0]
-    assert first.startswith(f"{path}:{line}: ") and msg in first, r.stderr
+    assert_bad_file(xnv, "dpi", "--rules", text, line, msg)

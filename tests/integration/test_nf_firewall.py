@@ -12,7 +12,7 @@ from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import ARP, Ether
 from scapy.packet import Raw
 
-from nfrun import NfSpec, run_bad_file, run_nfs
+from nfrun import NfSpec, assert_bad_file, run_nfs
 
 RULES = """\
 # test rules
@@ -200,9 +200,4 @@ def test_firewall_stateful_lets_replies_of_allowed_flows_only(filtered):
 ], ids=["action", "no-value", "host-bits", "ports-proto", "range", "port",
         "family", "proto", "key", "quote"])
 def test_firewall_bad_rule_file_names_file_and_line(xnv, text, line, msg):
-    path = xnv.path("rules.txt")
-    path.write_text(text)
-    r = run_bad_file(xnv, "firewall", ["--rules", path])
-    assert r.returncode == 1
-    first = r.stderr.splitlines()[0]
-    assert first.startswith(f"{path}:{line}: ") and msg in first, r.stderr
+    assert_bad_file(xnv, "firewall", "--rules", text, line, msg)

@@ -12,7 +12,7 @@ from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 
 from harness import REPO, write_config
-from nfrun import nf_bin
+from nfrun import core_section, nf_bin
 from traffic import read_pcap, write_pcap
 
 NFS = ["router", "firewall", "lb", "monitor", "dpi", "nat"]
@@ -72,7 +72,7 @@ def test_nf_survives_garbage_with_bench_args(xnv, nf):
     pkts = junk[:700] + bench + junk[700:]
     out_pcap = xnv.path("out.pcap")
     cfg = write_config(xnv.path("g.ini"), [
-        ("core", {"socket": xnv.socket}),
+        core_section(xnv),
         ("group g", {"pool_bufs": 2048}),
         ("port out", {"dev": f"net_pcap0,tx_pcap={out_pcap}", "group": "g"}),
         ("port in", {"dev": f"net_pcap1,rx_pcap={write_pcap(xnv.path('in.pcap'), pkts)}",

@@ -12,8 +12,8 @@ from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import ARP, Ether
 from scapy.packet import Raw
 
-from nfrun import (NfSpec, parse_counters, rechecksummed, run_bad_file,
-                   run_nfs, run_two_phases)
+from nfrun import (NfSpec, assert_bad_file, parse_counters, rechecksummed,
+                   run_bad_file, run_nfs, run_two_phases)
 
 ETH = dict(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
 VIP4, VIP6 = "10.0.0.100", "2001:db8::100"
@@ -139,12 +139,7 @@ def test_lb_replies_get_the_vip_back(xnv):
     ("10.0.0.1 10.0.0.2\n", 1, "one address a line"),
 ], ids=["address", "twice", "words"])
 def test_lb_bad_backend_file_names_file_and_line(xnv, text, line, msg):
-    path = xnv.path("backends.txt")
-    path.write_text(text)
-    r = run_bad_file(xnv, "lb", ["--backends", path])
-    assert r.returncode == 1
-    first = r.stderr.splitlines()[0]
-    assert first.startswith(f"{path}:{line}: ") and msg in first, r.stderr
+    assert_bad_file(xnv, "lb", "--backends", text, line, msg, "backends.txt")
 
 
 def test_lb_bad_options(xnv):
