@@ -230,7 +230,7 @@ on_opt(void *ctx, int c, const char *arg)
 		d->rules_path = arg;
 	} else if (c == 'a') {
 		d->alerts_path = arg;
-	} else if ((err = parse_u32(arg, 16, 1u << 22, &d->max_states)) != NULL) {
+	} else if ((err = parse_u32(arg, 16, 1u << 20, &d->max_states)) != NULL) {
 		fprintf(stderr, "xnv-dpi: --max-states '%s': %s\n", arg, err);
 		return -1;
 	}

@@ -299,8 +299,8 @@ on_opt(void *ctx, int c, const char *arg)
 		what = "--state-timeout (seconds, 1..86400)";
 		break;
 	case 'm':
-		err = parse_u32(arg, 16, 1u << 26, &fw->max_flows);
-		what = "--max-flows (16..67108864)";
+		err = parse_u32(arg, 16, 1u << 22, &fw->max_flows);
+		what = "--max-flows (16..4194304)";
 		break;
 	}
 	if (err != NULL)

@@ -334,7 +334,7 @@ on_opt(void *ctx, int c, const char *arg)
 		break;
 	case 'm':
 		what = "--max-flows";
-		err = parse_u32(arg, 16, 1u << 26, &lb->max_flows);
+		err = parse_u32(arg, 16, 1u << 22, &lb->max_flows);
 		break;
 	}
 	if (err != NULL)

@@ -196,7 +196,7 @@ on_opt(void *ctx, int c, const char *arg)
 		break;
 	case 'm':
 		what = "--max-flows";
-		err = parse_u32(arg, 16, 1u << 26, &m->max_flows);
+		err = parse_u32(arg, 16, 1u << 22, &m->max_flows);
 		break;
 	case 'r':
 		m->report_path = arg;
