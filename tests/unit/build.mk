@@ -1,13 +1,27 @@
-# Unit tests (cmocka) of libgntshare.  Not part of `all`:
+# Unit tests (cmocka) of libgntshare and of the example NFs' data
+# structures.  Not part of `all`:
 #   make check-unit          build and run every binary; fails if one fails
 #   make SAN=1 check-unit    the same under ASan + UBSan (build-san/)
 UNIT_TESTS  := test_ring test_host_backend
-UNIT_BINS   := $(UNIT_TESTS:%=$(B)/tests/unit/%)
+# test_<x> of an example: its object files (examples/build.mk compiles them)
+EX_UNIT_TESTS := test_lpm test_maglev test_aho
+EX_UNIT_OBJ_test_lpm := examples/router/lpm
+EX_UNIT_OBJ_test_maglev := examples/lb/maglev
+EX_UNIT_OBJ_test_aho := examples/dpi/ac
+UNIT_BINS   := $(UNIT_TESTS:%=$(B)/tests/unit/%) $(EX_UNIT_TESTS:%=$(B)/tests/unit/%)
 CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
+EXTRA_CFLAGS_tests := -Iexamples -Iexamples/common
 
-$(UNIT_BINS): $(B)/tests/unit/%: $(B)/obj/tests/unit/%.o $(GNTS_LIB)
+$(UNIT_TESTS:%=$(B)/tests/unit/%): $(B)/tests/unit/%: $(B)/obj/tests/unit/%.o $(GNTS_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDSAN) -o $@ $< $(GNTS_LIB) $(CMOCKA_LIBS) -lpthread
+
+.SECONDEXPANSION:
+$(EX_UNIT_TESTS:%=$(B)/tests/unit/%): $(B)/tests/unit/%: $(B)/obj/tests/unit/%.o \
+		$$(addprefix $(B)/obj/,$$(addsuffix .o,$$(EX_UNIT_OBJ_$$*))) \
+		$(EX_COMMON_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDSAN) -o $@ $(filter %.o,$^) $(EX_COMMON_A) $(CMOCKA_LIBS)
 
 # Run them all even when one fails, then fail if any did.
 check-unit: $(UNIT_BINS)

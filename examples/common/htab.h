@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * A fixed-capacity hash table of fixed-size keys and values: open
+ * addressing, linear probing, backward-shift deletion (no tombstones, so
+ * lookups stay short however long the NF runs).  Keys are compared and
+ * hashed as bytes: zero their padding.  No allocation after htab_init().
+ *
+ *   struct htab t;
+ *   htab_init(&t, 65536, sizeof(struct flow_key), sizeof(struct counts));
+ *   struct counts *c = htab_insert(&t, &key, &is_new);   // NULL: full
+ *   c = htab_find(&t, &key);
+ *   for (uint32_t i = 0; (c = htab_next(&t, &i, &k)) != NULL; ) ...
+ */
+#ifndef XNV_EX_HTAB_H
+#define XNV_EX_HTAB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct htab {
+	uint8_t *slots;		/* [used byte, pad, key, value] each */
+	uint32_t mask;		/* slots - 1 */
+	uint32_t n;		/* entries */
+	uint32_t max;		/* entries at most (half the slots) */
+	uint32_t key_size, val_size, key_off, val_off, slot_size;
+};
+
+/** A table for @p max entries.  @return 0 or -1 (out of memory). */
+int htab_init(struct htab *t, uint32_t max, size_t key_size,
+	      size_t val_size);
+
+void htab_free(struct htab *t);
+
+/** @return the value of @p key, or NULL. */
+void *htab_find(const struct htab *t, const void *key);
+
+/** The value of @p key, added zeroed if new (*is_new = 1).
+ *  @return NULL when the key is new and the table holds max entries. */
+void *htab_insert(struct htab *t, const void *key, int *is_new);
+
+/** Remove @p key.  @return 0, or -1 if it was not there. */
+int htab_remove(struct htab *t, const void *key);
+
+/** Iterate: start with *pos = 0; @return the next value (its key in
+ *  *key if not NULL), or NULL at the end. */
+void *htab_next(const struct htab *t, uint32_t *pos, const void **key);
+
+/**
+ * Look at up to @p budget slots from *cursor on (wrapping) and remove
+ * the entries for which @p gone(key, value, arg) returns non-zero.
+ * Spread over packets it keeps a table of idle flows clean at a bounded
+ * cost per packet; budget = mask + 1 sweeps the whole table.
+ * @return entries removed.
+ */
+uint32_t htab_sweep(struct htab *t, uint32_t *cursor, uint32_t budget,
+		    int (*gone)(const void *key, void *val, void *arg),
+		    void *arg);
+
+/** Hash of @p n bytes (also for users that need a stable flow hash). */
+uint64_t hash_bytes(const void *p, size_t n, uint64_t seed);
+
+#endif /* XNV_EX_HTAB_H */

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The shared main() of the example NFs (see nfmain.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nfmain.h"
+
+static void
+usage(const struct nf_app *app, const char *prog, FILE *out)
+{
+	fprintf(out, "%s: %s\n"
+		"usage: %s [libxnv options: --service NAME ...; see "
+		"--help] -- [options]\noptions:\n%s", prog, app->summary, prog,
+		app->usage);
+}
+
+/* Parse the NF's own options, argv[first..argc). */
+static int
+own_options(const struct nf_app *app, void *ctx, int argc, char **argv,
+	    int first)
+{
+	static char short_help[] = "-h";	/* --help: not in app->opts */
+	int n = argc - first + 1, c, rc = 0;
+	char **v = calloc((size_t)n + 1, sizeof(*v));
+
+	if (v == NULL)
+		return -1;
+	v[0] = argv[0];
+	memcpy(v + 1, argv + first, (size_t)(n - 1) * sizeof(*v));
+	for (c = 1; c < n; c++)
+		if (strcmp(v[c], "--help") == 0)
+			v[c] = short_help;
+	optind = 1;
+	opterr = 0;
+	while (rc == 0 && (c = getopt_long(n, v, "h", app->opts, NULL)) != -1) {
+		if (c == 'h') {
+			usage(app, argv[0], stdout);
+			rc = 1;
+		} else if (c == '?' || c == ':') {
+			fprintf(stderr, "%s: unknown option or missing "
+				"argument: '%s' (see -- --help)\n", argv[0],
+				v[optind - 1]);
+			rc = -1;
+		} else if (app->opt(ctx, c, optarg) < 0) {
+			rc = -1;
+		}
+	}
+	if (rc == 0 && optind < n) {
+		fprintf(stderr, "%s: unexpected argument '%s'\n", argv[0],
+			v[optind]);
+		rc = -1;
+	}
+	free(v);
+	return rc;
+}
+
+int
+nf_main(int argc, char **argv, const struct nf_app *app, void *ctx)
+{
+	struct xnv_nf *nf = NULL;
+	int dd, rc, i;
+
+	for (dd = 1; dd < argc && strcmp(argv[dd], "--") != 0; dd++)
+		;
+	for (i = 1; i < dd; i++)
+		if (strcmp(argv[i], "--help") == 0) {
+			usage(app, argv[0], stdout);
+			fflush(stdout);
+			xnv_nf_init(dd, argv, &nf);	/* libxnv's options */
+			return 0;
+		}
+	rc = own_options(app, ctx, argc, argv, dd < argc ? dd + 1 : argc);
+	if (rc == 0)
+		rc = app->load(ctx);
+	if (rc != 0)
+		goto out;
+	rc = xnv_nf_init(dd, argv, &nf);
+	if (rc < 0) {
+		rc = rc == -EAGAIN ? 1 : -1;
+		goto out;
+	}
+	rc = app->attached != NULL ? app->attached(ctx, nf) : 0;
+	if (rc == 0) {
+		rc = xnv_nf_run(nf, app->handler, ctx) < 0 ? -1 : 0;
+		app->report(ctx, stdout);
+		fflush(stdout);
+	}
+	xnv_nf_close(nf);
+out:
+	if (app->fini != NULL)
+		app->fini(ctx);
+	return rc < 0 ? 1 : 0;
+}
+
+void
+nf_counters(FILE *out, const char *nf, const char *const *names,
+	    const uint64_t *vals, unsigned n)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		fprintf(out, "%s: %s %llu\n", nf, names[i],
+			(unsigned long long)vals[i]);
+}

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The main() every example NF shares: libxnv's options, then `--`, then
+ * the NF's own.  The NF's options are parsed and its files loaded before
+ * attaching, so `--help` and a bad rule file need no running xnv-core;
+ * counters go to stdout on exit (libxnv logs on stderr).
+ *
+ *   static const struct nf_app app = {
+ *           .name = "router", .usage = "  --routes FILE ...\n",
+ *           .opts = opts, .opt = on_opt, .load = load,
+ *           .handler = route, .report = report, .fini = fini,
+ *   };
+ *   int main(int argc, char **argv) { return nf_main(argc, argv, &app, &r); }
+ *
+ * Exit status: 0 after a clean stop or --help; 1 on a bad option, a bad
+ * file, a refused attach or a lost core.
+ */
+#ifndef XNV_EX_NFMAIN_H
+#define XNV_EX_NFMAIN_H
+
+#include <getopt.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <xnv/nf.h>
+
+struct nf_app {
+	const char *name;		/**< "router": binary xnv-router */
+	const char *summary;		/**< one line: what it does */
+	const char *usage;		/**< its own options, one a line */
+	const struct option *opts;	/**< getopt_long() table */
+	/** One option (getopt's value, its argument or NULL).
+	 *  @return 0, or -1 after printing why. */
+	int (*opt)(void *ctx, int c, const char *arg);
+	/** After the options: check them, load files.  @return 0 or -1. */
+	int (*load)(void *ctx);
+	/** Attached: e.g. check port numbers.  Optional.  @return 0 or -1. */
+	int (*attached)(void *ctx, struct xnv_nf *nf);
+	xnv_handler_t handler;
+	void (*report)(void *ctx, FILE *out);	/**< on exit, to stdout */
+	void (*fini)(void *ctx);		/**< free; optional */
+};
+
+int nf_main(int argc, char **argv, const struct nf_app *app, void *ctx);
+
+/** Print "NAME: COUNTER VALUE" for @p n counters, one a line. */
+void nf_counters(FILE *out, const char *nf, const char *const *names,
+		 const uint64_t *vals, unsigned n);
+
+#endif /* XNV_EX_NFMAIN_H */

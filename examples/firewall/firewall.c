@@ -1,0 +1,382 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * firewall: ordered ACL, first match wins, default policy; optionally
+ * stateful for TCP and UDP (replies of allowed flows pass).  Per-rule hit
+ * counters on exit.  Rule format in README.md.
+ *
+ *   xnv-firewall --service fw -- --rules rules.txt [--stateful]
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "htab.h"
+#include "nfmain.h"
+#include "parse.h"
+#include "pkt.h"
+#include "rules.h"
+
+#define MAX_RULES     65536
+#define SWEEP_BUDGET  4		/* state slots looked at per packet */
+
+enum {
+	C_PACKETS, C_ALLOWED, C_DENIED, C_STATE_REPLIES, C_DEFAULT_HITS,
+	C_NOT_IP, C_MALFORMED, C_STATE_FULL, C_STATE_EXPIRED, C_N
+};
+static const char *const counter_names[C_N] = {
+	"packets", "allowed", "denied", "state_replies", "default_hits",
+	"not_ip", "malformed", "state_full", "state_expired",
+};
+
+struct rule {
+	uint8_t allow;
+	uint8_t ver;		/* 0: both, else 4 or 6 (from the prefixes) */
+	int16_t proto;		/* -1: any */
+	uint8_t has_src, has_dst, has_ports;
+	struct prefix src, dst;
+	uint32_t sp_lo, sp_hi, dp_lo, dp_hi;
+	unsigned line;
+	uint64_t hits;
+};
+
+struct firewall {
+	const char *rules_path;
+	struct rule *rules;
+	uint32_t n_rules;
+	uint8_t default_allow, non_ip_allow, stateful;
+	uint32_t max_flows;
+	uint64_t timeout_ns;
+	struct htab state;	/* flow_key of an allowed flow -> last seen */
+	uint32_t sweep_at;
+	uint64_t now;
+	uint64_t c[C_N];
+};
+
+static const char *
+parse_action(const char *s, uint8_t *allow)
+{
+	if (strcmp(s, "allow") != 0 && strcmp(s, "deny") != 0)
+		return "expected allow or deny";
+	*allow = s[0] == 'a';
+	return NULL;
+}
+
+static const char *
+parse_proto(const char *s, int16_t *proto)
+{
+	static const struct { const char *name; int16_t p; } names[] = {
+		{ "any", -1 }, { "tcp", PROTO_TCP }, { "udp", PROTO_UDP },
+		{ "icmp", PROTO_ICMP }, { "icmpv6", PROTO_ICMP6 },
+	};
+	uint32_t v;
+
+	for (unsigned i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(s, names[i].name) == 0) {
+			*proto = names[i].p;
+			return NULL;
+		}
+	if (parse_u32(s, 0, 255, &v) != NULL)
+		return "expected tcp, udp, icmp, icmpv6, any or 0..255";
+	*proto = (int16_t)v;
+	return NULL;
+}
+
+/* One "key value" pair of a rule line; @return NULL or why not. */
+static const char *
+rule_field(struct rule *r, const char *key, const char *val)
+{
+	if (strcmp(key, "proto") == 0)
+		return parse_proto(val, &r->proto);
+	if (strcmp(key, "src") == 0 || strcmp(key, "dst") == 0) {
+		struct prefix *p = key[0] == 's' ? &r->src : &r->dst;
+		uint8_t *has = key[0] == 's' ? &r->has_src : &r->has_dst;
+
+		if (strcmp(val, "any") == 0)
+			return NULL;
+		*has = 1;
+		return parse_prefix(val, p);
+	}
+	if (strcmp(key, "sport") == 0) {
+		r->has_ports = 1;
+		return parse_range(val, 65535, &r->sp_lo, &r->sp_hi);
+	}
+	if (strcmp(key, "dport") == 0) {
+		r->has_ports = 1;
+		return parse_range(val, 65535, &r->dp_lo, &r->dp_hi);
+	}
+	return "unknown key (proto, src, dst, sport, dport)";
+}
+
+/* rf's line into @p r; @return 0 or -1 (printed). */
+static int
+parse_rule(struct rfile *rf, struct rule *r)
+{
+	const char *err;
+	int i;
+
+	memset(r, 0, sizeof(*r));
+	r->proto = -1;
+	r->sp_hi = r->dp_hi = 65535;
+	r->line = rf->line;
+	if ((err = parse_action(rf->word[0], &r->allow)) != NULL)
+		return rfile_error(rf, "'%s': %s", rf->word[0], err);
+	if (rf->n_words % 2 == 0)
+		return rfile_error(rf, "'%s' has no value", rf->word[rf->n_words - 1]);
+	for (i = 1; i < rf->n_words; i += 2)
+		if ((err = rule_field(r, rf->word[i], rf->word[i + 1])) != NULL)
+			return rfile_error(rf, "%s '%s': %s", rf->word[i],
+					   rf->word[i + 1], err);
+	if (r->has_src && r->has_dst && r->src.ver != r->dst.ver)
+		return rfile_error(rf, "src is IPv%u, dst is IPv%u", r->src.ver,
+				   r->dst.ver);
+	r->ver = r->has_src ? r->src.ver : r->has_dst ? r->dst.ver : 0;
+	if (r->has_ports && r->proto != PROTO_TCP && r->proto != PROTO_UDP)
+		return rfile_error(rf, "sport/dport need proto tcp or udp");
+	return 0;
+}
+
+static int
+load_rules(struct firewall *fw)
+{
+	struct rfile rf;
+	uint32_t cap = 0;
+	int n;
+
+	if (rfile_open(&rf, fw->rules_path) < 0)
+		return -1;
+	while ((n = rfile_next(&rf)) > 0) {
+		if (fw->n_rules == cap) {
+			struct rule *r;
+
+			cap = cap ? cap * 2 : 64;
+			r = cap <= MAX_RULES ?
+			    realloc(fw->rules, cap * sizeof(*r)) : NULL;
+			if (r == NULL) {
+				n = rfile_error(&rf, "more than %u rules",
+						MAX_RULES);
+				break;
+			}
+			fw->rules = r;
+		}
+		if (parse_rule(&rf, &fw->rules[fw->n_rules]) < 0) {
+			n = -1;
+			break;
+		}
+		fw->n_rules++;
+	}
+	rfile_close(&rf);
+	return n;
+}
+
+static int
+rule_matches(const struct rule *r, const struct pkt_info *pi,
+	     const struct flow_key *k)
+{
+	if ((r->ver && r->ver != pi->ver) ||
+	    (r->proto >= 0 && r->proto != pi->proto))
+		return 0;
+	if ((r->has_src && !prefix_match(&r->src, pi->ver, k->src)) ||
+	    (r->has_dst && !prefix_match(&r->dst, pi->ver, k->dst)))
+		return 0;
+	if (r->has_ports && (!pi->has_ports ||
+	    k->sport < r->sp_lo || k->sport > r->sp_hi ||
+	    k->dport < r->dp_lo || k->dport > r->dp_hi))
+		return 0;
+	return 1;
+}
+
+static int
+state_gone(const void *key, void *val, void *arg)
+{
+	struct firewall *fw = arg;
+
+	(void)key;
+	if (fw->now - *(uint64_t *)val <= fw->timeout_ns)
+		return 0;
+	fw->c[C_STATE_EXPIRED]++;
+	return 1;
+}
+
+/* Reply of a live allowed flow? */
+static int
+state_reply(struct firewall *fw, const struct flow_key *k)
+{
+	struct flow_key r;
+	uint64_t *last;
+
+	flow_key_reverse(k, &r);
+	if ((last = htab_find(&fw->state, &r)) == NULL)
+		return 0;
+	if (state_gone(&r, last, fw)) {
+		htab_remove(&fw->state, &r);
+		return 0;
+	}
+	*last = fw->now;
+	return 1;
+}
+
+static xnv_action_t
+filter(struct xnv_pkt *pkt, void *ctx)
+{
+	struct firewall *fw = ctx;
+	uint8_t *p = xnv_pkt_data(pkt);
+	int tracked, is_new;
+	struct pkt_info pi;
+	struct flow_key k;
+	uint64_t *last;
+	uint32_t i;
+	uint8_t allow;
+
+	fw->c[C_PACKETS]++;
+	switch (pkt_parse(p, xnv_pkt_len(pkt), &pi)) {
+	case PKT_NOT_IP:
+		fw->c[C_NOT_IP]++;
+		allow = fw->non_ip_allow;
+		goto out;
+	case PKT_BAD_IP:
+	case PKT_BAD_L4:
+		fw->c[C_MALFORMED]++;
+		allow = 0;
+		goto out;
+	}
+	flow_key_get(p, &pi, &k);
+	tracked = fw->stateful && pi.has_ports;
+	if (tracked) {
+		fw->now = coarse_ns();
+		htab_sweep(&fw->state, &fw->sweep_at, SWEEP_BUDGET, state_gone,
+			   fw);
+		if (state_reply(fw, &k)) {
+			fw->c[C_STATE_REPLIES]++;
+			allow = 1;
+			goto out;
+		}
+	}
+	for (i = 0; i < fw->n_rules; i++)
+		if (rule_matches(&fw->rules[i], &pi, &k))
+			break;
+	if (i < fw->n_rules) {
+		fw->rules[i].hits++;
+		allow = fw->rules[i].allow;
+	} else {
+		fw->c[C_DEFAULT_HITS]++;
+		allow = fw->default_allow;
+	}
+	if (allow && tracked) {
+		if ((last = htab_insert(&fw->state, &k, &is_new)) != NULL)
+			*last = fw->now;
+		else
+			fw->c[C_STATE_FULL]++;
+	}
+out:
+	fw->c[allow ? C_ALLOWED : C_DENIED]++;
+	return allow ? XNV_NEXT : XNV_DROP;
+}
+
+static int
+on_opt(void *ctx, int c, const char *arg)
+{
+	struct firewall *fw = ctx;
+	const char *err = NULL, *what = NULL;
+	uint32_t v;
+
+	switch (c) {
+	case 'r':
+		fw->rules_path = arg;
+		break;
+	case 'd':
+		err = parse_action(arg, &fw->default_allow);
+		what = "--default";
+		break;
+	case 'n':
+		err = parse_action(arg, &fw->non_ip_allow);
+		what = "--non-ip";
+		break;
+	case 's':
+		fw->stateful = 1;
+		break;
+	case 't':
+		err = parse_u32(arg, 1, 86400, &v);
+		fw->timeout_ns = (uint64_t)v * 1000000000u;
+		what = "--state-timeout (seconds, 1..86400)";
+		break;
+	case 'm':
+		err = parse_u32(arg, 16, 1u << 22, &fw->max_flows);
+		what = "--max-flows (16..4194304)";
+		break;
+	}
+	if (err != NULL)
+		fprintf(stderr, "xnv-firewall: %s '%s': %s\n", what, arg, err);
+	return err != NULL ? -1 : 0;
+}
+
+static int
+load(void *ctx)
+{
+	struct firewall *fw = ctx;
+
+	if (fw->rules_path == NULL) {
+		fprintf(stderr, "xnv-firewall: --rules FILE is required "
+			"(see -- --help)\n");
+		return -1;
+	}
+	if (fw->stateful &&
+	    htab_init(&fw->state, fw->max_flows, sizeof(struct flow_key),
+		      sizeof(uint64_t)) < 0) {
+		fprintf(stderr, "xnv-firewall: out of memory\n");
+		return -1;
+	}
+	return load_rules(fw);
+}
+
+static void
+report(void *ctx, FILE *out)
+{
+	struct firewall *fw = ctx;
+
+	nf_counters(out, "firewall", counter_names, fw->c, C_N);
+	for (uint32_t i = 0; i < fw->n_rules; i++)
+		fprintf(out, "firewall: rule %u hits %llu line %u %s\n", i + 1,
+			(unsigned long long)fw->rules[i].hits,
+			fw->rules[i].line, fw->rules[i].allow ? "allow" : "deny");
+}
+
+static void
+fini(void *ctx)
+{
+	struct firewall *fw = ctx;
+
+	htab_free(&fw->state);
+	free(fw->rules);
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "rules", required_argument, NULL, 'r' },
+		{ "default", required_argument, NULL, 'd' },
+		{ "non-ip", required_argument, NULL, 'n' },
+		{ "stateful", no_argument, NULL, 's' },
+		{ "state-timeout", required_argument, NULL, 't' },
+		{ "max-flows", required_argument, NULL, 'm' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static const struct nf_app app = {
+		.name = "firewall",
+		.summary = "ordered ACL, first match wins, optionally stateful",
+		.usage =
+		"  --rules FILE         'allow|deny [proto P] [src PREFIX] [dst PREFIX]\n"
+		"                       [sport RANGE] [dport RANGE]', one a line\n"
+		"  --default allow|deny no rule matched (default: deny)\n"
+		"  --non-ip allow|deny  frames that are not IPv4/IPv6 (default: deny)\n"
+		"  --stateful           replies of allowed TCP/UDP flows pass\n"
+		"  --state-timeout S    an idle flow is forgotten after S s (120)\n"
+		"  --max-flows N        flows remembered at most (65536)\n",
+		.opts = opts, .opt = on_opt, .load = load,
+		.handler = filter, .report = report, .fini = fini,
+	};
+	static struct firewall fw = {
+		.max_flows = 65536, .timeout_ns = 120000000000ull,
+	};
+
+	return nf_main(argc, argv, &app, &fw);
+}
