@@ -310,6 +310,7 @@ run(struct xnv_core *c, const struct opts *o)
 		 * telemetry commands. */
 		next_ctl = now + hz / 1000;
 		(void)gnts_server_poll(c->server);
+		xnv_nf_watch(c, now);
 		xnv_nf_sweep(c);
 		xnv_ctl_poll(c);
 		if (dump_stats) {
@@ -400,6 +401,7 @@ main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	c->tsc_hz = rte_get_tsc_hz();
 	c->stall_tsc = c->cfg.stall_timeout_ms * c->tsc_hz / 1000;
+	c->heartbeat_tsc = c->cfg.heartbeat_timeout_ms * c->tsc_hz / 1000;
 	start = rte_rdtsc();
 	c->start_tsc = start;
 	c->busy_poll = o.busy_poll;
