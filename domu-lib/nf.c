@@ -39,6 +39,8 @@ usage(const char *prog)
 		"  --busy-poll      never back off when idle\n"
 		"  --alloc N        keep N empty buffers at hand for packets the NF\n"
 		"                   originates (xnv_pkt_alloc; env XNV_ALLOC; default 0)\n"
+		"  --reattach       when xnv-core stops or dies, wait for it and attach\n"
+		"                   again (env XNV_REATTACH=1; default: exit)\n"
 		"  --quiet          no statistics line on exit\n"
 		"  --help           this text\n", prog, GNTS_DEFAULT_SOCKET);
 }
@@ -72,12 +74,14 @@ parse_args(int argc, char **argv, struct gnts_attach_req *req,
 		{ "busy-poll", no_argument, NULL, 'b' },
 		{ "alloc", required_argument, NULL, 'a' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "reattach", no_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *service = getenv("XNV_SERVICE");
 	const char *group = getenv("XNV_GROUP");
 	const char *name = NULL, *alloc = getenv("XNV_ALLOC");
+	const char *reattach = getenv("XNV_REATTACH");
 	int c, end = argc, rc;
 
 	/* Only look at arguments before "--": the rest is the NF's. */
@@ -98,6 +102,7 @@ parse_args(int argc, char **argv, struct gnts_attach_req *req,
 		case 'b': nf->busy_poll = 1; break;
 		case 'a': alloc = optarg; break;
 		case 'q': nf->quiet = 1; break;
+		case 'r': reattach = "1"; break;
 		case 'h': usage(argv[0]); return -EAGAIN;
 		default:
 			LOG("unknown or incomplete option '%s' (see --help)",
@@ -121,6 +126,13 @@ parse_args(int argc, char **argv, struct gnts_attach_req *req,
 		}
 		req->alloc_bufs = (uint32_t)v;
 	}
+	if (reattach != NULL) {
+		if (strcmp(reattach, "0") != 0 && strcmp(reattach, "1") != 0) {
+			LOG("XNV_REATTACH=%s: expected 0 or 1", reattach);
+			return -EINVAL;
+		}
+		nf->reattach = reattach[0] == '1';
+	}
 	if (service == NULL) {
 		LOG("no service given: use --service NAME or XNV_SERVICE");
 		return -EINVAL;
@@ -140,8 +152,8 @@ parse_args(int argc, char **argv, struct gnts_attach_req *req,
 	return end < argc ? end + 1 : end;
 }
 
-static int
-map_regions(struct xnv_nf *nf)
+int
+xnv_nf_map(struct xnv_nf *nf)
 {
 	struct gnts_ring_port ports[GNTS_RING_COUNT];
 	const struct gnts_attach_rsp *a = &nf->att;
@@ -167,6 +179,7 @@ map_regions(struct xnv_nf *nf)
 	nf->rx = ports[GNTS_RING_RX];
 	nf->tx = ports[GNTS_RING_TX];
 	nf->free = ports[GNTS_RING_FREE];
+	nf->ctl = gnts_ring_region_ctl(nf->ring_va);
 	rc = gnts_client_map(nf->cl, a->pool_ref, 0, &va, &sz, err,
 			     sizeof(err));
 	if (rc < 0) {
@@ -205,6 +218,8 @@ xnv_nf_init(int argc, char **argv, struct xnv_nf **out)
 	}
 	snprintf(nf->name, sizeof(nf->name), "%s", req.name);
 	snprintf(nf->group, sizeof(nf->group), "%s", req.group);
+	snprintf(nf->sock, sizeof(nf->sock), "%s", sock);
+	nf->req = req;
 	rc = gnts_client_attach(sock, &req, &nf->att, &nf->cl, err,
 				sizeof(err));
 	if (rc < 0) {
@@ -212,7 +227,7 @@ xnv_nf_init(int argc, char **argv, struct xnv_nf **out)
 		free(nf);
 		return rc;
 	}
-	rc = map_regions(nf);
+	rc = xnv_nf_map(nf);
 	if (rc < 0) {
 		xnv_nf_close(nf);
 		return rc;
