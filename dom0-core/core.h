@@ -208,6 +208,7 @@ void xnv_chain_text(const struct xnv_core *c, const struct xnv_chain *ch,
 
 /* service.c */
 void xnv_service_rebuild(struct xnv_core *c, uint16_t service);
+void xnv_services_init(struct xnv_core *c);
 struct xnv_nf *xnv_service_pick(struct xnv_core *c, uint16_t service,
 				struct rte_mbuf *m);
 

@@ -165,13 +165,7 @@ setup(struct xnv_core *c)
 	uint16_t i;
 	int rc;
 
-	for (i = 0; i < XNV_MAX_PORTS; i++)
-		c->ports[i].port_id = RTE_MAX_ETHPORTS;
-	for (i = 0; i < XNV_MAX_SERVICES; i++) {
-		memset(c->services[i].slot_nf, 0xff,
-		       sizeof(c->services[i].slot_nf));
-		xnv_service_rebuild(c, i);
-	}
+	xnv_services_init(c);
 	c->spill_ring_used = (uint32_t)((uint64_t)c->cfg.ring_size *
 					c->cfg.spill_pct / 100);
 	for (i = 0; i < c->cfg.n_ports; i++) {

@@ -92,13 +92,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	xnv_logtype = rte_log_register("xnv.fuzz");
 	c->tsc_hz = rte_get_tsc_hz();
 	c->start_tsc = rte_rdtsc();
-	for (i = 0; i < XNV_MAX_PORTS; i++)
-		c->ports[i].port_id = RTE_MAX_ETHPORTS;
-	for (i = 0; i < XNV_MAX_SERVICES; i++) {
-		memset(c->services[i].slot_nf, 0xff,
-		       sizeof(c->services[i].slot_nf));
-		xnv_service_rebuild(c, i);
-	}
+	xnv_services_init(c);
 	for (i = 0; i < c->cfg.n_ports; i++)
 		c->port_chain[i] = (uint16_t)xnv_chain_new(c, &c->cfg.ports[i].chain);
 	CHECK(xnv_flows_create(c) == 0);

@@ -19,7 +19,7 @@ import time
 
 import pytest
 
-from harness import (FWD_BIN, Telemetry, start_named_core, start_testnf,
+from harness import (FWD_BIN, Telemetry, nf_infos, start_named_core, start_testnf,
                      wait_until, write_config)
 from traffic import flow_packets, write_pcap
 
@@ -35,10 +35,6 @@ def chain_config(env, name, in_dev="net_null0", services=("fwd",), **core):
         ("port out", {"dev": "net_null1", "group": "g"}),
         *[(f"service {s}", {}) for s in services],
     ])
-
-
-def nf_infos(t):
-    return {i["name"]: i for i in (t("/xnv/nf/info", n) for n in t("/xnv/nf/list"))}
 
 
 def grows(t, name, by, timeout=10):
