@@ -7,8 +7,12 @@
  * lines; a line's first byte picks the command (modulo the table), the
  * rest is its parameter string, as telemetry would pass it.  After each
  * input every flow rule is removed and the port chains restored, so an
- * input replays the same way alone.  Checked: no crash / ASan / UBSan
- * report, and the chain table and flow count stay consistent.
+ * input replays the same way alone.  Checked: no crash / ASan / UBSan /
+ * leak report, and the chain table and flow count stay consistent.
+ *
+ * Telemetry frees the containers of a reply (arrays added with keep = 0)
+ * after sending it; here the link wraps rte_tel_data_alloc/free
+ * (-Wl,--wrap) so the harness can do the same after each command.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -38,6 +42,45 @@ static const char config_text[] =
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Every telemetry container alive, as telemetry itself would track. */
+#define MAX_LIVE 64
+static struct rte_tel_data *live[MAX_LIVE];
+static unsigned n_live;
+
+struct rte_tel_data *__real_rte_tel_data_alloc(void);
+void __real_rte_tel_data_free(struct rte_tel_data *d);
+struct rte_tel_data *__wrap_rte_tel_data_alloc(void);
+void __wrap_rte_tel_data_free(struct rte_tel_data *d);
+
+struct rte_tel_data *
+__wrap_rte_tel_data_alloc(void)
+{
+	struct rte_tel_data *d = __real_rte_tel_data_alloc();
+
+	CHECK(d != NULL && n_live < MAX_LIVE);
+	live[n_live++] = d;
+	return d;
+}
+
+void
+__wrap_rte_tel_data_free(struct rte_tel_data *d)
+{
+	for (unsigned i = 0; i < n_live; i++)
+		if (live[i] == d) {
+			live[i] = live[--n_live];
+			break;
+		}
+	__real_rte_tel_data_free(d);
+}
+
+/* After a command: what telemetry frees once the reply is sent. */
+static void
+free_replies(void)
+{
+	while (n_live > 0)
+		__real_rte_tel_data_free(live[--n_live]);
+}
 
 static void
 fake_nf(struct xnv_core *c)
@@ -141,10 +184,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		/* As on_command() (ctl.c): a required parameter is there. */
 		if (cmd->needs_param && buf[0] == '\0')
 			continue;
-		d = rte_tel_data_alloc();
-		CHECK(d != NULL);
+		d = __wrap_rte_tel_data_alloc();
 		cmd->fn(&core, buf, d);
-		rte_tel_data_free(d);	/* nested containers: see README */
+		free_replies();		/* d and the containers in it */
 		CHECK(xnv_flows_count(&core) <= XNV_MAX_FLOWS);
 	}
 	reset(&core);
