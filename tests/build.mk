@@ -4,6 +4,12 @@ include tests/unit/build.mk
 include tests/tools/build.mk
 include tests/fuzz/build.mk
 
+# Sanitizer builds: a UBSan report stops the process (so the test that
+# ran it fails) instead of scrolling by.
+ifeq ($(SAN),1)
+export UBSAN_OPTIONS ?= halt_on_error=1:print_stacktrace=1
+endif
+
 PYTEST_ARGS ?=
 check-integration: all
 	@if [ ! -x $(PYTHON) ]; then echo "check-integration: no venv, run 'make deps'" >&2; exit 1; fi
