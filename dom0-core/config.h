@@ -13,9 +13,12 @@
  *   error_budget = 1000         ; bad descriptors an NF may return within
  *                               ; one second before it is quarantined
  *                               ; (detached, buffers reclaimed); 0: never
- *   heartbeat_timeout_ms = 1000 ; an NF holding buffers whose heartbeat has
+ *   heartbeat_timeout_ms = 3000 ; an NF holding buffers whose heartbeat has
  *                               ; not moved this long is declared dead and
- *                               ; detached; 0: off
+ *                               ; detached; 0: off.  Not lower than the
+ *                               ; longest a busy host may leave a guest's
+ *                               ; vCPU unscheduled: 1000 was seen to kill
+ *                               ; healthy NFs on a loaded 2-CPU VM
  *   [group blue]                ; trust group: one packet pool each
  *   pool_bufs = 8192            ; buffers in the pool
  *   buf_size = 2176             ; bytes per buffer, 128 B headroom included
@@ -46,7 +49,7 @@
 #define XNV_MAX_BURST      256
 #define XNV_HEADROOM       128	/* RTE_PKTMBUF_HEADROOM */
 #define XNV_ERROR_BUDGET_DEFAULT      1000
-#define XNV_HEARTBEAT_TIMEOUT_DEFAULT 1000
+#define XNV_HEARTBEAT_TIMEOUT_DEFAULT 3000
 
 enum xnv_step_kind {
 	XNV_STEP_SERVICE = 1,

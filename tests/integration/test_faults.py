@@ -37,7 +37,7 @@ def chain_config(env, name, in_dev="net_null0", services=("fwd",), **core):
     ])
 
 
-def grows(t, name, by, timeout=10):
+def grows(t, name, by, timeout=30):
     start = nf_infos(t)[name]["rx"]
     wait_until(lambda: nf_infos(t)[name]["rx"] >= start + by, timeout,
                f"{name} to receive {by} more packets")

@@ -53,7 +53,7 @@
  *
  * Liveness: xnv_nf_run() and xnv_nf_poll() bump a heartbeat the core
  * watches; an NF that holds packets and does not call either for the
- * core's heartbeat_timeout_ms (default 1 s) is declared dead.  A handler
+ * core's heartbeat_timeout_ms (default 3 s) is declared dead.  A handler
  * must not block that long.
  *
  * Threading: one NF handle is driven by one thread.
