@@ -11,7 +11,7 @@ PROBE_BIN := $(B)/tests/tools/xnv-probe
 TESTNF_BIN := $(B)/tests/tools/xnv-testnf
 HOSTILE_BIN := $(B)/tests/tools/xnv-hostile
 
-$(PROBE_BIN): tests/tools/xnv-probe.c $(GNTS_LIB)
+$(PROBE_BIN): tests/tools/xnv-probe.c tests/tools/tool_time.h $(GNTS_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(WARN) $(OPT) -Igntshare/include -Igntshare \
 	    -o $@ $< $(GNTS_LIB) $(LDSAN)
@@ -21,7 +21,7 @@ $(TESTNF_BIN): tests/tools/xnv-testnf.c $(XNV_A)
 	$(CC) $(CSTD) $(WARN) $(OPT) -Idomu-lib/include \
 	    -o $@ $< $(XNV_A) $(LDSAN)
 
-$(HOSTILE_BIN): tests/tools/xnv-hostile.c $(GNTS_LIB)
+$(HOSTILE_BIN): tests/tools/xnv-hostile.c tests/tools/tool_time.h $(GNTS_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(WARN) $(OPT) -Igntshare/include \
 	    -o $@ $< $(GNTS_LIB) $(LDSAN)

@@ -41,6 +41,8 @@
 #include <gntshare/host.h>
 #include <gntshare/ring.h>
 
+#include "tool_time.h"
+
 enum kind { K_RANDOM, K_INDEX, K_DOUBLE, K_FOREIGN, K_BOUNDS, K_ACTION,
 	    K_DEST, K_N };
 static const char *const kind_names[K_N] = {
@@ -70,15 +72,6 @@ rnd(void)
 	h.rnd ^= h.rnd >> 7;
 	h.rnd ^= h.rnd << 17;
 	return h.rnd;
-}
-
-static double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 static void
