@@ -2,7 +2,9 @@
 #   make            libgntshare, libxnv (static + shared + libxnv.pc), xnv-core, examples
 #   make deps       install Debian packages + Python venv (root, idempotent)
 #   make demo       host-mode demo: pcap -> xnv-core -> 2 forwarder NFs -> pcap
-#   make check      unit (cmocka) + integration (pytest) + Xen (QEMU) tests
+#   make check      unit (cmocka) + integration (pytest) + Xen (QEMU) tests,
+#                   fuzz (libFuzzer, short) and san (unit + integration, ASan)
+#   make fuzz       libFuzzer harnesses; FUZZ_SECONDS=600 for longer runs
 #   make bench-smoke  raw ring vs 1-NF path, one line of ratio at the end
 #   SAN=1           build with ASan + UBSan
 
@@ -25,7 +27,7 @@ PYTHON   := $(CURDIR)/.venv/bin/python
 XEN_LIBS := $(shell pkg-config --libs xenstore xengnttab 2>/dev/null)
 
 .PHONY: all deps demo check check-unit check-integration check-xen bench-smoke \
-        bench install clean help
+        bench install clean help fuzz fuzz-build check-fuzz check-san
 all:
 
 include gntshare/build.mk
@@ -55,4 +57,4 @@ clean:
 	rm -rf build build-san
 
 help:
-	@sed -n '2,8p' Makefile
+	@sed -n '2,10p' Makefile

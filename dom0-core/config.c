@@ -218,7 +218,8 @@ check_keys(struct rte_cfgfile *f, const char *sec,
 #define GET(f, sec, key) rte_cfgfile_get_entry((f), (sec), (key))
 
 static const char *const core_keys[] = { "socket", "ring_size", "burst",
-	"stall_timeout_ms", "spill_threshold", NULL };
+	"stall_timeout_ms", "spill_threshold", "error_budget",
+	"heartbeat_timeout_ms", NULL };
 static const char *const group_keys[] = { "pool_bufs", "buf_size", NULL };
 static const char *const port_keys[] = { "dev", "group", "chain",
 	"rx_desc", "tx_desc", "rx_start", NULL };
@@ -261,6 +262,14 @@ load_core(struct rte_cfgfile *f, struct xnv_config *c, char *err,
 	if ((v = GET(f, "core", "stall_timeout_ms")) != NULL &&
 	    (rc = parse_u32("core", "stall_timeout_ms", v, 1, 600000,
 			    &c->stall_timeout_ms, err, errlen)) < 0)
+		return rc;
+	if ((v = GET(f, "core", "error_budget")) != NULL &&
+	    (rc = parse_u32("core", "error_budget", v, 0, 100000000,
+			    &c->error_budget, err, errlen)) < 0)
+		return rc;
+	if ((v = GET(f, "core", "heartbeat_timeout_ms")) != NULL &&
+	    (rc = parse_u32("core", "heartbeat_timeout_ms", v, 0, 600000,
+			    &c->heartbeat_timeout_ms, err, errlen)) < 0)
 		return rc;
 	return 0;
 }
@@ -462,6 +471,8 @@ xnv_config_load(const char *path, struct xnv_config *c, char *err,
 	c->burst = 64;
 	c->stall_timeout_ms = 500;
 	c->spill_pct = 75;
+	c->error_budget = XNV_ERROR_BUDGET_DEFAULT;
+	c->heartbeat_timeout_ms = XNV_HEARTBEAT_TIMEOUT_DEFAULT;
 	memset(c->service_by_id, 0xff, sizeof(c->service_by_id));
 
 	rc = prescan(path, err, errlen);

@@ -10,6 +10,15 @@
  *                               ; NF ring or a port is dropped (counted)
  *   spill_threshold = 75        ; % of a replica's rx ring above which its
  *                               ; flows' packets go to the least busy one
+ *   error_budget = 1000         ; bad descriptors an NF may return within
+ *                               ; one second before it is quarantined
+ *                               ; (detached, buffers reclaimed); 0: never
+ *   heartbeat_timeout_ms = 3000 ; an NF holding buffers whose heartbeat has
+ *                               ; not moved this long is declared dead and
+ *                               ; detached; 0: off.  Not lower than the
+ *                               ; longest a busy host may leave a guest's
+ *                               ; vCPU unscheduled: 1000 was seen to kill
+ *                               ; healthy NFs on a loaded 2-CPU VM
  *   [group blue]                ; trust group: one packet pool each
  *   pool_bufs = 8192            ; buffers in the pool
  *   buf_size = 2176             ; bytes per buffer, 128 B headroom included
@@ -39,6 +48,8 @@
 #define XNV_MAX_CHAIN      8
 #define XNV_MAX_BURST      256
 #define XNV_HEADROOM       128	/* RTE_PKTMBUF_HEADROOM */
+#define XNV_ERROR_BUDGET_DEFAULT      1000
+#define XNV_HEARTBEAT_TIMEOUT_DEFAULT 3000
 
 enum xnv_step_kind {
 	XNV_STEP_SERVICE = 1,
@@ -82,6 +93,8 @@ struct xnv_config {
 	uint32_t burst;
 	uint32_t stall_timeout_ms;
 	uint32_t spill_pct;		/* spill to another replica above */
+	uint32_t error_budget;		/* bad descriptors / s; 0: no limit */
+	uint32_t heartbeat_timeout_ms;	/* 0: no heartbeat watch */
 	uint16_t n_groups, n_ports, n_services;
 	struct xnv_group_cfg groups[XNV_MAX_GROUPS];
 	struct xnv_port_cfg ports[XNV_MAX_PORTS];

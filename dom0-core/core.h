@@ -37,6 +37,7 @@ extern int xnv_logtype;
 #define XNV_CHAIN_NONE     0xffff	/* NF-originated packets */
 #define XNV_NF_NONE        0xffff
 #define XNV_BUCKETS        256	/* flow buckets per service (power of 2) */
+#define XNV_BAD_KINDS      6	/* enum xnv_bad, XNV_OK included */
 
 /* Why a packet was dropped by the core (not by an NF's verdict). */
 enum xnv_drop {
@@ -124,10 +125,19 @@ struct xnv_nf {
 	struct xnv_pending pend;
 	uint32_t held;			/* buffers the NF owns now */
 	uint64_t rx_pkts, tx_pkts, drops, bad, reclaimed, allocs;
-	char gone_reason[96];
+	uint64_t bad_kind[XNV_BAD_KINDS];	/* by enum xnv_bad (validate.h) */
+	char gone_reason[128];
 	uint64_t gone_tsc;		/* when it left (drain deadline) */
 	uint64_t busy_tsc;		/* xen: next check of frames it maps */
 	unsigned busy_frames;		/* xen: frames still mapped, logged */
+	/* guard.c: error budget, quarantine, heartbeat */
+	struct gnts_ring_ctl *ctl;	/* control line of its ring region */
+	uint32_t detach_code;		/* GNTS_DETACH_* to tell it */
+	uint8_t quarantined;
+	uint32_t beat_seen;		/* heartbeat value last read */
+	uint64_t beat_tsc;		/* when it last moved */
+	uint64_t bad_window_tsc;	/* start of the current 1 s window */
+	uint32_t bad_in_window;
 };
 
 struct xnv_service {
@@ -175,6 +185,7 @@ struct xnv_core {
 	uint64_t start_tsc;
 	int busy_poll;			/* --busy-poll: never back off */
 	uint64_t stall_tsc;
+	uint64_t heartbeat_tsc;		/* [core] heartbeat_timeout_ms; 0: off */
 	uint64_t first_rx_tsc, last_rx_tsc, last_tx_tsc;
 };
 
@@ -200,6 +211,7 @@ void xnv_chain_text(const struct xnv_core *c, const struct xnv_chain *ch,
 
 /* service.c */
 void xnv_service_rebuild(struct xnv_core *c, uint16_t service);
+void xnv_services_init(struct xnv_core *c);
 struct xnv_nf *xnv_service_pick(struct xnv_core *c, uint16_t service,
 				struct rte_mbuf *m);
 
@@ -241,6 +253,13 @@ void xnv_nf_map_denied(void *ctx, gnts_domid_t dom, gnts_ref_t ref,
 		       const char *why);
 void xnv_nf_detach(struct xnv_core *c, struct xnv_nf *nf, const char *why);
 
+/* guard.c */
+void xnv_nf_quarantine(struct xnv_core *c, struct xnv_nf *nf,
+		       const char *why);
+int xnv_nf_charge_bad(struct xnv_core *c, struct xnv_nf *nf, uint64_t now,
+		      unsigned n, int last_kind);
+void xnv_nf_watch(struct xnv_core *c, uint64_t now);
+extern const char *const xnv_bad_names[XNV_BAD_KINDS];
 
 /* datapath.c */
 unsigned xnv_rx_port(struct xnv_core *c, uint16_t idx, uint64_t now);

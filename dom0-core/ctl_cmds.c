@@ -262,6 +262,8 @@ cmd_nf_info(struct xnv_core *c, const char *p, struct rte_tel_data *d)
 	U64(d, "reclaimed", nf->reclaimed);
 	U64(d, "alloc", nf->allocs);
 	U64(d, "held", nf->held);
+	U64(d, "quarantined", nf->quarantined);
+	STR(d, "reason", nf->gone_reason);
 	U64(d, "rx_ring_used", live ? gnts_ring_count(&nf->rx, 1) : 0);
 	U64(d, "tx_ring_used", live ? gnts_ring_count(&nf->tx, 0) : 0);
 	U64(d, "ring_size", c->cfg.ring_size);

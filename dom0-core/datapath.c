@@ -132,8 +132,7 @@ send_nf(struct xnv_core *c, struct xnv_nf *nf, struct rte_mbuf **m,
 	}
 	k = gnts_ring_enqueue_burst(&nf->rx, d, n);
 	if (nf->rx.broken) {
-		xnv_nf_detach(c, nf, "quarantined: rx ring consumer index "
-			      "impossible");
+		xnv_nf_quarantine(c, nf, "rx ring consumer index impossible");
 		return 0;
 	}
 	/* Single-threaded core: the NF's returns are read later in this
@@ -384,8 +383,7 @@ refill(struct xnv_core *c, struct xnv_nf *nf)
 	if (k < n)
 		rte_pktmbuf_free_bulk(&m[k], n - k);
 	if (nf->free.broken)
-		xnv_nf_detach(c, nf, "quarantined: free ring consumer index "
-			      "impossible");
+		xnv_nf_quarantine(c, nf, "free ring consumer index impossible");
 }
 
 /* Dequeue, validate and hand on what the NF returned (nothing parked). */
@@ -395,13 +393,17 @@ take_returns(struct xnv_core *c, struct xnv_nf *nf, uint64_t now)
 	struct gnts_desc d[XNV_MAX_BURST];
 	struct rte_mbuf *out[XNV_MAX_BURST];
 	struct xnv_pool *pool = &c->pools[nf->group];
+	const struct xnv_pool_view view = {
+		.n_bufs = pool->n_bufs, .buf_size = pool->buf_size,
+		.owner = pool->owner,
+	};
 	uint16_t tag = (uint16_t)(nf->id + 1);
-	unsigned n, i, k = 0;
+	unsigned n, i, k = 0, n_bad = 0;
+	enum xnv_bad last_bad = XNV_OK;
 
 	n = gnts_ring_dequeue_burst(&nf->tx, d, c->cfg.burst);
 	if (nf->tx.broken) {
-		xnv_nf_detach(c, nf, "quarantined: tx ring producer index "
-			      "impossible");
+		xnv_nf_quarantine(c, nf, "tx ring producer index impossible");
 		return 0;
 	}
 	/* The headers of returning buffers were last touched a ring's worth
@@ -415,21 +417,21 @@ take_returns(struct xnv_core *c, struct xnv_nf *nf, uint64_t now)
 			rte_prefetch0(xnv_priv(m));
 		}
 	for (i = 0; i < n; i++) {
-		enum xnv_bad bad = xnv_validate(&d[i], pool, tag, &c->cfg);
+		enum xnv_bad bad = xnv_validate(&d[i], &view, tag, &c->cfg);
 		struct rte_mbuf *m;
 
-		if (bad == XNV_BAD_INDEX || bad == XNV_BAD_OWNER) {
-			nf->bad++;
-			c->drops[XNV_DROP_BAD_DESC]++;
-			continue;
+		if (unlikely(bad != XNV_OK)) {
+			nf->bad_kind[bad]++;
+			last_bad = bad;
+			n_bad++;
 		}
+		if (bad == XNV_BAD_INDEX || bad == XNV_BAD_OWNER)
+			continue;
 		/* The buffer was the NF's: it is the core's again. */
 		pool->owner[d[i].buf] = 0;
 		nf->held--;
 		m = xnv_pool_mbuf(pool, d[i].buf);
 		if (bad != XNV_OK) {
-			nf->bad++;
-			c->drops[XNV_DROP_BAD_DESC]++;
 			rte_pktmbuf_free(m);
 			continue;
 		}
@@ -443,6 +445,13 @@ take_returns(struct xnv_core *c, struct xnv_nf *nf, uint64_t now)
 	}
 	if (k > 0)
 		deliver(c, &nf->pend, out, k, now, now);
+	if (unlikely(n_bad != 0)) {
+		nf->bad += n_bad;
+		c->drops[XNV_DROP_BAD_DESC] += n_bad;
+		/* Over its error budget: quarantined, and not polled again. */
+		if (nf->state == XNV_NF_ATTACHED)
+			(void)xnv_nf_charge_bad(c, nf, now, n_bad, last_bad);
+	}
 	return n;
 }
 

@@ -209,13 +209,7 @@ setup(struct xnv_core *c, int xen)
 	uint16_t i;
 	int rc;
 
-	for (i = 0; i < XNV_MAX_PORTS; i++)
-		c->ports[i].port_id = RTE_MAX_ETHPORTS;
-	for (i = 0; i < XNV_MAX_SERVICES; i++) {
-		memset(c->services[i].slot_nf, 0xff,
-		       sizeof(c->services[i].slot_nf));
-		xnv_service_rebuild(c, i);
-	}
+	xnv_services_init(c);
 	c->spill_ring_used = (uint32_t)((uint64_t)c->cfg.ring_size *
 					c->cfg.spill_pct / 100);
 	for (i = 0; i < c->cfg.n_ports; i++) {
@@ -347,6 +341,7 @@ run(struct xnv_core *c, const struct opts *o)
 		next_ctl = now + hz / 1000;
 		(void)gnts_server_poll(c->server);
 		(void)gnts_xen_server_poll(c->xen);
+		xnv_nf_watch(c, now);
 		xnv_nf_sweep(c);
 		xnv_ctl_poll(c);
 		if (dump_stats) {
@@ -437,6 +432,7 @@ main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	c->tsc_hz = rte_get_tsc_hz();
 	c->stall_tsc = c->cfg.stall_timeout_ms * c->tsc_hz / 1000;
+	c->heartbeat_tsc = c->cfg.heartbeat_timeout_ms * c->tsc_hz / 1000;
 	start = rte_rdtsc();
 	c->start_tsc = start;
 	c->busy_poll = o.busy_poll;

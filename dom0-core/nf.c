@@ -190,6 +190,8 @@ nf_attach(struct xnv_core *c, gnts_domid_t dom, pid_t pid,
 	nf->tx = ports[GNTS_RING_TX];
 	nf->free = ports[GNTS_RING_FREE];
 	nf->alloc_want = RTE_MIN(req->alloc_bufs, c->cfg.ring_size);
+	nf->ctl = gnts_ring_region_ctl(nf->ring_region->va);
+	nf->beat_tsc = nf->bad_window_tsc = rte_rdtsc();
 	nf->state = XNV_NF_ATTACHED;
 	remove_id(c->active, &c->n_active, nf->id);	/* a drained old slot */
 	c->active[c->n_active++] = nf->id;
@@ -287,6 +289,7 @@ xnv_nf_finish(struct xnv_core *c, struct xnv_nf *nf)
 	}
 	c->drops[XNV_DROP_RECLAIMED] += nf->reclaimed;
 	nf->held = 0;
+	nf->ctl = NULL;
 	gnts_region_destroy(nf->ring_region);
 	nf->ring_region = NULL;
 	XLOG(INFO, "NF %s (domain %u) detached: %s; rx %" PRIu64 " tx %" PRIu64
@@ -307,6 +310,12 @@ xnv_nf_detach(struct xnv_core *c, struct xnv_nf *nf, const char *why)
 	nf->state = XNV_NF_GONE;
 	nf->gone_tsc = rte_rdtsc();
 	snprintf(nf->gone_reason, sizeof(nf->gone_reason), "%s", why);
+	/* The notice in shared memory comes first: it is all a guest has
+	 * where there is no socket. */
+	if (nf->ctl != NULL)
+		gnts_ring_set_detached(nf->ctl, nf->detach_code ?
+				       nf->detach_code : c->shutting_down ?
+				       GNTS_DETACH_SHUTDOWN : GNTS_DETACH_OTHER);
 	remove_id(svc->live, &svc->n_live, nf->id);
 	svc->slot_nf[nf->instance] = XNV_NF_NONE;
 	xnv_service_rebuild(c, nf->service);

@@ -10,6 +10,8 @@
  * [core] spill_threshold (percent), the packet goes to the least occupied
  * replica instead.  Both kinds of pick are counted per service.
  */
+#include <string.h>
+
 #include "classify.h"
 #include "core.h"
 
@@ -97,4 +99,19 @@ xnv_service_pick(struct xnv_core *c, uint16_t service, struct rte_mbuf *m)
 	if (least != nf)
 		pv->pick = XNV_PICK_SPILL;
 	return least;
+}
+
+/* Before anything attaches: no port opened, no instance in any slot. */
+void
+xnv_services_init(struct xnv_core *c)
+{
+	uint16_t i;
+
+	for (i = 0; i < XNV_MAX_PORTS; i++)
+		c->ports[i].port_id = RTE_MAX_ETHPORTS;
+	for (i = 0; i < XNV_MAX_SERVICES; i++) {
+		memset(c->services[i].slot_nf, 0xff,
+		       sizeof(c->services[i].slot_nf));
+		xnv_service_rebuild(c, i);
+	}
 }

@@ -123,12 +123,18 @@ xnv_stats_json(const struct xnv_core *c, const char *path, double elapsed)
 			"\"state\": \"%s\", \"rx\": %" PRIu64 ", \"tx\": %" PRIu64
 			", \"drop\": %" PRIu64 ", \"bad\": %" PRIu64
 			", \"reclaimed\": %" PRIu64 ", \"alloc\": %" PRIu64
-			", \"held\": %u}",
+			", \"held\": %u, \"quarantined\": %s, \"reason\": "
+			"\"%s\", \"bad_kinds\": {",
 			first ? "" : ",", nf->name,
 			cfg->services[nf->service].name,
 			cfg->groups[nf->group].name, nf->dom, (int)nf->pid,
 			state_names[nf->state], nf->rx_pkts, nf->tx_pkts,
-			nf->drops, nf->bad, nf->reclaimed, nf->allocs, nf->held);
+			nf->drops, nf->bad, nf->reclaimed, nf->allocs, nf->held,
+			nf->quarantined ? "true" : "false", nf->gone_reason);
+		for (j = 1; j < XNV_BAD_KINDS; j++)
+			fprintf(f, "%s\"%s\": %" PRIu64, j > 1 ? ", " : "",
+				xnv_bad_names[j], nf->bad_kind[j]);
+		fprintf(f, "}}");
 		first = 0;
 	}
 	fprintf(f, "\n ],\n \"groups\": [");

@@ -20,6 +20,10 @@
  * buffer is taken back and freed, so a bad descriptor never leaks.
  * Packet *contents* are never trusted: the core does not parse a buffer
  * after an NF has held it (only cross-group copies read it, as bytes).
+ *
+ * What happens to an NF that keeps failing them: guard.c (error budget,
+ * quarantine, heartbeat).  This header needs no DPDK, so the fuzz harness
+ * (tests/fuzz/fuzz_validate.c) runs exactly this code.
  */
 #ifndef XNV_VALIDATE_H
 #define XNV_VALIDATE_H
@@ -27,7 +31,7 @@
 #include <gntshare/ring.h>
 #include <xnv/nf.h>
 
-#include "core.h"
+#include "config.h"
 
 enum xnv_bad {
 	XNV_OK = 0,
@@ -36,10 +40,18 @@ enum xnv_bad {
 	XNV_BAD_BOUNDS,
 	XNV_BAD_ACTION,
 	XNV_BAD_DEST,
+	XNV_BAD_N
+};
+
+/* What the core may check a returned descriptor against (core-private). */
+struct xnv_pool_view {
+	uint32_t n_bufs;
+	uint32_t buf_size;
+	const uint16_t *owner;		/* buffer index -> 0 core, nf id + 1 */
 };
 
 static inline enum xnv_bad
-xnv_validate(const struct gnts_desc *d, const struct xnv_pool *pool,
+xnv_validate(const struct gnts_desc *d, const struct xnv_pool_view *pool,
 	     uint16_t owner_tag, const struct xnv_config *cfg)
 {
 	if (d->buf >= pool->n_bufs)

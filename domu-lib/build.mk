@@ -1,5 +1,5 @@
 # libxnv: the NF library (static, shared, pkg-config file).  No DPDK.
-XNV_SRC  := domu-lib/nf.c domu-lib/io.c
+XNV_SRC  := domu-lib/nf.c domu-lib/io.c domu-lib/liveness.c
 XNV_OBJ  := $(XNV_SRC:%.c=$(B)/obj/%.o)
 XNV_A    := $(B)/lib/libxnv.a
 XNV_SO   := $(B)/lib/libxnv.so.0

@@ -43,26 +43,15 @@ idle_backoff(unsigned *idle)
 	}
 }
 
-static int
-core_alive(struct xnv_nf *nf)
+#define core_alive xnv_core_alive	/* liveness.c */
+#define gone_rc    xnv_gone_rc
+
+/* Tell the core we are alive (ring.h, control line): every pass of the
+ * loop, busy or idle.  A store to a line only we write: next to free. */
+static inline void
+beat(struct xnv_nf *nf)
 {
-	char err[GNTS_ERR_LEN];
-
-	if (nf->xc != NULL ? gnts_xen_client_alive(nf->xc, err, sizeof(err)) :
-	    gnts_client_alive(nf->cl, err, sizeof(err)))
-		return 1;
-	LOG("%s: detached by the core: %s", nf->name, err);
-	return 0;
-}
-
-/* Return code once the core is gone: 0 for its clean shutdown. */
-static int
-gone_rc(const struct xnv_nf *nf)
-{
-	int st = nf->xc != NULL ? gnts_xen_client_gone_status(nf->xc) :
-		 gnts_client_gone_status(nf->cl);
-
-	return st == -ESHUTDOWN ? 0 : -ECONNRESET;
+	gnts_ring_beat(nf->ctl);
 }
 
 /* Turn one descriptor from the core into a packet; 0 if out of bounds. */
@@ -92,6 +81,7 @@ push_all(struct xnv_nf *nf, struct gnts_desc *out, unsigned n)
 	unsigned done = 0, idle = 0;
 
 	while (done < n) {
+		beat(nf);
 		done += gnts_ring_enqueue_burst(&nf->tx, out + done, n - done);
 		if (nf->tx.broken)
 			return -EPROTO;
@@ -124,6 +114,12 @@ xnv_nf_poll(struct xnv_nf *nf, xnv_handler_t handler, void *ctx)
 	unsigned i, n;
 	int rc;
 
+	beat(nf);
+	/* Detached by the core (its notice in shared memory)?  Then
+	 * nothing in the rings is ours any more. */
+	if (__builtin_expect(gnts_ring_detached(nf->ctl) != 0, 0) &&
+	    !core_alive(nf))
+		return -ECONNRESET;
 	if (nf->n_sends > 0 && (rc = xnv_nf_flush(nf)) < 0)
 		return rc;
 	n = gnts_ring_dequeue_burst(&nf->rx, in, XNV_BURST);
@@ -166,16 +162,27 @@ xnv_nf_run(struct xnv_nf *nf, xnv_handler_t handler, void *ctx)
 
 	while (!nf->stop && !xnv_signalled) {
 		n = xnv_nf_poll(nf, handler, ctx);
+		if (n == 0 &&
+		    ((idle & 255u) == 255u || idle >= IDLE_YIELDS) &&
+		    !core_alive(nf))
+			n = -ECONNRESET;
+		else if (n > 0 && (++bursts & (ALIVE_EVERY - 1)) == 0 &&
+			 !core_alive(nf))
+			n = -ECONNRESET;
+		if (n == -ECONNRESET && xnv_may_reattach(nf)) {
+			idle = 0;
+			if ((n = xnv_reattach(nf)) == 0)
+				continue;
+			if (n == -EINTR)	/* stopped while waiting */
+				n = 0;
+			rc = n;
+			break;
+		}
 		if (n < 0) {
 			rc = n == -ECONNRESET ? gone_rc(nf) : n;
 			break;
 		}
 		if (n == 0) {
-			if (((idle & 255u) == 255u || idle >= IDLE_YIELDS) &&
-			    !core_alive(nf)) {
-				rc = gone_rc(nf);
-				break;
-			}
 			if (!nf->busy_poll)
 				idle_backoff(&idle);
 			else
@@ -183,10 +190,6 @@ xnv_nf_run(struct xnv_nf *nf, xnv_handler_t handler, void *ctx)
 			continue;
 		}
 		idle = 0;
-		if ((++bursts & (ALIVE_EVERY - 1)) == 0 && !core_alive(nf)) {
-			rc = gone_rc(nf);
-			break;
-		}
 	}
 	if (rc == 0 && nf->n_sends > 0)
 		(void)xnv_nf_flush(nf);

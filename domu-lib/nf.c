@@ -46,6 +46,8 @@ usage(const char *prog)
 		"  --busy-poll      never back off when idle\n"
 		"  --alloc N        keep N empty buffers at hand for packets the NF\n"
 		"                   originates (xnv_pkt_alloc; env XNV_ALLOC; default 0)\n"
+		"  --reattach       when xnv-core stops or dies, wait for it and attach\n"
+		"                   again (env XNV_REATTACH=1; default: exit)\n"
 		"  --quiet          no statistics line on exit\n"
 		"  --help           this text\n", prog, GNTS_DEFAULT_SOCKET);
 }
@@ -87,12 +89,14 @@ parse_args(int argc, char **argv, struct gnts_attach_req *req,
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "backend", required_argument, NULL, 'B' },
 		{ "dev", required_argument, NULL, 'D' },
+		{ "reattach", no_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *service = getenv("XNV_SERVICE");
 	const char *group = getenv("XNV_GROUP");
 	const char *name = NULL, *alloc = getenv("XNV_ALLOC");
+	const char *reattach = getenv("XNV_REATTACH");
 	int c, end = argc, rc;
 
 	/* Only look at arguments before "--": the rest is the NF's. */
@@ -129,6 +133,7 @@ parse_args(int argc, char **argv, struct gnts_attach_req *req,
 		case 'b': nf->busy_poll = 1; break;
 		case 'a': alloc = optarg; break;
 		case 'q': nf->quiet = 1; break;
+		case 'r': reattach = "1"; break;
 		case 'h': usage(argv[0]); return -EAGAIN;
 		default:
 			LOG("unknown or incomplete option '%s' (see --help)",
@@ -151,6 +156,13 @@ parse_args(int argc, char **argv, struct gnts_attach_req *req,
 			return -EINVAL;
 		}
 		req->alloc_bufs = (uint32_t)v;
+	}
+	if (reattach != NULL) {
+		if (strcmp(reattach, "0") != 0 && strcmp(reattach, "1") != 0) {
+			LOG("XNV_REATTACH=%s: expected 0 or 1", reattach);
+			return -EINVAL;
+		}
+		nf->reattach = reattach[0] == '1';
 	}
 	if (ao->backend == NULL || strcmp(ao->backend, "auto") == 0)
 		ao->backend = gnts_xen_client_available() ? "xen" : "host";
@@ -206,8 +218,8 @@ unmap_one(struct xnv_nf *nf, void *va, size_t sz)
 		gnts_client_unmap(va, sz);
 }
 
-static int
-map_regions(struct xnv_nf *nf)
+int
+xnv_nf_map(struct xnv_nf *nf)
 {
 	struct gnts_ring_port ports[GNTS_RING_COUNT];
 	const struct gnts_attach_rsp *a = &nf->att;
@@ -233,6 +245,7 @@ map_regions(struct xnv_nf *nf)
 	nf->rx = ports[GNTS_RING_RX];
 	nf->tx = ports[GNTS_RING_TX];
 	nf->free = ports[GNTS_RING_FREE];
+	nf->ctl = gnts_ring_region_ctl(nf->ring_va);
 	rc = map_one(nf, a->pool_ref, &va, &sz, err, sizeof(err));
 	if (rc < 0) {
 		LOG("%s: cannot map the pool of group '%s': %s", nf->name,
@@ -278,13 +291,15 @@ xnv_nf_init(int argc, char **argv, struct xnv_nf **out)
 		rc = gnts_client_attach(ao.sock, &req, &nf->att, &nf->cl, err,
 					sizeof(err));
 	snprintf(nf->name, sizeof(nf->name), "%s", req.name);
+	snprintf(nf->sock, sizeof(nf->sock), "%s", ao.sock);
+	nf->req = req;
 	snprintf(nf->group, sizeof(nf->group), "%s", req.group);
 	if (rc < 0) {
 		LOG("%s: attach refused: %s", nf->name, err);
 		free(nf);
 		return rc;
 	}
-	rc = map_regions(nf);
+	rc = xnv_nf_map(nf);
 	if (rc < 0) {
 		xnv_nf_close(nf);
 		return rc;

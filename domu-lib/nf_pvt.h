@@ -40,8 +40,23 @@ struct xnv_nf {
 	unsigned n_spare;
 	struct gnts_desc sends[XNV_BURST];
 	unsigned n_sends;
+	/* liveness.c: heartbeat, detach notice, --reattach */
+	struct gnts_ring_ctl *ctl;	/* control line of the ring region */
+	uint32_t gone_code;		/* GNTS_DETACH_* once the core let go */
+	int reattach;
+	struct gnts_attach_req req;	/* to attach again */
+	char sock[108];			/* sun_path */
 };
 
 extern volatile sig_atomic_t xnv_signalled;
+
+/* nf.c: map the regions of nf->att (ring, pool). */
+int xnv_nf_map(struct xnv_nf *nf);
+
+/* liveness.c */
+int xnv_core_alive(struct xnv_nf *nf);
+int xnv_gone_rc(const struct xnv_nf *nf);
+int xnv_may_reattach(const struct xnv_nf *nf);
+int xnv_reattach(struct xnv_nf *nf);
 
 #endif

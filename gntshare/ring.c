@@ -24,6 +24,7 @@ gnts_ring_region_format(void *region, size_t region_size, uint32_t ring_size)
 	h->region_size = (uint32_t)region_size;
 	for (i = 0; i < GNTS_RING_COUNT; i++)
 		h->ring_off[i] = (uint32_t)(sizeof(*h) +
+					    sizeof(struct gnts_ring_ctl) +
 					    i * gnts_ring_bytes(ring_size));
 	/* The peer attaches only after the core tells it the region's
 	 * reference over the rendezvous channel, which orders these plain
@@ -55,7 +56,9 @@ gnts_ring_region_attach(void *region, size_t region_size,
 	for (i = 0; i < GNTS_RING_COUNT; i++) {
 		uint32_t off = h.ring_off[i];
 
-		if (off % GNTS_CACHE_LINE != 0 || off < sizeof(h) ||
+		/* Rings start after the header and the control line. */
+		if (off % GNTS_CACHE_LINE != 0 ||
+		    off < sizeof(h) + sizeof(struct gnts_ring_ctl) ||
 		    (size_t)off + gnts_ring_bytes(h.ring_size) > region_size)
 			return -EINVAL;
 		/* Rings follow each other without overlapping. */

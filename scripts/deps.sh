@@ -21,8 +21,8 @@ pkgs=(
 	qemu-system-x86 busybox-static cpio xz-utils kmod
 	# gntshare.ko: headers of the kernel linux-image-amd64 points at (tests/xen boots it)
 	linux-headers-amd64
-	# tests
-	libcmocka-dev python3 python3-venv python3-pip iproute2
+	# tests (libclang-rt: libFuzzer and the sanitizers' runtimes for clang)
+	libcmocka-dev python3 python3-venv python3-pip iproute2 libclang-rt-14-dev
 )
 
 export DEBIAN_FRONTEND=noninteractive

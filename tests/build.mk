@@ -1,6 +1,14 @@
-# Tests: unit (cmocka), integration (pytest, host mode), xen (QEMU).
+# Tests: unit (cmocka), integration (pytest, host mode), xen (QEMU),
+# fuzz (libFuzzer), san (unit + integration under ASan + UBSan).
 include tests/unit/build.mk
 include tests/tools/build.mk
+include tests/fuzz/build.mk
+
+# Sanitizer builds: a UBSan report stops the process (so the test that
+# ran it fails) instead of scrolling by.
+ifeq ($(SAN),1)
+export UBSAN_OPTIONS ?= halt_on_error=1:print_stacktrace=1
+endif
 
 PYTEST_ARGS ?=
 check-integration: all
@@ -9,3 +17,9 @@ check-integration: all
 
 check-xen: all
 	bash tests/xen/run.sh
+
+# The unit and host integration suites again, built with ASan + UBSan into
+# build-san/ (make check runs this; `make check SAN=1` is all-SAN already).
+check-san:
+	@if [ "$(SAN)" = 1 ]; then echo "check-san: skipped, this run is the SAN build"; \
+	else $(MAKE) --no-print-directory SAN=1 all check-unit check-integration; fi

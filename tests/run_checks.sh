@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# make check: run every suite (unit, integration, xen) even when one fails,
-# then print one closing line counting tests across all of them:
+# make check: run every suite (unit, integration, xen, fuzz, san) even when
+# one fails, then print one closing line counting tests across all of them:
 #   check: N passed, N failed, N skipped
+# fuzz counts one test per libFuzzer harness (replay + a short run), san
+# the unit and integration tests again, built with ASan + UBSan.
 set -uo pipefail
 
 make_cmd=${MAKE:-make}
@@ -19,17 +21,28 @@ run() {	# run SUITE: make check-SUITE, keep its output
 run unit
 run integration
 run xen
+run fuzz
+run san
 
 # cmocka: "[  PASSED  ] N test(s)." / "[  FAILED  ] N test(s)"
 sum() { grep -hoE "$1" "$log".* 2>/dev/null | grep -oE '[0-9]+' | awk '{s+=$1} END {print s+0}'; }
 passed=$(( $(sum '\[  PASSED  \] [0-9]+ test') + 0 ))
 failed=$(( $(sum '\[  FAILED  \] [0-9]+ test') + 0 ))
 # pytest: "N passed", "N failed", "N skipped", "N error(s)" in its last line
-py=$(grep -hE '^=+ .*(passed|failed|error|skipped).* in [0-9.]+s' "$log.integration" | tail -1)
-pnum() { echo "$py" | grep -oE "[0-9]+ $1" | grep -oE '[0-9]+' || echo 0; }
-passed=$((passed + $(pnum passed)))
-failed=$((failed + $(pnum failed) + $(pnum error)))
-skipped=$(pnum skipped)
+skipped=0
+for suite in integration san; do
+	py=$(grep -hE '^=+ .*(passed|failed|error|skipped).* in [0-9.]+s' "$log.$suite" | tail -1)
+	pnum() { echo "$py" | grep -oE "[0-9]+ $1" | grep -oE '[0-9]+' || echo 0; }
+	passed=$((passed + $(pnum passed)))
+	failed=$((failed + $(pnum failed) + $(pnum error)))
+	skipped=$((skipped + $(pnum skipped)))
+done
+# fuzz: "FUZZ: N passed, N failed" (one per harness)
+fz=$(grep -hE '^FUZZ: [0-9]+ passed, [0-9]+ failed' "$log.fuzz" | tail -1)
+if [ -n "$fz" ]; then
+	passed=$((passed + $(echo "$fz" | grep -oE '[0-9]+ passed' | grep -oE '[0-9]+')))
+	failed=$((failed + $(echo "$fz" | grep -oE '[0-9]+ failed' | grep -oE '[0-9]+')))
+fi
 # xen: "XEN: N passed, N failed" or "SKIP: ..."
 xen=$(grep -hE '^XEN: [0-9]+ passed, [0-9]+ failed' "$log.xen" | tail -1)
 if [ -n "$xen" ]; then

@@ -429,6 +429,22 @@ class Telemetry:
         self.close()
 
 
+def nf_infos(t):
+    """{name: /xnv/nf/info} of every NF on record, over Telemetry `t`."""
+    ids = t("/xnv/nf/list")
+    assert isinstance(ids, list), ids
+    infos = [t("/xnv/nf/info", n) for n in ids]
+    assert all("name" in i for i in infos), infos
+    return {i["name"]: i for i in infos}
+
+
+def nf_info(t, name):
+    """/xnv/nf/info of the NF called `name`."""
+    info = nf_infos(t).get(name)
+    assert info is not None, f"no NF {name}"
+    return info
+
+
 def ctl(core, cmd, params=None, timeout=5):
     """One control command on a fresh telemetry connection, e.g.
     ctl(core, "/xnv/flow/add", "proto=udp src=.. dst=.. chain=fwd-b->out")."""

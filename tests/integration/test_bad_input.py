@@ -63,6 +63,21 @@ CASES = {
     "ring-size-not-power-of-two": (
         config(core="[core]\nring_size = 1000\n"),
         (), r"config error: .*\[core\] ring_size = 1000: must be a power of two", False),
+    "error-budget-not-a-number": (
+        config(core="[core]\nerror_budget = lots\n"),
+        (), r"config error: .*\[core\] error_budget = lots: expected a number "
+            r"from 0 to 100000000$", False),
+    "error-budget-negative": (
+        config(core="[core]\nerror_budget = -1\n"),
+        (), r"config error: .*\[core\] error_budget = -1: expected a number", False),
+    "heartbeat-too-long": (
+        config(core="[core]\nheartbeat_timeout_ms = 600001\n"),
+        (), r"config error: .*\[core\] heartbeat_timeout_ms = 600001: expected a "
+            r"number from 0 to 600000$", False),
+    "heartbeat-with-unit": (
+        config(core="[core]\nheartbeat_timeout_ms = 1s\n"),
+        (), r"config error: .*\[core\] heartbeat_timeout_ms = 1s: expected a number",
+        False),
     "bad-number": (
         config(group="[group g]\npool_bufs = abc\n"),
         (), r"config error: .*\[group g\] pool_bufs = abc: expected a number", False),

@@ -16,8 +16,8 @@ import time
 
 import pytest
 
-from harness import (Telemetry, dump_flows, read_flows, start_named_core, start_testnf,
-                     wait_until, write_config)
+from harness import (Telemetry, dump_flows, nf_info, read_flows, start_named_core,
+                     start_testnf, wait_until, write_config)
 from traffic import flow_packets, flow_str, read_pcap, write_pcap
 
 
@@ -39,14 +39,6 @@ def start_nf(env, core, service, **kw):
     nf = start_testnf(env, service, "g", service, socket=core.socket, **kw)
     core.wait_attached(nf)
     return nf
-
-
-def nf_info(t, name):
-    for i in t("/xnv/nf/list"):
-        info = t("/xnv/nf/info", i)
-        if info.get("name") == name:
-            return info
-    raise AssertionError(f"no NF {name}")
 
 
 def spec_of(flow, chain):

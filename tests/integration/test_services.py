@@ -14,8 +14,8 @@ import time
 
 import pytest
 
-from harness import (Telemetry, dump_flows, read_flows, start_named_core, start_testnf,
-                     wait_until, write_config)
+from harness import (Telemetry, dump_flows, nf_infos, read_flows, start_named_core,
+                     start_testnf, wait_until, write_config)
 from traffic import first_difference, flow_packets, flow_str, read_pcap, write_pcap
 
 SERVICE_ID = 1          # "rep": the first service declared
@@ -52,15 +52,6 @@ def start_replicas(env, core, n, service="rep", opts=None):
         core.wait_attached(nf)
         reps.append(nf)
     return reps
-
-
-def nf_infos(t):
-    """{name: /xnv/nf/info} of every NF on record."""
-    ids = t("/xnv/nf/list")
-    assert isinstance(ids, list), ids
-    infos = [t("/xnv/nf/info", n) for n in ids]
-    assert all("name" in i for i in infos), infos
-    return {i["name"]: i for i in infos}
 
 
 def port_info(t, idx):

@@ -5,10 +5,13 @@
 #               (gntshare/host_msg.h) for its --raw-check.
 #   xnv-testnf: a test NF (verdict, per-packet delay, flows seen), built
 #               against libxnv only, like the examples.
+#   xnv-hostile: a hostile NF (bad descriptors, impossible ring index);
+#               gntshare directly, like xnv-probe.
 PROBE_BIN := $(B)/tests/tools/xnv-probe
 TESTNF_BIN := $(B)/tests/tools/xnv-testnf
+HOSTILE_BIN := $(B)/tests/tools/xnv-hostile
 
-$(PROBE_BIN): tests/tools/xnv-probe.c $(GNTS_LIB)
+$(PROBE_BIN): tests/tools/xnv-probe.c tests/tools/tool_time.h $(GNTS_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(WARN) $(OPT) -Igntshare/include -Igntshare \
 	    -o $@ $< $(GNTS_LIB) $(LDSAN)
@@ -18,4 +21,9 @@ $(TESTNF_BIN): tests/tools/xnv-testnf.c $(XNV_A)
 	$(CC) $(CSTD) $(WARN) $(OPT) -Idomu-lib/include \
 	    -o $@ $< $(XNV_A) $(XEN_LIBS) $(LDSAN)
 
-check-integration: $(PROBE_BIN) $(TESTNF_BIN)
+$(HOSTILE_BIN): tests/tools/xnv-hostile.c tests/tools/tool_time.h $(GNTS_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(WARN) $(OPT) -Igntshare/include \
+	    -o $@ $< $(GNTS_LIB) $(LDSAN)
+
+check-integration: $(PROBE_BIN) $(TESTNF_BIN) $(HOSTILE_BIN)

@@ -53,6 +53,7 @@
 #include <gntshare/host.h>
 
 #include "host_msg.h"	/* gntshare's private wire format, for --raw-check */
+#include "tool_time.h"
 
 #define MAX_REFS 256
 
@@ -329,15 +330,6 @@ raw_check(const struct opts *o, gnts_ref_t ref)
 		(void)gnts_msg_send(s, &m, -1);
 	}
 	close(s);
-}
-
-static double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 /* Keep asking for what must be refused until stdin closes or the core

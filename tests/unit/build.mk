@@ -2,7 +2,13 @@
 # structures.  Not part of `all`:
 #   make check-unit          build and run every binary; fails if one fails
 #   make SAN=1 check-unit    the same under ASan + UBSan (build-san/)
-UNIT_TESTS  := test_ring test_host_backend
+# The ring tests are also built with ThreadSanitizer (tsan/, whatever SAN
+# says: TSan cannot be combined with ASan) and run by check-unit: the
+# two-thread stress then checks the ring's memory ordering too.
+UNIT_TESTS  := test_ring test_ring_ctl test_host_backend
+TSAN_TESTS  := test_ring test_ring_ctl
+TSAN_BINS   := $(TSAN_TESTS:%=$(B)/tests/tsan/%)
+TSAN_STRESS_N ?= 10000000
 # test_<x> of an example: its object files (examples/build.mk compiles them)
 EX_UNIT_TESTS := test_lpm test_maglev test_aho
 EX_UNIT_OBJ_test_lpm := examples/router/lpm
@@ -23,12 +29,19 @@ $(EX_UNIT_TESTS:%=$(B)/tests/unit/%): $(B)/tests/unit/%: $(B)/obj/tests/unit/%.o
 	@mkdir -p $(dir $@)
 	$(CC) $(LDSAN) -o $@ $(filter %.o,$^) $(EX_COMMON_A) $(CMOCKA_LIBS)
 
+$(TSAN_BINS): $(B)/tests/tsan/%: tests/unit/%.c gntshare/ring.c \
+		gntshare/include/gntshare/ring.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(WARN) -O1 -g -fsanitize=thread -Igntshare/include \
+	    -DSTRESS_N=$(TSAN_STRESS_N) -o $@ $< gntshare/ring.c \
+	    $(CMOCKA_LIBS) -lpthread
+
 # Run them all even when one fails, then fail if any did.
-check-unit: $(UNIT_BINS)
+check-unit: $(UNIT_BINS) $(TSAN_BINS)
 	@fail=""; \
-	for t in $(UNIT_BINS); do \
+	for t in $(UNIT_BINS) $(TSAN_BINS); do \
 		echo "== $$t"; \
-		./$$t || fail="$$fail $${t##*/}"; \
+		TSAN_OPTIONS=halt_on_error=1 ./$$t || fail="$$fail $${t#$(B)/tests/}"; \
 	done; \
 	if [ -n "$$fail" ]; then echo "check-unit: FAILED:$$fail" >&2; exit 1; fi; \
-	echo "check-unit: all $(words $(UNIT_BINS)) unit test binaries passed"
+	echo "check-unit: all $(words $(UNIT_BINS) $(TSAN_BINS)) unit test binaries passed"

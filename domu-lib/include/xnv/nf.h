@@ -42,9 +42,19 @@
  *   --alloc N        keep N empty buffers at hand for packets the NF
  *                    originates with xnv_pkt_alloc() (env XNV_ALLOC;
  *                    default 0: the NF only forwards)
+ *   --reattach       when xnv-core stops or dies, wait for a core on the
+ *                    same socket and attach again (env XNV_REATTACH=1;
+ *                    default: xnv_nf_run() returns).  Not after the core
+ *                    detached this NF on purpose (quarantine, heartbeat).
+ *                    Buffers in hand and unsent packets are lost.
  *   --quiet          no statistics line on exit
  *   --help           print these options; xnv_nf_init() returns -EAGAIN
  *                    and the NF should exit 0
+ *
+ * Liveness: xnv_nf_run() and xnv_nf_poll() bump a heartbeat the core
+ * watches; an NF that holds packets and does not call either for the
+ * core's heartbeat_timeout_ms (default 3 s) is declared dead.  A handler
+ * must not block that long.
  *
  * Threading: one NF handle is driven by one thread.
  * Logging: libxnv writes to stderr, prefixed "xnv: ", never to stdout.
@@ -119,9 +129,12 @@ int xnv_nf_init(int argc, char **argv, struct xnv_nf **nf);
  * bursts, until xnv_nf_stop(), SIGINT/SIGTERM, or the core goes away.
  * Idle polling backs off (pause, yield, then short sleeps up to 200 us)
  * unless --busy-poll.
+ * With --reattach it waits for the next core when this one goes away,
+ * and goes on.
  * @return 0 after a requested stop or when the core shut down cleanly,
  *   -ECONNRESET when the core died or detached this NF (reason on stderr),
- *   -EPROTO when the core's ring indices are impossible.
+ *   -EPROTO when the core's ring indices are impossible, or the error of
+ *   a failed re-attach.
  */
 int xnv_nf_run(struct xnv_nf *nf, xnv_handler_t handler, void *ctx);
 

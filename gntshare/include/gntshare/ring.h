@@ -22,7 +22,11 @@
  *                | struct gnts_ring_region_hdr (64 B)               |
  *                |  magic "XNVR", version, n_rings, ring_size,      |
  *                |  desc_size, ring_off[] (byte offsets of rings)   |
- *                +--------------------------------------------------+
+ *   offset 64    +--------------------------------------------------+
+ *                | struct gnts_ring_ctl (64 B)                      |
+ *                |  heartbeat (u32)         NF writes, core reads   |
+ *                |  detached  (u32)         core writes, NF reads   |
+ *   offset 128   +--------------------------------------------------+
  *   ring_off[i]  | struct gnts_ring                                 |
  *                |  +0    prod  (u32, own cache line)  PRODUCER writes|
  *                |  +64   cons  (u32, own cache line)  CONSUMER writes|
@@ -44,6 +48,15 @@
  * when the cached value says there is not enough room / data, so the peer's
  * cache line is touched once per burst at most.
  *
+ * Liveness (the control line, version 2).  The NF bumps `heartbeat` from its
+ * poll loop, busy or idle; the core reads it about once a millisecond and
+ * declares the NF dead when it has not moved for heartbeat_timeout_ms while
+ * the NF holds buffers (a stopped or hung guest gives no other sign in Xen
+ * mode).  The value means nothing but "it moved": a hostile NF gains
+ * nothing by writing it.  The core writes `detached` (GNTS_DETACH_*) once,
+ * before it takes the NF's buffers back; the NF polls it so that it learns
+ * it was detached without a socket.
+ *
  * Calls: *_burst return how many were done (0..n); nothing here blocks.
  */
 #ifndef GNTSHARE_RING_H
@@ -59,7 +72,7 @@ extern "C" {
 #endif
 
 #define GNTS_RING_MAGIC   0x52564e58u	/* "XNVR" little-endian */
-#define GNTS_RING_VERSION 1u
+#define GNTS_RING_VERSION 2u	/* 2: control line at offset 64 */
 #define GNTS_CACHE_LINE   64u
 #define GNTS_MAX_RINGS    4u
 #define GNTS_RING_MIN     16u
@@ -104,6 +117,27 @@ struct gnts_ring_region_hdr {
 _Static_assert(sizeof(struct gnts_ring_region_hdr) == GNTS_CACHE_LINE,
 	       "region header is one cache line");
 
+/* Why the core detached an NF, as written in gnts_ring_ctl.detached. */
+enum gnts_detach_code {
+	GNTS_DETACH_NONE = 0,		/* attached */
+	GNTS_DETACH_SHUTDOWN = 1,	/* the core is stopping cleanly */
+	GNTS_DETACH_QUARANTINE = 2,	/* bad descriptors or ring indices */
+	GNTS_DETACH_HEARTBEAT = 3,	/* heartbeat stood still too long */
+	GNTS_DETACH_OTHER = 4,		/* anything else (see the core's log) */
+};
+
+#define GNTS_RING_CTL_OFF GNTS_CACHE_LINE	/* right after the header */
+
+/* The control line: one cache line, mostly written by the NF. */
+struct gnts_ring_ctl {
+	_Atomic uint32_t heartbeat;	/* NF writes: bumped by its poll loop */
+	_Atomic uint32_t detached;	/* core writes once: GNTS_DETACH_* */
+	uint8_t reserved[GNTS_CACHE_LINE - 2 * 4];
+};
+
+_Static_assert(sizeof(struct gnts_ring_ctl) == GNTS_CACHE_LINE,
+	       "control line is one cache line");
+
 /* One ring in shared memory. */
 struct gnts_ring {
 	_Alignas(GNTS_CACHE_LINE) _Atomic uint32_t prod; /* producer writes */
@@ -138,7 +172,47 @@ static inline size_t
 gnts_ring_region_bytes(uint32_t ring_size)
 {
 	return sizeof(struct gnts_ring_region_hdr) +
+	       sizeof(struct gnts_ring_ctl) +
 	       GNTS_RING_COUNT * gnts_ring_bytes(ring_size);
+}
+
+/** The control line of a region (fixed offset: nothing to check). */
+static inline struct gnts_ring_ctl *
+gnts_ring_region_ctl(void *region)
+{
+	return (struct gnts_ring_ctl *)((char *)region + GNTS_RING_CTL_OFF);
+}
+
+/** NF: say "still alive".  Only the NF writes the counter, so a plain
+ *  load + store is enough; relaxed: it orders nothing else. */
+static inline void
+gnts_ring_beat(struct gnts_ring_ctl *c)
+{
+	uint32_t v = atomic_load_explicit(&c->heartbeat, memory_order_relaxed);
+
+	atomic_store_explicit(&c->heartbeat, v + 1, memory_order_relaxed);
+}
+
+/** Core: the NF's heartbeat counter now (read once; any value is fine). */
+static inline uint32_t
+gnts_ring_beat_read(struct gnts_ring_ctl *c)
+{
+	return atomic_load_explicit(&c->heartbeat, memory_order_relaxed);
+}
+
+/** Core: tell the NF it is detached and why (GNTS_DETACH_*).  Release:
+ *  written before the core tears anything down. */
+static inline void
+gnts_ring_set_detached(struct gnts_ring_ctl *c, uint32_t code)
+{
+	atomic_store_explicit(&c->detached, code, memory_order_release);
+}
+
+/** NF: 0 while attached, else the GNTS_DETACH_* code the core wrote. */
+static inline uint32_t
+gnts_ring_detached(struct gnts_ring_ctl *c)
+{
+	return atomic_load_explicit(&c->detached, memory_order_acquire);
 }
 
 /** 1 if @p n is a power of two within [GNTS_RING_MIN, GNTS_RING_MAX]. */

@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Hostile or broken NFs: what the core does beyond dropping a bad
+ * descriptor (validate.h).
+ *
+ *   - Error budget: an NF that returns more than [core] error_budget bad
+ *     descriptors within one second is quarantined.  An honest NF returns
+ *     none, so the budget only has to be large enough not to matter for a
+ *     bug that fires now and then.
+ *   - Quarantine (budget exceeded, or an impossible ring index): the NF is
+ *     detached at once, told why (its control line, and the socket in host
+ *     mode), and every buffer it held is taken back now: nothing more is
+ *     read from its rings.  Logged once, as a warning; the stats show
+ *     "quarantined" and the reason.
+ *   - Heartbeat: an NF holding buffers whose heartbeat (ring.h, control
+ *     line) has not moved for heartbeat_timeout_ms is declared dead and
+ *     detached like one whose socket hung up.  This is how a stopped or
+ *     hung guest is found where there is no socket (Xen).
+ */
+#include <stdio.h>
+
+#include <rte_cycles.h>
+
+#include "core.h"
+#include "validate.h"
+
+const char *const xnv_bad_names[XNV_BAD_KINDS] = {
+	[XNV_OK] = "ok",
+	[XNV_BAD_INDEX] = "index",
+	[XNV_BAD_OWNER] = "owner",
+	[XNV_BAD_BOUNDS] = "bounds",
+	[XNV_BAD_ACTION] = "action",
+	[XNV_BAD_DEST] = "dest",
+};
+
+_Static_assert(XNV_BAD_KINDS == XNV_BAD_N, "one name per enum xnv_bad");
+
+/* What each kind of bad descriptor means, for the log. */
+static const char *const bad_words[XNV_BAD_KINDS] = {
+	[XNV_OK] = "none",
+	[XNV_BAD_INDEX] = "buffer index out of range",
+	[XNV_BAD_OWNER] = "buffer it does not hold",
+	[XNV_BAD_BOUNDS] = "offset/length outside the buffer",
+	[XNV_BAD_ACTION] = "unknown action",
+	[XNV_BAD_DEST] = "no such port or service",
+};
+
+void
+xnv_nf_quarantine(struct xnv_core *c, struct xnv_nf *nf, const char *why)
+{
+	char reason[sizeof(nf->gone_reason)];
+
+	if (nf->state != XNV_NF_ATTACHED)
+		return;
+	snprintf(reason, sizeof(reason), "quarantined: %s", why);
+	XLOG(WARNING, "NF %s (domain %u, pid %d) %s\n", nf->name, nf->dom,
+	     (int)nf->pid, reason);
+	nf->quarantined = 1;
+	nf->detach_code = GNTS_DETACH_QUARANTINE;
+	xnv_nf_detach(c, nf, reason);
+	/* Nothing it still has in its rings is read: take everything back. */
+	xnv_nf_finish(c, nf);
+}
+
+int
+xnv_nf_charge_bad(struct xnv_core *c, struct xnv_nf *nf, uint64_t now,
+		  unsigned n, int last_kind)
+{
+	char why[sizeof(nf->gone_reason) - 16];
+
+	if (now - nf->bad_window_tsc >= c->tsc_hz) {
+		nf->bad_window_tsc = now;
+		nf->bad_in_window = 0;
+	}
+	nf->bad_in_window += n;
+	if (c->cfg.error_budget == 0 ||
+	    nf->bad_in_window <= c->cfg.error_budget)
+		return 0;
+	snprintf(why, sizeof(why), "%u bad descriptors within 1 s, over "
+		 "error_budget %u (last: %s)", nf->bad_in_window,
+		 c->cfg.error_budget, bad_words[last_kind]);
+	xnv_nf_quarantine(c, nf, why);
+	return 1;
+}
+
+void
+xnv_nf_watch(struct xnv_core *c, uint64_t now)
+{
+	char why[sizeof(((struct xnv_nf *)0)->gone_reason)];
+	uint16_t i;
+
+	for (i = 0; i < c->n_active; i++) {
+		struct xnv_nf *nf = &c->nfs[c->active[i]];
+		uint32_t beat;
+
+		if (nf->state != XNV_NF_ATTACHED || nf->ctl == NULL)
+			continue;
+		beat = gnts_ring_beat_read(nf->ctl);	/* read once */
+		if (beat != nf->beat_seen || nf->held == 0) {
+			/* Moving, or nothing to lose: the clock restarts. */
+			nf->beat_seen = beat;
+			nf->beat_tsc = now;
+			continue;
+		}
+		if (c->heartbeat_tsc == 0 || now - nf->beat_tsc <= c->heartbeat_tsc)
+			continue;
+		snprintf(why, sizeof(why), "no heartbeat for %u ms while "
+			 "holding %u buffers (NF hung or stopped)",
+			 (unsigned)((now - nf->beat_tsc) * 1000 / c->tsc_hz),
+			 nf->held);
+		XLOG(WARNING, "NF %s (domain %u, pid %d): %s\n", nf->name,
+		     nf->dom, (int)nf->pid, why);
+		nf->detach_code = GNTS_DETACH_HEARTBEAT;
+		xnv_nf_detach(c, nf, why);
+	}
+}

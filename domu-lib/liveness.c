@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * libxnv: is the core still there, does it still want us, and coming back
+ * when it restarts (--reattach).
+ *
+ * Two ways to learn that the core let go of this NF: the control line of
+ * the ring region (gntshare/ring.h: the core writes a GNTS_DETACH_* code
+ * before it takes our buffers back; the only way in Xen mode), and in host
+ * mode the socket (a DETACH notice with the reason in words, or a hang-up
+ * when the core died).  The heartbeat in the same line tells the core we
+ * are alive; io.c bumps it from the loop, busy or idle.
+ *
+ * --reattach (env XNV_REATTACH=1): when the core itself went away (it shut
+ * down, or died), wait for a core on the same socket and attach again.
+ * Not when the core detached this NF on purpose (quarantine, heartbeat):
+ * coming back would only repeat that.  Off by default: an NF's state may
+ * not fit a new core's config, and a supervisor restarting the NF is the
+ * usual answer; see <xnv/nf.h>.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "nf_pvt.h"
+
+static const char *
+code_words(uint32_t code)
+{
+	switch (code) {
+	case GNTS_DETACH_SHUTDOWN: return "xnv-core is shutting down";
+	case GNTS_DETACH_QUARANTINE: return "quarantined (bad descriptors or "
+				     "ring indices)";
+	case GNTS_DETACH_HEARTBEAT: return "no heartbeat (NF stopped or hung "
+				    "too long)";
+	default: return "detached (see xnv-core's log)";
+	}
+}
+
+static void
+sleep_ms(unsigned ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000,
+			       .tv_nsec = (long)(ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/* The rendezvous' own view: the socket (host) or the backend state in
+ * XenStore (xen, read at most every 20 ms). */
+static int
+peer_alive(struct xnv_nf *nf, char *err, size_t errlen)
+{
+	if (nf->xc != NULL)
+		return gnts_xen_client_alive(nf->xc, err, errlen);
+	return gnts_client_alive(nf->cl, err, errlen);
+}
+
+int
+xnv_core_alive(struct xnv_nf *nf)
+{
+	char err[GNTS_ERR_LEN];
+	uint32_t code = nf->ctl != NULL ? gnts_ring_detached(nf->ctl) : 0;
+	int i;
+
+	if (code == GNTS_DETACH_NONE) {
+		if (peer_alive(nf, err, sizeof(err)))
+			return 1;
+	} else {
+		/* The socket, when there is one, has the reason in words;
+		 * the core sends it right after writing the code. */
+		for (i = 0; i < 20; i++) {
+			if (!peer_alive(nf, err, sizeof(err)))
+				break;
+			sleep_ms(5);
+		}
+		if (i == 20)
+			snprintf(err, sizeof(err), "%s", code_words(code));
+	}
+	nf->gone_code = code;
+	LOG("%s: detached by the core: %s", nf->name, err);
+	return 0;
+}
+
+int
+xnv_gone_rc(const struct xnv_nf *nf)
+{
+	if (nf->gone_code == GNTS_DETACH_SHUTDOWN)
+		return 0;
+	if (nf->xc != NULL)
+		return gnts_xen_client_gone_status(nf->xc) == -ESHUTDOWN ?
+		       0 : -ECONNRESET;
+	return gnts_client_gone_status(nf->cl) == -ESHUTDOWN ? 0 : -ECONNRESET;
+}
+
+int
+xnv_may_reattach(const struct xnv_nf *nf)
+{
+	/* xen: the domain's device is re-requested by restarting the NF
+	 * (the core may have new refs); no in-process re-attach. */
+	return nf->reattach && nf->xc == NULL &&
+	       (nf->gone_code == GNTS_DETACH_NONE ||
+		nf->gone_code == GNTS_DETACH_SHUTDOWN);
+}
+
+/* Drop everything of the old attachment (mappings, socket, buffers in
+ * hand: they belong to a core that is gone). */
+static void
+let_go(struct xnv_nf *nf)
+{
+	gnts_client_unmap(nf->pool, nf->pool_bytes);
+	gnts_client_unmap(nf->ring_va, nf->ring_bytes);
+	gnts_client_close(nf->cl);
+	nf->pool = NULL;
+	nf->ring_va = NULL;
+	nf->ctl = NULL;
+	nf->cl = NULL;
+	nf->n_spare = nf->n_sends = 0;
+	nf->gone_code = GNTS_DETACH_NONE;
+}
+
+int
+xnv_reattach(struct xnv_nf *nf)
+{
+	char err[GNTS_ERR_LEN];
+	unsigned wait_ms = 50;
+	int rc;
+
+	let_go(nf);
+	LOG("%s: --reattach: waiting for xnv-core at %s", nf->name, nf->sock);
+	while (!nf->stop && !xnv_signalled) {
+		rc = gnts_client_attach(nf->sock, &nf->req, &nf->att, &nf->cl,
+					err, sizeof(err));
+		if (rc == 0) {
+			rc = xnv_nf_map(nf);
+			if (rc < 0)
+				return rc;	/* said why */
+			LOG("%s: re-attached as domain %u", nf->name,
+			    nf->att.domid);
+			return 0;
+		}
+		/* Nobody there (yet): try again.  A core that answers and
+		 * refuses will refuse again: say why and stop. */
+		if (rc != -ENOENT && rc != -ECONNREFUSED &&
+		    rc != -ECONNRESET && rc != -ETIMEDOUT) {
+			LOG("%s: re-attach refused: %s", nf->name, err);
+			return rc;
+		}
+		sleep_ms(wait_ms);
+		wait_ms = wait_ms < 500 ? wait_ms * 2 : 1000;
+	}
+	return -EINTR;
+}

@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Unit tests of the ring region's control line (ring.h, version 2): where
+ * it is, that format zeroes it, that rings never touch it, the heartbeat
+ * and detach notice helpers, and a reader thread that sees the heartbeat
+ * move while another thread bumps it.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <setjmp.h>	/* setjmp.h, stdarg.h, stddef.h: before cmocka.h */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <cmocka.h>
+
+#include "gntshare/ring.h"
+
+#define TEST(name) static void name(void **state __attribute__((unused)))
+
+static void *
+formatted(uint32_t ring_size, size_t *bytes)
+{
+	void *mem;
+
+	*bytes = gnts_ring_region_bytes(ring_size);
+	mem = aligned_alloc(GNTS_CACHE_LINE, *bytes);
+	assert_non_null(mem);
+	memset(mem, 0xa5, *bytes);
+	assert_int_equal(gnts_ring_region_format(mem, *bytes, ring_size), 0);
+	return mem;
+}
+
+TEST(test_ctl_after_header_and_zeroed)
+{
+	size_t bytes;
+	void *mem = formatted(64, &bytes);
+	struct gnts_ring_ctl *c = gnts_ring_region_ctl(mem);
+	static const uint8_t zero[GNTS_CACHE_LINE];
+
+	assert_ptr_equal(c, (char *)mem + 64);
+	assert_memory_equal(c, zero, sizeof(*c));
+	assert_int_equal(gnts_ring_beat_read(c), 0);
+	assert_int_equal(gnts_ring_detached(c), GNTS_DETACH_NONE);
+	assert_int_equal(bytes, 128 + GNTS_RING_COUNT * gnts_ring_bytes(64));
+	free(mem);
+}
+
+TEST(test_ctl_untouched_by_full_rings)
+{
+	struct gnts_ring_port p[GNTS_RING_COUNT];
+	struct gnts_desc d[16];
+	size_t bytes;
+	void *mem = formatted(16, &bytes);
+	static const uint8_t zero[GNTS_CACHE_LINE];
+
+	memset(d, 0xff, sizeof(d));
+	assert_int_equal(gnts_ring_region_attach(mem, bytes, 16, p), 0);
+	for (int i = 0; i < GNTS_RING_COUNT; i++) {
+		assert_true((char *)p[i].r >= (char *)mem + 128);
+		assert_int_equal(gnts_ring_enqueue_burst(&p[i], d, 16), 16);
+	}
+	assert_memory_equal(gnts_ring_region_ctl(mem), zero, GNTS_CACHE_LINE);
+	free(mem);
+}
+
+TEST(test_beat_counts_and_wraps)
+{
+	size_t bytes;
+	void *mem = formatted(16, &bytes);
+	struct gnts_ring_ctl *c = gnts_ring_region_ctl(mem);
+
+	for (int i = 0; i < 5; i++)
+		gnts_ring_beat(c);
+	assert_int_equal(gnts_ring_beat_read(c), 5);
+	atomic_store(&c->heartbeat, UINT32_MAX);
+	gnts_ring_beat(c);
+	assert_int_equal(gnts_ring_beat_read(c), 0);	/* "it moved" */
+	free(mem);
+}
+
+TEST(test_detached_codes)
+{
+	size_t bytes;
+	void *mem = formatted(16, &bytes);
+	struct gnts_ring_ctl *c = gnts_ring_region_ctl(mem);
+
+	gnts_ring_set_detached(c, GNTS_DETACH_HEARTBEAT);
+	assert_int_equal(gnts_ring_detached(c), GNTS_DETACH_HEARTBEAT);
+	assert_int_equal(gnts_ring_beat_read(c), 0);	/* separate words */
+	gnts_ring_set_detached(c, GNTS_DETACH_QUARANTINE);
+	assert_int_equal(gnts_ring_detached(c), GNTS_DETACH_QUARANTINE);
+	free(mem);
+}
+
+TEST(test_version_1_region_refused)
+{
+	struct gnts_ring_port p[GNTS_RING_COUNT];
+	struct gnts_ring_region_hdr *h;
+	size_t bytes;
+	void *mem = formatted(16, &bytes);
+
+	h = mem;
+	h->version = 1;		/* an old core: no control line */
+	assert_int_equal(gnts_ring_region_attach(mem, bytes, 0, p), -EPROTO);
+	free(mem);
+}
+
+/* A beater thread and a reader: the reader sees it move (and TSan, in the
+ * sanitizer build, sees no race on the control line). */
+static atomic_int beat_stop;
+
+static void *
+beater(void *arg)
+{
+	while (!atomic_load(&beat_stop)) {
+		gnts_ring_beat(arg);
+		sched_yield();
+	}
+	return NULL;
+}
+
+TEST(test_beat_seen_by_another_thread)
+{
+	size_t bytes;
+	void *mem = formatted(16, &bytes);
+	struct gnts_ring_ctl *c = gnts_ring_region_ctl(mem);
+	uint32_t first = gnts_ring_beat_read(c), moves = 0, last = first;
+	pthread_t th;
+
+	atomic_store(&beat_stop, 0);
+	assert_int_equal(pthread_create(&th, NULL, beater, c), 0);
+	for (long i = 0; i < 100000000L && moves < 100; i++) {
+		uint32_t v = gnts_ring_beat_read(c);
+
+		moves += v != last;
+		last = v;
+		if ((i & 1023) == 0)
+			sched_yield();
+	}
+	atomic_store(&beat_stop, 1);
+	pthread_join(th, NULL);
+	assert_true(moves >= 100);
+	free(mem);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_ctl_after_header_and_zeroed),
+		cmocka_unit_test(test_ctl_untouched_by_full_rings),
+		cmocka_unit_test(test_beat_counts_and_wraps),
+		cmocka_unit_test(test_detached_codes),
+		cmocka_unit_test(test_version_1_region_refused),
+		cmocka_unit_test(test_beat_seen_by_another_thread),
+	};
+
+	return cmocka_run_group_tests_name("gntshare_ring_ctl", tests, NULL,
+					   NULL);
+}
