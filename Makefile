@@ -5,6 +5,7 @@
 #   make check      unit (cmocka) + integration (pytest) + Xen (QEMU) tests,
 #                   fuzz (libFuzzer, short) and san (unit + integration, ASan)
 #   make fuzz       libFuzzer harnesses; FUZZ_SECONDS=600 for longer runs
+#   make check-xen  the Xen suite alone; check-xen-pvh: PVH Dom0, hugepage pools
 #   make bench-smoke  raw ring vs 1-NF path, one line of ratio at the end
 #   SAN=1           build with ASan + UBSan
 
@@ -26,8 +27,8 @@ PYTHON   := $(CURDIR)/.venv/bin/python
 # Xen's user-space libraries (libxen-dev): the xen backend of gntshare
 XEN_LIBS := $(shell pkg-config --libs xenstore xengnttab 2>/dev/null)
 
-.PHONY: all deps demo check check-unit check-integration check-xen bench-smoke \
-        bench install clean help fuzz fuzz-build check-fuzz check-san
+.PHONY: all deps demo check check-unit check-integration check-xen check-xen-pvh \
+        bench-smoke bench install clean help fuzz fuzz-build check-fuzz check-san
 all:
 
 include gntshare/build.mk

@@ -23,3 +23,7 @@ check-xen: all
 check-san:
 	@if [ "$(SAN)" = 1 ]; then echo "check-san: skipped, this run is the SAN build"; \
 	else $(MAKE) --no-print-directory SAN=1 all check-unit check-integration; fi
+
+# Optional (not in make check): PVH Dom0 with 2 MiB hugepage pools.
+check-xen-pvh: all
+	XT_PVH=1 bash tests/xen/run.sh

@@ -4,7 +4,9 @@
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 export LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu:/lib/x86_64-linux-gnu
 mount -t proc proc /proc; mount -t sysfs sysfs /sys; mount -t devtmpfs devtmpfs /dev
-mkdir -p /dev/pts /dev/shm; mount -t devpts devpts /dev/pts
+mkdir -p /dev/pts /dev/shm /dev/hugepages; mount -t devpts devpts /dev/pts
+# PVH Dom0 (xt_pvh=1): hugepages reserved on the kernel command line
+grep -q xt_pvh=1 /proc/cmdline && mount -t hugetlbfs hugetlbfs /dev/hugepages
 N=512; MAXF=16; WD=150
 for a in $(cat /proc/cmdline); do
 	case $a in

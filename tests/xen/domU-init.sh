@@ -3,8 +3,8 @@
 # command line (xt_role=):
 #   xt   the grant tests' guest program (xt-guest)
 #   nf   an NF: xnv-forwarder, attaching through the domain's xnv device
-#   red  an NF of trust group red that also runs xt-guest, so Dom0 can
-#        make it try to map another group's refs
+#   red  two NFs of trust group red (nfv_instances = 2: devices 0 and 1)
+#        and xt-guest, so Dom0 can make it try to map another group's refs
 export PATH=/sbin:/bin
 mount -t proc proc /proc; mount -t sysfs sysfs /sys; mount -t devtmpfs devtmpfs /dev
 insmod /lib/modules/xen-gntdev.ko
@@ -20,12 +20,16 @@ nf)
 	xnv-forwarder
 	echo "xnv-forwarder exited rc=$?" ;;
 red)
-	xnv-forwarder &
-	F=$!
+	xnv-forwarder --dev 0 &
+	F0=$!
+	xnv-forwarder --dev 1 &
+	F1=$!
 	xt-guest "$D"
 	echo "xt-guest exited rc=$?"
-	wait $F
-	echo "xnv-forwarder exited rc=$?" ;;
+	wait $F0
+	echo "xnv-forwarder exited rc=$?"
+	wait $F1
+	echo "xnv-forwarder exited rc=$? (device 1)" ;;
 *)
 	xt-guest "$D"
 	echo "xt-guest exited rc=$?" ;;

@@ -5,6 +5,7 @@
 # Prints "XT-CHECK ok|FAIL <name>..." lines; exit status 1 if any failed.
 # What each check proves: tests/xen/README.md.
 N=$(cat /nf/count)
+PVH=$(grep -o 'xt_pvh=1' /proc/cmdline)
 RC=0
 LOG=/tmp/core.log
 check() {	# check NAME STATUS DETAIL
@@ -36,14 +37,22 @@ no_domain() { ! xl list 2>/dev/null | grep -q "^$1 "; }
 port_out_done() { snap; [ "$(port_col out 3)" = "$N" ]; }
 
 # ---- the core -------------------------------------------------------------
-xnv-core --no-huge -m 128 -l 0 -- --config /nf/xnv.ini --backend xen \
-	>$LOG 2>&1 &
+# PV Dom0: no hugepages, DPDK --no-huge; PVH Dom0: hugepages reserved, the
+# core picks them itself (EAL --in-memory, 2 MiB pools).
+MEM="--no-huge -m 128"
+[ "$(cat /proc/sys/vm/nr_hugepages)" -gt 0 ] && MEM=""
+xnv-core $MEM -l 0 -- --config /nf/xnv.ini --backend xen >$LOG 2>&1 &
 CORE=$!
 if ! wait_for 60 grep -q "NFs attach from Xen domains" $LOG; then
 	check core-starts 1 "$(tail -n 3 $LOG | tr '\n' ' ')"
 	exit 1
 fi
 check core-starts 0 "xnv-core --backend xen, pid $CORE; $(grep -o 'group blue: pool .*' $LOG | head -1 | cut -c1-100)"
+if [ -n "$PVH" ]; then
+	grep -q "group blue: pool .*2 MiB huge pages" $LOG &&
+		grep -q "group red: pool .*2 MiB huge pages" $LOG && ! grep -q "no-huge" $LOG
+	check pools-on-hugepages $? "$(grep -o 'group .*: pool .*pages' $LOG | tr '\n' ';') DPDK on hugepages (no --no-huge)"
+fi
 
 # ---- xnv-xl refuses bad domain configs before anything starts --------------
 out=$(xnv-xl create /domU/nf-bad.cfg 2>&1); rc=$?
@@ -61,8 +70,9 @@ A=$(xl domid nf-a)
 BE=/local/domain/0/backend/xnv/$A/0
 xnv-xl create /domU/nf-r.cfg >/tmp/xl-r.log 2>&1
 R=$(xl domid nf-r)
-wait_for 150 attached nf-r.0 && wait_for 30 test -n "$(xenstore-read /local/domain/$R/data/ready 2>/dev/null)"
-check red-nf-attaches $? "nf-r.0 (dom$R) in group red: $(grep -o 'NF nf-r.0 attached.*group red' $LOG | cut -c1-80)"
+wait_for 150 attached nf-r.0 && wait_for 30 attached nf-r.1 &&
+	wait_for 30 test -n "$(xenstore-read /local/domain/$R/data/ready 2>/dev/null)"
+check red-nf-attaches $? "two NF devices of dom$R (nfv_instances = 2) in group red: $(grep -o 'NF nf-r.[01] attached.*group red' $LOG | cut -c1-60 | tr '\n' ';')"
 ask() {	# ask DOM SEQ CMD: run CMD in xt-guest, print its answer
 	xenstore-write /local/domain/$1/data/cmd "$2 $3"
 	wait_for 30 sh -c "xenstore-read /local/domain/$1/data/ack 2>/dev/null | grep -q '^$2 '"
@@ -81,7 +91,7 @@ ask $R 3 exit >/dev/null
 
 # ---- blue NF B: the chain in -> A -> B -> out runs ------------------------
 xnv-xl create /domU/nf-b.cfg >/tmp/xl-b.log 2>&1
-wait_for 150 attached nf-b.0 && wait_for 120 port_out_done
+wait_for 150 attached nf-b.0 && wait_for 240 port_out_done
 ok=$?
 snap
 check blue-chain-forwards $ok "port out tx $(port_col out 3)/$N; nf-a.0 rx/tx $(nf_col nf-a.0 3)/$(nf_col nf-a.0 4), nf-b.0 $(nf_col nf-b.0 3)/$(nf_col nf-b.0 4)"
@@ -123,6 +133,7 @@ check blue-chain-intact $? "$cmp"
 wait_for 60 sh -c "! xl list | grep -qE '^nf-(a|b|r) '"
 ok=$?
 for d in a b r; do grep -h "xnv-forwarder exited" /var/log/xen/console/guest-nf-$d.log 2>/dev/null | tail -1; done >/tmp/exits
-[ $ok = 0 ] && [ "$(grep -c 'xnv-forwarder exited rc=0' /tmp/exits)" = 3 ]
+[ $ok = 0 ] && [ "$(grep -c 'xnv-forwarder exited rc=0' /tmp/exits)" = 3 ] &&
+	grep -q 'rc=0 (device 1)' /var/log/xen/console/guest-nf-r.log
 check nfs-see-core-shutdown $? "$(tr '\n' ';' </tmp/exits)"
 exit $RC

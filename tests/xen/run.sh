@@ -10,6 +10,7 @@
 # Knobs (environment): XT_PAGES (512) XT_MAX_FRAMES (16) XT_TIMEOUT (600)
 # XT_WATCHDOG (480) XT_QEMU_MEM (3072) XT_KPKG (linux-image-<KV>-amd64)
 # XT_HEADERS (auto|cache) XT_OUT (build/xen) XT_VERBOSE (0)
+# XT_PVH (0; 1: PVH Dom0 with 2 MiB hugepage pools, make check-xen-pvh)
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -20,6 +21,7 @@ pages=${XT_PAGES:-512}
 maxf=${XT_MAX_FRAMES:-16}
 tmo=${XT_TIMEOUT:-600}
 wd=${XT_WATCHDOG:-480}
+pvh=${XT_PVH:-0}
 qmem=${XT_QEMU_MEM:-3072}
 xenbin=/usr/lib/xen-4.17/bin
 libdir=/usr/lib/x86_64-linux-gnu
@@ -202,7 +204,7 @@ cat >"$r0/nf/xnv.ini" <<-EOF
 	; replicas between null ports, a red service.
 	[core]
 	ring_size = 128
-	stall_timeout_ms = 1000
+	stall_timeout_ms = 5000
 	[group blue]
 	pool_bufs = 1024
 	[group red]
@@ -239,7 +241,7 @@ for g in 1 2; do
 	vcpus = 1
 	EOF
 done
-nfdom() {	# nfdom NAME GROUP SERVICE ROLE [extra key]: an NF domain's config
+nfdom() {	# nfdom NAME GROUP SERVICE ROLE [key [extra line]]: an NF domain's config
 	cat >"$r0/domU/$1.cfg" <<-EOF
 	name = "$1"
 	type = "pv"
@@ -250,9 +252,11 @@ nfdom() {	# nfdom NAME GROUP SERVICE ROLE [extra key]: an NF domain's config
 	vcpus = 1
 	nfv_trust_group = "$2"
 	nfv_${5:-service} = "$3"
+	${6:-}
 	EOF
 }
-nfdom nf-a blue fwd-a nf; nfdom nf-b blue fwd-b nf; nfdom nf-r red fwd-r red
+nfdom nf-a blue fwd-a nf; nfdom nf-b blue fwd-b nf
+nfdom nf-r red fwd-r red service "nfv_instances = 2"
 nfdom nf-c1 blue fwd-c nf; nfdom nf-c2 blue fwd-c nf
 nfdom nf-bad blue fwd-a nf servce; nfdom nf-nosvc blue nosuch nf
 install -m 755 "$here/dom0-init.sh" "$r0/init"
@@ -264,12 +268,20 @@ log "built in $(since "$t_start")"
 t_boot=$(date +%s.%N)
 runlog=$out/run.log
 dom0cmd="$kdir/vmlinux console=hvc0 earlyprintk=xen quiet grant_table.free_per_iteration=0 xt_n=$pages xt_maxf=$maxf xt_wd=$wd"
+# PV Dom0 (default): no hugepages.  PVH Dom0 (XEN-IN-QEMU.md section 14):
+# emulated AMD-V + an IOMMU, real 2 MiB hugepages for the pools and DPDK.
+machine="-machine pc" cpu=qemu64 xenpvh=""
+if [ "$pvh" = 1 ]; then
+	machine="-machine q35 -device intel-iommu,intremap=on" cpu=qemu64,+svm,+npt
+	xenpvh=" dom0=pvh"
+	dom0cmd="$dom0cmd hugepages=160 xt_pvh=1"
+fi
 # DPDK in Dom0 needs SSE4.2 + POPCNT (XEN-IN-QEMU.md section 15)
-timeout -k 10 "$tmo" qemu-system-x86_64 -machine pc -accel tcg -m "$qmem" -smp 2 \
-	-cpu qemu64,+ssse3,+sse4.1,+sse4.2,+popcnt \
+timeout -k 10 "$tmo" qemu-system-x86_64 $machine -accel tcg -m "$qmem" -smp 2 \
+	-cpu $cpu,+ssse3,+sse4.1,+sse4.2,+popcnt \
 	-nographic -no-reboot -monitor none -serial stdio -nic none \
 	-kernel "$out/xen" \
-	-append "console=com1 com1=115200,8n1 dom0_mem=768M,max:768M dom0_max_vcpus=1 gnttab_max_frames=$maxf" \
+	-append "console=com1 com1=115200,8n1 dom0_mem=768M,max:768M dom0_max_vcpus=1 gnttab_max_frames=$maxf$xenpvh" \
 	-initrd "$dom0cmd,$out/dom0-initrd.cpio" \
 	</dev/null >"$runlog" 2>&1
 qrc=$?
@@ -285,6 +297,7 @@ expected="module-loads domains-created device grant-bad-arguments guests-ready
 	red-nf-attaches red-cannot-map-blue blue-chain-forwards blue-domus-zero-copy
 	destroy-under-traffic pool-back-to-full xnv-xl-list core-exits-cleanly
 	blue-chain-intact nfs-see-core-shutdown"
+[ "$pvh" = 1 ] && expected="$expected pools-on-hugepages"
 for c in $expected; do
 	line=$(grep -aE "^XT-CHECK (ok|FAIL) $c[ :]" "$runlog.txt" | tail -1)
 	case $line in
