@@ -126,7 +126,7 @@ get_name(XLU_Config *x, const char *file, const char *key, char *out,
 
 int
 nfv_cfg_parse(const char *file, const char *data, size_t len,
-	      struct nfv_cfg *out, char *err, size_t errlen)
+	      FILE *report, struct nfv_cfg *out, char *err, size_t errlen)
 {
 	XLU_Config *x;
 	const char *name = NULL;
@@ -138,10 +138,17 @@ nfv_cfg_parse(const char *file, const char *data, size_t len,
 		snprintf(err, errlen, "%s: larger than 1 MiB", file);
 		return -1;
 	}
+	/* libxlutil's lexer asserts (aborts) on a NUL inside a string:
+	 * found by tests/fuzz/fuzz_nfv.c; xl itself would abort too. */
+	if (memchr(data, '\0', len) != NULL) {
+		snprintf(err, errlen, "%s: contains a NUL byte (not a text "
+			 "file)", file);
+		return -1;
+	}
 	if (scan_keys(file, data, len, err, errlen) < 0)
 		return -1;
-	/* libxlutil prints its own parse errors; keep them for stderr. */
-	x = xlu_cfg_init(stderr, file);
+	/* libxlutil prints its own parse errors to @p report. */
+	x = xlu_cfg_init(report, file);
 	if (x == NULL) {
 		snprintf(err, errlen, "%s: out of memory", file);
 		return -1;

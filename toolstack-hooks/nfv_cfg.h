@@ -14,6 +14,7 @@
 #define XNV_NFV_CFG_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #define NFV_NAME_LEN 32u
 #define NFV_MAX_INSTANCES 16
@@ -26,10 +27,11 @@ struct nfv_cfg {
 };
 
 /**
- * Parse @p len bytes of xl config text (@p file names it in messages).
+ * Parse @p len bytes of xl config text (@p file names it in messages;
+ * libxlutil's own parse messages go to @p report).
  * @return 0, or -1 with one line in @p err ("FILE: what is wrong").
  */
 int nfv_cfg_parse(const char *file, const char *data, size_t len,
-		  struct nfv_cfg *out, char *err, size_t errlen);
+		  FILE *report, struct nfv_cfg *out, char *err, size_t errlen);
 
 #endif

@@ -299,7 +299,8 @@ cmd_create(int argc, char **argv)
 	}
 	if (read_file(argv[optind], &data, &len) < 0)
 		return 1;
-	rc = nfv_cfg_parse(argv[optind], data, len, &c, err, sizeof(err));
+	rc = nfv_cfg_parse(argv[optind], data, len, stderr, &c, err,
+			   sizeof(err));
 	free(data);
 	if (rc < 0) {
 		ERR("%s; no domain created", err);

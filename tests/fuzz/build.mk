@@ -1,19 +1,19 @@
 # libFuzzer harnesses (clang -fsanitize=fuzzer,address,undefined).
 #   make fuzz                      replay the committed corpora and
 #                                  regressions, then fuzz each harness for
-#                                  FUZZ_SECONDS (default 30; 3 harnesses)
+#                                  FUZZ_SECONDS (default 25; 4 harnesses)
 #   make fuzz FUZZ_SECONDS=600     the same, longer
 #   make check-fuzz                what `make check` runs: the same as fuzz
 # New inputs a run finds go to $(B)/fuzz/work/<harness>/ (not the tree);
 # a crash leaves $(B)/fuzz/artifacts/<harness>-crash-*: once fixed, commit
 # it under tests/fuzz/regressions/<harness>/ so every run replays it.
 FUZZ_CC      ?= clang
-FUZZ_SECONDS ?= 30
+FUZZ_SECONDS ?= 25
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -g -O1 -Wall -Igntshare/include \
                 -Idomu-lib/include -Idom0-core
 FUZZ_DIR     := $(B)/fuzz
-FUZZ_NAMES   := fuzz_validate fuzz_config fuzz_ctl
+FUZZ_NAMES   := fuzz_validate fuzz_config fuzz_ctl fuzz_nfv
 FUZZ_BINS    := $(FUZZ_NAMES:%=$(FUZZ_DIR)/%)
 
 # The core's sources, instrumented for coverage (main.c is the harness's).
@@ -41,6 +41,14 @@ $(FUZZ_DIR)/fuzz_ctl: tests/fuzz/fuzz_ctl.c $(FUZZ_CORE_OBJ)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(FUZZ_SAN) $(DPDK_CFLAGS) \
 	    -DALLOW_EXPERIMENTAL_API -o $@ $^ $(DPDK_LIBS) -lpthread \
 	    -Wl,--wrap=rte_tel_data_alloc -Wl,--wrap=rte_tel_data_free
+
+# nfv_* keys of xl domain configs (toolstack-hooks/nfv_cfg.c); libxlutil
+# itself is linked as is, not instrumented.
+$(FUZZ_DIR)/fuzz_nfv: tests/fuzz/fuzz_nfv.c toolstack-hooks/nfv_cfg.c \
+		toolstack-hooks/nfv_cfg.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -Itoolstack-hooks -fsanitize=fuzzer $(FUZZ_SAN) \
+	    -o $@ tests/fuzz/fuzz_nfv.c toolstack-hooks/nfv_cfg.c $(XLU_LIBS)
 
 fuzz-build: $(FUZZ_BINS)
 

@@ -61,6 +61,8 @@ BAD = {
     "service-too-long": (BASE.replace('"firewall"', '"' + "s" * 32 + '"'), "nfv_service must be a string"),
     "no-name": (BASE.replace('name = "fw1"\n', ""), "name = \"...\" is missing"),
     "syntax": (BASE + "nfv_service\n", "not a valid xl config"),
+    # libxlutil aborts on this one (found by tests/fuzz/fuzz_nfv.c)
+    "nul-byte": (BASE.replace('"fw1"', '"f\x00w1"'), "contains a NUL byte"),
 }
 
 
