@@ -27,7 +27,7 @@ PYTHON   := $(CURDIR)/.venv/bin/python
 # Xen's user-space libraries (libxen-dev): the xen backend of gntshare
 XEN_LIBS := $(shell pkg-config --libs xenstore xengnttab 2>/dev/null)
 
-.PHONY: all deps demo check check-unit check-integration check-xen check-xen-pvh \
+.PHONY: all deps demo check check-unit check-integration check-xen check-xen-pvh soak \
         bench-smoke bench install clean help fuzz fuzz-build check-fuzz check-san
 all:
 

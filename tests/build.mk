@@ -27,3 +27,9 @@ check-san:
 # Optional (not in make check): PVH Dom0 with 2 MiB hugepage pools.
 check-xen-pvh: all
 	XT_PVH=1 bash tests/xen/run.sh
+
+# Soak (not in make check): SOAK_SECONDS (600) of mixed traffic with NF
+# churn, then no leak and flat core memory; see tests/soak/soak.py.
+soak: all
+	@if [ ! -x $(PYTHON) ]; then echo "soak: no venv, run 'make deps'" >&2; exit 1; fi
+	XNV_BUILD=$(CURDIR)/$(B) $(PYTHON) tests/soak/soak.py
