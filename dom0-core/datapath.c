@@ -466,7 +466,9 @@ xnv_rx_nf(struct xnv_core *c, struct xnv_nf *nf, uint64_t now)
 
 		if (nf->ring_region == NULL)
 			return n;
-		if (n == 0)
+		/* A quarantined NF's rings are never read again (on Xen its
+		 * slot waits here until its domain unmapped the pool). */
+		if (n == 0 && !nf->quarantined)
 			n = take_returns(c, nf, now);
 		if ((n == 0 && nf->pend.n == 0) ||
 		    now - nf->gone_tsc > c->stall_tsc)
