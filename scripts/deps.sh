@@ -23,6 +23,7 @@ pkgs=(
 	linux-headers-amd64
 	# tests
 	libcmocka-dev python3 python3-venv python3-pip iproute2
+	util-linux linux-perf
 )
 
 export DEBIAN_FRONTEND=noninteractive
