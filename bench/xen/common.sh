@@ -109,10 +109,10 @@ need() {	# need TOOL...: fail early on a real run
 	[ "$(id -u)" -eq 0 ] || { echo "$0: needs root" >&2; exit 1; }
 }
 
-# domain_cfg NAME EXTRA_LINES: a PV guest, 1 vCPU pinned to CPU_B; the
-# guest's /init runs what xnv_nf= says.  Printed to stdout.
+# domain_cfg NAME FILE: a PV guest config, 1 vCPU pinned to CPU_B, with
+# the lines on stdin added (its /init runs what their xnv_nf= says).
 domain_cfg() {
-	cat <<EOF
+	{ cat <<EOF
 name = "$1"
 type = "pv"
 kernel = "$KERNEL"
@@ -121,8 +121,8 @@ memory = $MEMORY
 vcpus = 1
 cpus = "$CPU_B"
 on_crash = "destroy"
-$2
 EOF
+	cat; } | put "$2"
 }
 
 # The DPDK traffic side in Dom0 (CPU A): testpmd io forwarding between a
@@ -147,6 +147,22 @@ count() {
 		--warmup "$WARMUP" --duration "$DURATION")
 	echo "$1: $2, $3 B: ${line#Mpps }"
 	echo "$1,$2,$3,$4,${line#Mpps },,,1,,A=$CPU_A B=$CPU_B" >>"$OUT/results.csv"
+}
+
+# each_point SYSTEM CONFIG DOMAIN CFG_FILE TRAFFIC_FN: for every size and
+# rep: create the NF domain, start the Dom0 traffic side (TRAFFIC_FN SIZE),
+# count at net_null0 of xnv-xen-traffic, stop both.
+each_point() {
+	local size rep
+	for size in $SIZES; do
+		for rep in $(seq 1 "$REPS"); do
+			run xl create "$4"
+			DOMAINS+=("$3")
+			"$5" "$size"
+			count "$1" "$2" "$size" 1 xnv-xen-traffic net_null0
+			stop_all
+		done
+	done
 }
 
 # stop_all: every background process we started (by PID), every domain

@@ -47,21 +47,15 @@ cleanup_net() {
 }
 [ "$DRY" = 1 ] || trap cleanup_net EXIT
 
-domain_cfg xnv-netfront "$(cat <<CFG
+domain_cfg xnv-netfront "$OUT/netfront.cfg" <<CFG
 vif = [ 'bridge=$BR, mac=00:16:3e:78:6e:01$VIF_SCRIPT' ]
 extra = 'xnv_nf="ip link set eth0 mtu 1600 up; dpdk-testpmd --no-pci --no-huge -m 256 --vdev net_af_packet0,iface=eth0,qdisc_bypass=1 -- --forward-mode=io --port-topology=loop --nb-cores=1 --total-num-mbufs=16384"'
 CFG
-)" | put "$OUT/netfront.cfg"
-for size in $SIZES; do
-	for rep in $(seq 1 "$REPS"); do
-		run xl create "$OUT/netfront.cfg"
-		DOMAINS+=(xnv-netfront)
-		start_traffic "$size" --vdev net_af_packet0,iface=xnvx0,qdisc_bypass=1
-		count netfront "1 NF (af_packet in DomU)" "$size" 1 \
-			xnv-xen-traffic net_null0
-		stop_all
-	done
-done
+af_packet_traffic() {
+	start_traffic "$1" --vdev net_af_packet0,iface=xnvx0,qdisc_bypass=1
+}
+each_point netfront "1 NF (af_packet in DomU)" xnv-netfront \
+	"$OUT/netfront.cfg" af_packet_traffic
 trap - EXIT
 cleanup_net
 echo "results: $OUT/results.csv"

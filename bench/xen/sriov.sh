@@ -41,26 +41,20 @@ run ip link set "$PF" vf 1 mac "$MAC_GUEST"
 run modprobe vfio-pci
 run dpdk-devbind.py -b vfio-pci "$VF_DOM0"
 run xl pci-assignable-add "$VF_GUEST"
-domain_cfg xnv-sriov "$(cat <<CFG
+domain_cfg xnv-sriov "$OUT/sriov.cfg" <<CFG
 pci = [ '$VF_GUEST' ]
 extra = 'xnv_nf="dpdk-testpmd -a 0000:00:00.0 --no-huge -m 256 -- --forward-mode=mac --eth-peer=0,$MAC_DOM0 --port-topology=loop --nb-cores=1 --total-num-mbufs=16384"'
 CFG
-)" | put "$OUT/sriov.cfg"
-for size in $SIZES; do
-	for rep in $(seq 1 "$REPS"); do
-		run xl create "$OUT/sriov.cfg"
-		DOMAINS+=(xnv-sriov)
-		# Dom0 side: like start_traffic, but mac forwarding so the
-		# NIC switches the frames to the guest's VF.
-		start traffic dpdk-testpmd --lcores "0@$CPU_A,1@$CPU_A" \
-			--file-prefix xnv-xen-traffic --in-memory -a "$VF_DOM0" \
-			--vdev "net_null0,size=$size" -- --forward-mode=mac \
-			--eth-peer="0,$MAC_GUEST" --eth-peer="1,$MAC_GUEST" \
-			--nb-cores=1 --total-num-mbufs=16384 --no-mlockall
-		count sriov "1 NF (VF passthrough)" "$size" 1 xnv-xen-traffic \
-			net_null0
-		stop_all
-	done
-done
+# The Dom0 side: like start_traffic, but mac forwarding, so that the NIC
+# switches the frames to the guest's VF.
+vf_traffic() {
+	start traffic dpdk-testpmd --lcores "0@$CPU_A,1@$CPU_A" \
+		--file-prefix xnv-xen-traffic --in-memory -a "$VF_DOM0" \
+		--vdev "net_null0,size=$1" -- --forward-mode=mac \
+		--eth-peer="0,$MAC_GUEST" --eth-peer="1,$MAC_GUEST" \
+		--nb-cores=1 --total-num-mbufs=16384 --no-mlockall
+}
+each_point sriov "1 NF (VF passthrough)" xnv-sriov "$OUT/sriov.cfg" \
+	vf_traffic
 run xl pci-assignable-remove -r "$VF_GUEST"
 echo "results: $OUT/results.csv"

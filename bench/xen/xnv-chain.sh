@@ -51,13 +51,12 @@ INI
 				--file-prefix xnv-xen-core -- --config \
 				"$OUT/core-$n-$size.ini" --busy-poll --duration 3600
 			for k in $(seq 1 "$n"); do
-				domain_cfg "xnv-fwd$k" "$(cat <<CFG
+				domain_cfg "xnv-fwd$k" "$OUT/fwd$k.cfg" <<CFG
 extra = 'xnv_nf="xnv-forwarder --service fwd$k$poll"'
 nfv_trust_group = "blue"
 nfv_service = "fwd$k"
 nfv_instances = 1
 CFG
-)" | put "$OUT/fwd$k.cfg"
 				run xnv-xl create "$OUT/fwd$k.cfg"
 				DOMAINS+=("xnv-fwd$k")
 			done
