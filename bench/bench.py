@@ -20,7 +20,6 @@ import datetime
 import os
 import platform
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -30,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from xnvbench import latency, measure, report, systems
-from xnvbench.procs import BenchError, Hugepages, VethPair, say
+from xnvbench.procs import BenchError, Hugepages, VethPair, run_main, say
 
 REPO = Path(__file__).resolve().parents[1]
 SIZES = (64, 128, 256, 512, 1024, 1518)
@@ -372,14 +371,4 @@ def main():
 
 
 if __name__ == "__main__":
-    # make or CI stopping us: unwind, so every finally above runs (every
-    # process stopped by PID, veth deleted, hugepages given back).
-    signal.signal(signal.SIGTERM, lambda sig, frame: sys.exit(143))
-    try:
-        sys.exit(main())
-    except BenchError as e:
-        print("bench: FAILED: %s" % e, file=sys.stderr, flush=True)
-        sys.exit(1)
-    except KeyboardInterrupt:
-        print("bench: interrupted", file=sys.stderr, flush=True)
-        sys.exit(130)
+    run_main(main, "bench")

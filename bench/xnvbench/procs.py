@@ -12,6 +12,7 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -22,6 +23,21 @@ class BenchError(Exception):
 
 def say(msg=""):
     print(msg, flush=True)
+
+
+def run_main(main, name):
+    """sys.exit(main()), with one line on stderr instead of a traceback
+    for a BenchError or ^C.  SIGTERM (make or CI stopping us) unwinds like
+    an exception, so every finally block stops what it started."""
+    signal.signal(signal.SIGTERM, lambda sig, frame: sys.exit(143))
+    try:
+        sys.exit(main())
+    except BenchError as e:
+        print("%s: FAILED: %s" % (name, e), file=sys.stderr, flush=True)
+        sys.exit(1)
+    except KeyboardInterrupt:
+        print("%s: interrupted" % name, file=sys.stderr, flush=True)
+        sys.exit(130)
 
 
 def tail(path, n=15):
