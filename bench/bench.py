@@ -177,8 +177,9 @@ def run_latency(o, ctx):
                          p999_us=med("p999"), max_us=med("max"),
                          lost=sum(r["lost"] for r in runs),
                          polling="adaptive NFs",
-                         cores="core %d, NF+gen+sink %d" % (ctx.cpu_a,
-                                                             ctx.cpu_lat)))
+                         cores="core %d, NF %d, gen %d, sink %d" % (
+                             ctx.cpu_a, ctx.cpu_b, ctx.cpu_gen,
+                             ctx.cpu_sink)))
     return rows
 
 
@@ -244,9 +245,9 @@ def parse():
     ap.add_argument("--loads", default=",".join(map(str, LOADS)),
                     help="latency loads, %% of the measured max rate")
     ap.add_argument("--cpus", default="0,1", help="CPU A,CPU B")
-    ap.add_argument("--lat-cpu", type=int,
-                    help="CPU of the latency generator and sink "
-                         "(default: CPU B)")
+    ap.add_argument("--lat-cpus", metavar="GEN,SINK",
+                    help="CPUs of the latency generator and sink "
+                         "(default: both on CPU B, with the NF)")
     ap.add_argument("--min-share", type=float, default=0.9,
                     help="CPU share under which a run is 'disturbed'")
     ap.add_argument("--budget", type=float, default=780,
@@ -268,6 +269,8 @@ def parse():
     o.loads = [int(x) for x in o.loads.split(",")]
     o.cpus = [int(x) for x in o.cpus.split(",")]
     o.systems = o.systems.split(",")
+    if o.lat_cpus:
+        o.lat_cpus = [int(x) for x in o.lat_cpus.split(",")]
     if not set(o.systems) <= set(ALL):
         ap.error("--systems: some of %s" % ",".join(ALL))
     o.build = o.build.resolve()
@@ -334,7 +337,7 @@ def main():
         except BenchError as e:
             say("bench: no veth pair, af_packet skipped: %s" % e)
             veth = None
-        ctx = systems.Ctx(o.build, tmp, *o.cpus, huge, veth, o.lat_cpu)
+        ctx = systems.Ctx(o.build, tmp, *o.cpus, huge, veth, o.lat_cpus)
         say("bench: load average %s; CPU A = %d (traffic side / xnv-core), "
             "CPU B = %d (NFs); %d reps x %.1f s (+%.1f s warm-up); work "
             "dir %s" % (load_before, o.cpus[0], o.cpus[1], o.reps,

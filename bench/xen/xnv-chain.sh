@@ -60,7 +60,8 @@ CFG
 				run xnv-xl create "$OUT/fwd$k.cfg"
 				DOMAINS+=("xnv-fwd$k")
 			done
-			count xennetvm "chain of $n" "$size" "$n" xnv-xen-core net_null1
+			if [ "$n" -eq 1 ]; then what="1 NF"; else what="chain of $n"; fi
+			count xennetvm "$what" "$size" "$n" xnv-xen-core net_null1
 			stop_all
 		done
 	done

@@ -22,7 +22,7 @@ itself as in every throughput run; the forwarder, the generator and the
 sink share CPU B and poll adaptively (they back off when idle, so they
 can share it).  Four processes on two CPUs: the samples include what this
 sharing costs (bench/README.md discusses it); a host with more CPUs gives
-the instruments their own (--lat-cpu).
+the instruments their own (bench.py --lat-cpus GEN,SINK).
 """
 import json
 import re
@@ -54,12 +54,12 @@ def _sides(ctx, size, gen_args, expect, label):
     core_log = d / ("%s.log" % core.name)
     gen = nf_side(ctx, d, 3, "gen", ctx.bin("xnv-generator"),
                   ["--size", size, "--out", 0, *gen_args], busy=False,
-                  cpu=ctx.cpu_lat, lib=["--alloc", 512])
+                  cpu=ctx.cpu_gen, lib=["--alloc", 512])
     gen.after = lambda: core_log.read_text().count("attached as domain") >= 2
     return [core,
             nf_side(ctx, d, 1, "fwd", ctx.bin("xnv-forwarder"), busy=False),
             nf_side(ctx, d, 2, "sink", ctx.bin("xnv-sink"), sink_args,
-                    busy=False, cpu=ctx.cpu_lat),
+                    busy=False, cpu=ctx.cpu_sink),
             gen], prefix, d
 
 

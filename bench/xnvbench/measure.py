@@ -59,6 +59,7 @@ class Sample:
 
 
 TESTPMD_WORKER = "rte-worker-1"	# its one forwarding lcore (DPDK 22.11)
+BURST = 64		# packets per burst: xnv-core's default, for all
 
 
 def testpmd(prefix, cpu, vdevs, mem, loop=False):
@@ -70,7 +71,7 @@ def testpmd(prefix, cpu, vdevs, mem, loop=False):
             "--file-prefix", prefix, "--no-pci", *mem]
     for v in vdevs:
         argv += ["--vdev", v]
-    argv += ["--", "--forward-mode=io", "--nb-cores=1",
+    argv += ["--", "--forward-mode=io", "--nb-cores=1", "--burst=%d" % BURST,
              "--total-num-mbufs=16384", "--no-mlockall"]
     if loop:
         argv.append("--port-topology=loop")

@@ -27,8 +27,13 @@ SYSTEMS = {
     "af_packet": "testpmd net_null <-> af_packet/veth | testpmd on "
                  "af_packet/veth (kernel copies: the local stand-in for "
                  "Xen netfront/netback)",
+    "netfront": "real Xen: testpmd af_packet <-> bridge <-> netback | "
+                "netfront in a DomU (bench/xen)",
+    "sriov": "real Xen: testpmd on a VF <-> NIC switch <-> VF in a DomU "
+             "(bench/xen)",
 }
-PEERS = ("memif-zc", "memif-copy", "vhost-user", "af_packet")
+ALL_PEERS = ("memif-zc", "memif-copy", "vhost-user", "af_packet", "netfront",
+             "sriov")
 GOAL_RATIO = {"memif-zc": 2.5, "vhost-user": 3.0, "af_packet": 50.0}
 GOAL_LIMIT_PCT = 60.0
 GOAL_DOM0_NS = 30.0
@@ -70,11 +75,34 @@ def read_csv(path):
         return [{k: num(v) for k, v in r.items()} for r in csv.DictReader(f)]
 
 
+def merge_runs(rows):
+    """One row per configuration: rows of single runs (bench/xen appends
+    one per run) become their median, min, max and count."""
+    groups = {}
+    for r in rows:
+        key = (r["system"], r["config"], r["size"], r["chain_len"],
+               r.get("load_pct", ""))
+        groups.setdefault(key, []).append(r)
+    out = []
+    for g in groups.values():
+        v = [r["mpps_median"] for r in g if r.get("mpps_median", "") != ""]
+        if len(g) == 1 or not v:
+            out.append(g[0])
+            continue
+        med = statistics.median(v)
+        out.append(dict(g[0], mpps_median=med, mpps_min=min(v),
+                        mpps_max=max(v), reps=len(v),
+                        ns_per_pkt=round(1e3 / med, 2) if med else ""))
+    return out
+
+
 class Results:
     """Look-ups over the rows."""
 
     def __init__(self, rows):
-        self.rows = rows
+        self.rows = merge_runs(rows)
+        self.peers = [p for p in ALL_PEERS
+                      if any(r["system"] == p for r in self.rows)]
 
     def get(self, system, config=None, size=64, chain_len=None):
         for r in self.rows:
@@ -160,7 +188,7 @@ def markdown(res, meta):
     L += ["## 64 B, one NF", "",
           "| system | path | Mpps median (min..max) | reps | % of limit "
           "| XenNetVM / it |", "|---|---|---|---|---|---|"]
-    for sysname in ("limit", "xennetvm", *PEERS):
+    for sysname in ("limit", "xennetvm", *res.peers):
         r = res.get(sysname, "1 NF" if sysname == "xennetvm" else None)
         if r is None:
             L.append("| %s | %s | not measured | | | |"
@@ -170,7 +198,7 @@ def markdown(res, meta):
         L.append("| %s | %s | %.3f (%.3f..%.3f) | %d%s | %s | %s |" % (
             sysname, SYSTEMS[sysname], m, r["mpps_min"], r["mpps_max"],
             r["reps"], " (%d disturbed)" % r["disturbed"]
-            if r["disturbed"] else "", _f(100 * m / lim if lim else None,
+            if r.get("disturbed") else "", _f(100 * m / lim if lim else None,
                                           "%.0f %%"),
             _f(x / m if x else None, "%.2fx")))
     L += ["", "## Goals (measured, not tuned to)", "",
@@ -183,11 +211,11 @@ def markdown(res, meta):
 
 def size_table(res):
     sizes = sorted({r["size"] for r in res.rows
-                    if r["system"] in ("xennetvm", *PEERS)})
+                    if r["system"] in ("xennetvm", *res.peers)})
     L = ["", "## Mpps by packet size (1 NF)", "",
          "| system | " + " | ".join("%d B" % s for s in sizes) + " |",
          "|---|" + "---|" * len(sizes)]
-    for sysname in ("xennetvm", *PEERS):
+    for sysname in ("xennetvm", *res.peers):
         cells = [_f(res.mpps(sysname, "1 NF" if sysname == "xennetvm"
                              else None, s)) for s in sizes]
         L.append("| %s | %s |" % (sysname, " | ".join(cells)))
@@ -271,7 +299,7 @@ def plots(res, outdir):
         return []
     made = []
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    for sysname in ("xennetvm", *PEERS):
+    for sysname in ("xennetvm", *res.peers):
         pts = sorted((r["size"], r) for r in res.rows
                      if r["system"] == sysname and r.get("mpps_median")
                      and (sysname != "xennetvm" or r["config"] == "1 NF"))
@@ -390,7 +418,7 @@ def update_readme(path, res, meta, pngs):
              "%s before, %s after; a shared 2-core VM):" % (
                  meta["when"], meta["load_before"], meta["load_after"]), "",
              "| 64 B, 1 NF | Mpps | XenNetVM / it |", "|---|---|---|"]
-    for s in ("limit", "xennetvm", *PEERS):
+    for s in ("limit", "xennetvm", *res.peers):
         m = res.mpps(s, "1 NF" if s == "xennetvm" else None)
         lines.append("| %s | %s | %s |" % (s, _f(m), _f(
             x / m if x and m else None, "%.2fx")))

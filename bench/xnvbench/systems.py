@@ -43,12 +43,12 @@ NEEDS_HUGE = ("memif-zc", "vhost-user")	# share memory by hugepage fd
 
 class Ctx:
     def __init__(self, build, tmp, cpu_a, cpu_b, huge, veth=None,
-                 cpu_lat=None):
+                 lat_cpus=None):
         self.build = Path(build)
         self.tmp = Path(tmp)
         self.cpu_a, self.cpu_b = cpu_a, cpu_b
         # latency generator and sink (default: with the NF on CPU B)
-        self.cpu_lat = cpu_b if cpu_lat is None else cpu_lat
+        self.cpu_gen, self.cpu_sink = lat_cpus or (cpu_b, cpu_b)
         self.huge = huge		# a Hugepages
         self.veth = veth		# a VethPair or None
         self.n = 0

@@ -83,6 +83,20 @@ def test_readme_section_replaced_not_duplicated(tmp_path):
     assert "t1" not in text and text.startswith("# X\n\n## Build\n\ntext\n")
 
 
+def test_single_runs_merge_into_one_row():
+    """bench/xen appends one row per run; the report takes their median."""
+    runs = [dict(system="netfront", config="1 NF", size=64, chain_len=1,
+                 mpps_median=m, reps=1) for m in (0.5, 0.2, 0.3)]
+    res = report.Results(runs + [row("xennetvm", 3.0)])
+    r = res.get("netfront")
+    assert (r["mpps_median"], r["mpps_min"], r["mpps_max"], r["reps"]) == \
+        (0.3, 0.2, 0.5, 3)
+    assert res.peers == ["netfront"]
+    assert "| netfront |" in report.markdown(res, dict(
+        when="t", machine="m", load_before="", load_after="", commit="",
+        mode=""))
+
+
 def test_example_nfs_with_bench_args_are_found():
     found = {name: args for name, _, args in
              systems.example_nfs(REPO, BUILD)}
