@@ -196,8 +196,8 @@ def meta(o, load_before, huge):
     return dict(when=o.stamp, machine="%s, %d CPUs, kernel %s" % (
                     cpu, os.cpu_count(), platform.release()),
                 load_before=load_before, load_after=loadavg(),
-                commit=sh("git", "-C", str(REPO), "rev-parse", "--short",
-                          "HEAD"),
+                commit=sh("git", "-C", str(REPO), "describe", "--always",
+                          "--dirty"),
                 mode="%s; CPU A = %d, CPU B = %d; %s s per run after %s s "
                      "warm-up, %d reps%s." % (
                          "DPDK on 2 MiB hugepages (--in-memory)" if huge
@@ -250,7 +250,7 @@ def parse():
                          "(default: both on CPU B, with the NF)")
     ap.add_argument("--min-share", type=float, default=0.9,
                     help="CPU share under which a run is 'disturbed'")
-    ap.add_argument("--budget", type=float, default=780,
+    ap.add_argument("--budget", type=float, default=600,
                     help="no repeat of a disturbed run after this many s")
     ap.add_argument("--systems", default=",".join(ALL),
                     help="what to run (default: all of %(default)s)")

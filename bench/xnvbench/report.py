@@ -140,7 +140,8 @@ def goals(res):
         p = res.mpps(peer)
         ratio = x / p if x and p else None
         out.append(("XenNetVM 1-NF >= %gx %s (64 B)" % (want, peer),
-                    _f(ratio, "%.2fx"), _verdict(ratio and ratio >= want),
+                    _f(ratio, "%.2fx"),
+                    _verdict(None if ratio is None else ratio >= want),
                     "Mpps %s / %s" % (_f(x), _f(p))))
     lim = res.mpps("limit")
     pct = 100 * x / lim if x and lim else None
@@ -150,7 +151,7 @@ def goals(res):
     d = dom0_ns(res)
     out.append(("Dom0 work <= %g ns/packet" % GOAL_DOM0_NS,
                 _f(d["core_only"], "%.1f ns"),
-                _verdict(d["core_only"] is not None and
+                _verdict(None if d["core_only"] is None else
                          d["core_only"] <= GOAL_DOM0_NS),
                 "core-only %s ns - port I/O %s ns (see below)"
                 % (_f(d["core_total"], "%.1f"), _f(d["port_io"], "%.1f"))))
@@ -158,7 +159,7 @@ def goals(res):
                 if r["load_pct"] == 50), None)
     out.append(("p99 latency through 1 NF at 50 %% load <= %g us"
                 % GOAL_P99_US, _f(p99, "%.1f us"),
-                _verdict(p99 is not None and p99 <= GOAL_P99_US),
+                _verdict(None if p99 is None else p99 <= GOAL_P99_US),
                 "generator -> core -> forwarder -> sink"))
     return out
 
