@@ -13,6 +13,7 @@ from pathlib import Path
 CSV_FIELDS = ["system", "config", "size", "chain_len", "mpps_median",
               "mpps_min", "mpps_max", "reps", "disturbed", "cores",
               "polling", "ns_per_pkt", "load_pct", "offered_mpps",
+              "sent_mpps",
               "p50_us", "p99_us", "p999_us", "max_us", "lost", "note"]
 
 # Systems in the order of the tables and plots, with a one-line gloss.
@@ -262,12 +263,16 @@ def latency_table(res):
     lat = res.latency()
     if not lat:
         return []
+    top = res.mpps("latency-max")
     L = ["", "## One-way latency through 1 NF (64 B, us)", "",
-         "| load | offered Mpps | p50 | p99 | p99.9 | max | lost |",
-         "|---|---|---|---|---|---|---|"]
+         "Loads are %% of what this path carried unthrottled: %s Mpps "
+         "(median)." % _f(top), "",
+         "| load | offered Mpps | sent Mpps | p50 | p99 | p99.9 | max | lost |",
+         "|---|---|---|---|---|---|---|---|"]
     for r in lat:
-        L.append("| %s %% | %s | %s | %s | %s | %s | %s |" % (
-            r["load_pct"], _f(r["offered_mpps"]), _f(r["p50_us"], "%.1f"),
+        L.append("| %s %% | %s | %s | %s | %s | %s | %s | %s |" % (
+            r["load_pct"], _f(r["offered_mpps"]), _f(r.get("sent_mpps")),
+            _f(r["p50_us"], "%.1f"),
             _f(r["p99_us"], "%.1f"), _f(r["p999_us"], "%.1f"),
             _f(r["max_us"], "%.1f"), r.get("lost", "")))
     return L
