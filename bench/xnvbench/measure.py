@@ -46,6 +46,9 @@ class Setup:
     # (prefix, dev) of the NF side's port, read over the same window: no
     # more can come back than the NF sent (a check of the count itself)
     cross: tuple = None
+    # prefix -> ports it must have: EAL goes on when a vdev fails to
+    # probe, and a testpmd left with net_null alone forwards it to itself
+    n_ports: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -97,7 +100,8 @@ def start_sides(sides, logdir, timeout=30):
 
 
 def _sample(tels, procs):
-    return (time.monotonic(), [t.opackets(t.port) for t in tels],
+    return (time.monotonic(),
+            [t.opackets(t.port) for t in tels if hasattr(t, "port")],
             {p.name: p.cpu_ns() for p in procs})
 
 
@@ -115,6 +119,14 @@ def measure(setup, logdir, warmup, duration, min_share=0.9,
             tel = Telemetry(prefix, procs, start_timeout)
             tels.append(tel)
             tel.port = tel.wait_port(dev, start_timeout, procs)
+        for prefix, want in setup.n_ports.items():
+            tel = Telemetry(prefix, procs, start_timeout)
+            tels.append(tel)
+            have = len(tel("/ethdev/list") or [])
+            if have != want:
+                raise BenchError("%s has %d ports, not %d: a device failed "
+                                 "to probe (logs in %s)" % (prefix, have,
+                                                            want, logdir))
         tel = tels[0]
         wait_until(lambda: tel.opackets(tel.port) > 0, start_timeout,
                    "packets out of %s" % setup.count_dev, procs)

@@ -305,8 +305,17 @@ class VethPair:
             raise BenchError("ip %s: %s" % (" ".join(args), r.stderr.strip()))
 
     def open(self):
+        # DPDK 22.11's af_packet PMD names its fanout group pid ^ ifindex:
+        # two testpmds started one after the other (pids n, n+1) on ends
+        # with ifindexes i, i+1 can pick the same group, and the second
+        # fails to probe.  Ends whose ifindexes differ in bit 14 avoid it.
         a, b = self.names
-        self._ip("link", "add", a, "type", "veth", "peer", "name", b)
+        idx = 10000 + os.getpid() % 5000
+        try:
+            self._ip("link", "add", a, "index", str(idx), "type", "veth",
+                     "peer", "name", b, "index", str(idx + 16384))
+        except BenchError:		# an index in use: any will do
+            self._ip("link", "add", a, "type", "veth", "peer", "name", b)
         self.made = True
         for n in self.names:
             with contextlib.suppress(OSError):

@@ -138,7 +138,7 @@ def peer(ctx, system, size, label):
         sock = "memif.sock" if system.startswith("memif") else "vhost.sock"
         sides[1].after = (d / sock).exists
     return Setup(sides, t, "net_null0", [t, n],
-                 cross=(n, nf_dev.split(",")[0])), d
+                 cross=(n, nf_dev.split(",")[0]), n_ports={t: 2, n: 1}), d
 
 
 def port_io(ctx, size, label):
@@ -148,7 +148,8 @@ def port_io(ctx, size, label):
     side = Side("port-io", **testpmd(prefix, ctx.cpu_a,
                                      ["net_null0,size=%d" % size,
                                       "net_null1,no-rx=1"], ctx.mem()))
-    return Setup([side], prefix, "net_null1", [prefix]), d
+    return Setup([side], prefix, "net_null1", [prefix],
+                 n_ports={prefix: 2}), d
 
 
 def peer_usable(ctx, system):
