@@ -112,10 +112,16 @@ def build_plan(o, ctx):
     return pts
 
 
-def run_throughput(o, pts, deadline):
+def run_throughput(o, pts, deadline, stop_at):
+    """Every point, rep by rep; a disturbed run is repeated once before
+    `deadline`; after `stop_at` no further rep starts (one of each is
+    always run), so that the whole bench stays within --max-time."""
     total = o.reps * len(pts)
     k = 0
     for rep in range(1, o.reps + 1):
+        if rep > 1 and time.monotonic() > stop_at:
+            say("bench: out of time (--max-time), reps %d.. not run" % rep)
+            break
         for p in pts:
             k += 1
             if p.failed:
@@ -125,9 +131,12 @@ def run_throughput(o, pts, deadline):
                     s = p.run(p.label)
                 except BenchError as e:
                     p.errors.append(str(e).splitlines()[0])
-                    say("  [%3d/%d] %-40s FAILED: %s" % (k, total, p.label,
-                                                        e))
-                    break
+                    say("  [%3d/%d] %-40s FAILED: %s%s" % (
+                        k, total, p.label, e,
+                        "\n    (once more)" if attempt == 0 else ""))
+                    if p.failed:
+                        break
+                    continue
                 again = (s.disturbed or s.bad) and attempt == 0 and \
                     time.monotonic() < deadline
                 say("  [%3d/%d] %-40s %9.3f Mpps  CPU %s%s%s%s" % (
@@ -143,10 +152,13 @@ def run_throughput(o, pts, deadline):
                     break
 
 
-def run_latency(o, ctx):
-    """Max rate, then latency at LOADS % of it; rows for the report."""
+def run_latency(o, ctx, stop_at):
+    """Max rate, then latency at LOADS % of it; rows for the report.
+    Past `stop_at`, one run per point only."""
+    def reps():
+        return range(o.reps if time.monotonic() < stop_at else 1)
     maxes = []
-    for _ in range(o.reps):
+    for _ in reps():
         s = latency.max_rate(ctx, 64, o.warmup, o.duration)
         say("  latency path, unthrottled: %.3f Mpps  CPU %s" % (
             s.mpps, " ".join("%.0f%%" % (100 * (v or 0))
@@ -157,7 +169,7 @@ def run_latency(o, ctx):
                               maxes, polling="adaptive NFs")]
     for load in o.loads:
         runs = []
-        for _ in range(o.reps):
+        for _ in reps():
             r = latency.at_rate(ctx, 64, top * 1e6 * load / 100,
                                 o.lat_duration)
             say("  latency at %d %% (%.3f Mpps offered, %.3f sent): p50 %.1f"
@@ -254,6 +266,9 @@ def parse():
                     help="CPU share under which a run is 'disturbed'")
     ap.add_argument("--budget", type=float, default=600,
                     help="no repeat of a disturbed run after this many s")
+    ap.add_argument("--max-time", type=float, default=780,
+                    help="no further rep starts after this many s (the "
+                         "first rep of everything always runs)")
     ap.add_argument("--systems", default=",".join(ALL),
                     help="what to run (default: all of %(default)s)")
     ap.add_argument("--keep", action="store_true",
@@ -347,14 +362,16 @@ def main():
         t0 = time.monotonic()
         pts = build_plan(o, ctx)
         say("bench: %d configurations x %d reps" % (len(pts), o.reps))
-        run_throughput(o, pts, t0 + o.budget)
+        lat_time = 0 if "latency" not in o.systems else \
+            (1 + len(o.loads)) * o.reps * (o.lat_duration + 4)
+        run_throughput(o, pts, t0 + o.budget, t0 + o.max_time - lat_time)
         rows = [report.median_row(p.system, p.config, p.size, p.chain_len,
                                   p.samples, polling=p.polling,
                                   cores="A=%d B=%d" % tuple(o.cpus),
                                   note="; ".join(p.errors)) for p in pts]
         if "latency" in o.systems:
             try:
-                rows += run_latency(o, ctx)
+                rows += run_latency(o, ctx, t0 + o.max_time)
             except BenchError as e:
                 say("bench: latency not measured: %s" % e)
                 rows.append(dict(system="latency", config="1 NF", size=64,
