@@ -378,6 +378,11 @@ def main():
                                  chain_len=1, reps=0, note=str(e)[:200]))
         say("bench: measured in %.0f s" % (time.monotonic() - t0))
         m = meta(o, load_before, huge.ok)
+        runs = [x for p in pts for x in p.samples]
+        m["disturbed"] = "Disturbed: %d of %d kept runs (a busy " \
+            "thread of ours had < %.0f %% of its CPU)" % (
+                sum(x.disturbed for x in runs), len(runs),
+                100 * o.min_share)
         md, pngs = write_outputs(outdir, rows, m, o.readme)
         print("\n" + md)
         say("bench: results in %s (%s)" % (outdir, ", ".join(

@@ -182,9 +182,11 @@ def markdown(res, meta):
     """results.md: what ran, the tables, the goals."""
     L = ["# XenNetVM benchmarks, %s" % meta["when"], "",
          "Machine: %s. Load average before / after: %s / %s. "
-         "Commit %s. %s" % (meta["machine"], meta["load_before"],
-                            meta["load_after"], meta["commit"],
-                            meta["mode"]), ""]
+         "Commit %s. %s %s." % (meta["machine"], meta["load_before"],
+                                meta["load_after"], meta["commit"],
+                                meta["mode"],
+                                meta.get("disturbed", "")),
+         ""]
     x = res.xnv1()
     lim = res.mpps("limit")
     L += ["## 64 B, one NF", "",
@@ -429,8 +431,9 @@ def update_readme(path, res, meta, pngs):
              "`make bench` (about 10 min, not part of `make check`) runs "
              "XenNetVM, memif, vhost-user and af_packet/veth on the same two "
              "CPUs; see `bench/README.md`. Latest run (%s, load average "
-             "%s before, %s after; a shared 2-core VM):" % (
-                 meta["when"], meta["load_before"], meta["load_after"]), "",
+             "%s before, %s after, on a shared 2-core VM; %s):" % (
+                 meta["when"], meta["load_before"], meta["load_after"],
+                 meta.get("disturbed", "")), "",
              "| 64 B, 1 NF | Mpps | XenNetVM / it |", "|---|---|---|"]
     for s in ("limit", "xennetvm", *res.peers):
         m = res.mpps(s, "1 NF" if s == "xennetvm" else None)
