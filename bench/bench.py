@@ -314,9 +314,12 @@ def check_tools(o):
         raise BenchError("needs root (hugepages, veth pair)")
 
 
-def write_outputs(outdir, rows, m, readme):
+def write_outputs(outdir, rows, m, readme, pts=()):
     outdir.mkdir(parents=True, exist_ok=True)
     report.write_csv(outdir / "results.csv", rows)
+    if pts:
+        report.write_runs(outdir / "runs.csv", [
+            (p.system, p.config, p.size, p.samples) for p in pts])
     res = report.Results(rows)
     md = report.markdown(res, m) + report.EXPLAIN
     (outdir / "results.md").write_text(md)
@@ -383,10 +386,10 @@ def main():
             "thread of ours had < %.0f %% of its CPU)" % (
                 sum(x.disturbed for x in runs), len(runs),
                 100 * o.min_share)
-        md, pngs = write_outputs(outdir, rows, m, o.readme)
+        md, pngs = write_outputs(outdir, rows, m, o.readme, pts)
         print("\n" + md)
         say("bench: results in %s (%s)" % (outdir, ", ".join(
-            ["results.csv", "results.md", *pngs])))
+            ["results.csv", "runs.csv", "results.md", *pngs])))
         failed = [p.label for p in pts if not p.samples]
         if failed:
             say("bench: not measured: %s" % ", ".join(failed))

@@ -42,10 +42,13 @@ GOAL_P99_US = 5.0
 
 
 def median_row(system, config, size, chain_len, samples, **extra):
-    """A throughput row from the Samples of one configuration."""
-    v = [s.mpps for s in samples]
+    """A throughput row from the Samples of one configuration: median,
+    min and max over its undisturbed runs when it has any (a disturbed run
+    measured another process as much as ours), else over all of them."""
+    clean = [s for s in samples if not s.disturbed]
+    v = [s.mpps for s in clean or samples]
     row = dict(system=system, config=config, size=size, chain_len=chain_len,
-               reps=len(v), disturbed=sum(s.disturbed for s in samples))
+               reps=len(samples), disturbed=len(samples) - len(clean))
     if v:
         med = statistics.median(v)
         row.update(mpps_median=round(med, 4), mpps_min=round(min(v), 4),
@@ -53,6 +56,20 @@ def median_row(system, config, size, chain_len, samples, **extra):
                    ns_per_pkt=round(1e3 / med, 2) if med else "")
     row.update(extra)
     return row
+
+
+def write_runs(path, points):
+    """runs.csv: every kept run, [(system, config, size, [Sample])]."""
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["system", "config", "size", "run", "mpps", "disturbed",
+                    "cpu_shares"])
+        for system, config, size, samples in points:
+            for i, s in enumerate(samples, 1):
+                w.writerow([system, config, size, i, round(s.mpps, 4),
+                            int(s.disturbed), " ".join(
+                                "%s=%.2f" % (k, v) for k, v in
+                                s.shares.items() if v is not None)])
 
 
 def write_csv(path, rows):
@@ -201,8 +218,9 @@ def markdown(res, meta):
         m = r["mpps_median"]
         L.append("| %s | %s | %.3f (%.3f..%.3f) | %d%s | %s | %s |" % (
             sysname, SYSTEMS[sysname], m, r["mpps_min"], r["mpps_max"],
-            r["reps"], " (%d disturbed)" % r["disturbed"]
-            if r.get("disturbed") else "", _f(100 * m / lim if lim else None,
+            r["reps"], " (%d disturbed%s)" % (
+                r["disturbed"], ", not in the median" if r["disturbed"] <
+                r["reps"] else ", all") if r.get("disturbed") else "", _f(100 * m / lim if lim else None,
                                           "%.0f %%"),
             _f(x / m if x else None, "%.2fx")))
     L += ["", "## Goals (measured, not tuned to)", "",
@@ -419,7 +437,9 @@ telemetry, over a fixed window after a warm-up; Mpps = packets / window.
   share B with adaptive polling, so the samples include the cost of four
   processes on two CPUs.
 - **disturbed**: a run in which a busy-polling thread of ours had less
-  than 90 % of its CPU (another process ran there); repeated once.
+  than 90 % of its CPU (another process ran there); repeated once. The
+  median, min and max are over the undisturbed runs of a configuration
+  when it has any, else over all of them; every run is in runs.csv.
 """
 
 

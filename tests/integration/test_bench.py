@@ -86,6 +86,19 @@ def test_readme_section_replaced_not_duplicated(tmp_path):
     assert "t1" not in text and text.startswith("# X\n\n## Build\n\ntext\n")
 
 
+def test_median_leaves_out_disturbed_runs_when_it_can():
+    from xnvbench.measure import Sample
+
+    def smp(mpps, disturbed):
+        return Sample(mpps, 1, 1.0, {}, disturbed)
+    r = report.median_row("x", "1 NF", 64, 1, [smp(10, False), smp(2, True),
+                                               smp(12, False)])
+    assert (r["mpps_median"], r["mpps_min"], r["reps"], r["disturbed"]) == \
+        (11, 10, 3, 1)
+    r = report.median_row("x", "1 NF", 64, 1, [smp(2, True), smp(4, True)])
+    assert (r["mpps_median"], r["disturbed"]) == (3, 2)
+
+
 def test_single_runs_merge_into_one_row():
     """bench/xen appends one row per run; the report takes their median."""
     runs = [dict(system="netfront", config="1 NF", size=64, chain_len=1,
