@@ -129,7 +129,7 @@ def run_throughput(o, pts, deadline, stop_at):
             for attempt in range(2):
                 try:
                     s = p.run(p.label)
-                except BenchError as e:
+                except (BenchError, OSError, ValueError) as e:
                     p.errors.append(str(e).splitlines()[0])
                     say("  [%3d/%d] %-40s FAILED: %s%s" % (
                         k, total, p.label, e,

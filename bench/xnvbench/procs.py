@@ -181,15 +181,22 @@ class Telemetry:
         wait_until(path.is_socket, timeout, "telemetry socket %s" % path,
                    procs)
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        self.sock.settimeout(5)
-        self.sock.connect(str(path))
-        self.max_len = int(json.loads(self.sock.recv(4096))
-                           .get("max_output_len", 16384))
+        self.sock.settimeout(15)	# a starved process answers late
+        try:
+            self.sock.connect(str(path))
+            self.max_len = int(json.loads(self.sock.recv(4096))
+                               .get("max_output_len", 16384))
+        except (OSError, ValueError) as e:
+            self.sock.close()
+            raise BenchError("telemetry %s: %s" % (path, e))
 
     def __call__(self, cmd):
-        self.sock.send(cmd.encode())
-        return json.loads(self.sock.recv(self.max_len + 1024))[
-            cmd.split(",")[0]]
+        try:
+            self.sock.send(cmd.encode())
+            return json.loads(self.sock.recv(self.max_len + 1024))[
+                cmd.split(",")[0]]
+        except (OSError, ValueError, KeyError) as e:	# incl. time-outs
+            raise BenchError("telemetry %s: no answer (%s)" % (cmd, e))
 
     def port_id(self, dev_name):
         """ethdev port id of the device named dev_name (e.g. net_null1),
