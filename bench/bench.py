@@ -16,7 +16,9 @@ ratios, goals PASS/MISS, what each number means), PNG plots, log.txt;
 and points bench/results/latest at it.  See bench/README.md.
 """
 import argparse
+import contextlib
 import datetime
+import json
 import os
 import platform
 import shutil
@@ -317,6 +319,7 @@ def check_tools(o):
 def write_outputs(outdir, rows, m, readme, pts=()):
     outdir.mkdir(parents=True, exist_ok=True)
     report.write_csv(outdir / "results.csv", rows)
+    (outdir / "meta.json").write_text(json.dumps(m, indent=1) + "\n")
     if pts:
         report.write_runs(outdir / "runs.csv", [
             (p.system, p.config, p.size, p.samples) for p in pts])
@@ -340,6 +343,8 @@ def main():
         rows = report.read_csv(o.report_only / "results.csv")
         m = dict(when=o.report_only.name, machine="?", load_before="?",
                  load_after="?", commit="?", mode="(remade from CSV)")
+        with contextlib.suppress(OSError, ValueError):
+            m = json.loads((o.report_only / "meta.json").read_text())
         print(write_outputs(o.report_only, rows, m, o.readme)[0])
         return 0
     check_tools(o)

@@ -410,7 +410,10 @@ telemetry, over a fixed window after a warm-up; Mpps = packets / window.
 - **xennetvm 1 NF**: xnv-core (A, --busy-poll) takes mbufs from net_null0
   (size S), hands each to one xnv-forwarder (B, --busy-poll) through its
   rx ring, validates what comes back on its tx ring, sends it to
-  net_null1; counted: net_null1 tx.
+  net_null1; counted: net_null1 tx. Its rate does not depend on the
+  size: nothing copies or touches the payload (net_null does not write
+  it, the forwarder does not read it), while memif, vhost-user and
+  af_packet copy every byte at least once.
 - **xennetvm chain of N**: the same with N forwarders, all on B, polling
   adaptively (they back off when idle, so they can share B).
 - **xennetvm core only**: net_null0 -> xnv-core -> net_null1, no NF: the
@@ -461,6 +464,10 @@ def update_readme(path, res, meta, pngs):
             x / m if x and m else None, "%.2fx")))
     lines += ["", "| goal | measured | verdict |", "|---|---|---|"]
     lines += ["| %s | %s | %s |" % g[:3] for g in goals(res)]
+    if res.latency():
+        lines += ["", "Latency here is mostly the generator, the forwarder "
+                  "and the sink sharing CPU B, not the data path; see "
+                  "`bench/README.md`."]
     lines += [""] + ["![%s](bench/results/latest/%s)" % (p[:-4], p)
                      for p in pngs]
     lines += ["", "Full tables: `bench/results/latest/results.md`.", ""]
