@@ -17,3 +17,9 @@ $(RING_RT): $(B)/obj/bench/ring_rt.o $(GNTS_LIB)
 
 bench-smoke: all $(RING_RT)
 	python3 bench/smoke.py --build $(B) $(BENCH_SMOKE_ARGS)
+
+# make bench: every system side by side, sizes, chains, latency, plots
+# (bench/bench.py; about 10 minutes; needs root).  BENCH_ARGS: e.g. --quick.
+BENCH_ARGS ?=
+bench: all $(RING_RT)
+	$(PYTHON) bench/bench.py --build $(B) $(BENCH_ARGS)

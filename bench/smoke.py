@@ -29,14 +29,16 @@ Usage: smoke.py --build DIR [--reps N] [--raw-seconds S] [--warmup S]
 import argparse
 import json
 import os
-import re
 import shutil
 import signal
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
+from pathlib import Path
+
+from xnvbench.measure import ring_limit
+from xnvbench.procs import BenchError, run_main, say, tail
 
 CONFIG = """\
 ; bench-smoke: 64 B packets from net_null0 through one forwarder to net_null1
@@ -47,23 +49,6 @@ chain = fwd -> out
 dev = net_null1
 [service fwd]
 """
-
-
-class BenchError(Exception):
-    pass
-
-
-def say(msg):
-    print(msg, flush=True)
-
-
-def tail(path, n=15):
-    try:
-        with open(path, errors="replace") as f:
-            lines = f.read().splitlines()
-    except OSError:
-        return "    (no %s)" % path
-    return "\n".join("    | " + l for l in lines[-n:])
 
 
 def stop(proc, name, grace=5.0):
@@ -119,24 +104,11 @@ def pct(x):
     return "  ?" if x is None else "%3.0f" % (100 * x)
 
 
-def run_raw(a, ring_rt):
-    cmd = [ring_rt, "-n", "1", "-d", str(a.raw_seconds), "-w", str(a.warmup),
-           "-c", str(a.core_cpu), "-f", str(a.nf_cpu)]
-    limit = a.raw_seconds + a.warmup + 15
-    try:
-        p = subprocess.run(cmd, stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT, text=True,
-                           timeout=limit)
-    except subprocess.TimeoutExpired:
-        # subprocess.run() has killed it (by PID) already.
-        raise BenchError("ring-rt did not finish within %.0f s" % limit)
-    m = re.search(r"rep 1/1: ([0-9.]+) Mdesc/s.*core thread ([0-9]+) %, "
-                  r"NF thread ([0-9]+) %", p.stdout)
-    if p.returncode != 0 or m is None:
-        raise BenchError("ring-rt failed (exit %d):\n%s"
-                         % (p.returncode, p.stdout.rstrip()))
-    return (float(m.group(1)), [int(m.group(2)) / 100, int(m.group(3)) / 100],
-            p.stdout)
+def run_raw(a, ring_rt, tmp):
+    s = ring_limit(ring_rt, a.core_cpu, a.nf_cpu, a.warmup, a.raw_seconds,
+                   Path(tmp))
+    out = (Path(tmp) / "ring-rt.log").read_text()
+    return s.mpps, list(s.shares.values()), out
 
 
 def run_nf(a, build, tmp, rep):
@@ -306,7 +278,7 @@ def main():
             for kind in ("raw", "nf"):
                 for attempt in range(a.retries + 1):
                     if kind == "raw":
-                        v, sh, out = run_raw(a, ring_rt)
+                        v, sh, out = run_raw(a, ring_rt, tmp)
                         if not runs["raw"] and attempt == 0:
                             say("  " + out.splitlines()[0])
                         what = "raw ring round trip  %8.3f Mdesc/s" % v
@@ -361,14 +333,4 @@ def main():
 
 
 if __name__ == "__main__":
-    # make or a CI runner stopping us: unwind, so that every process we
-    # started is stopped by the finally blocks above.
-    signal.signal(signal.SIGTERM, lambda sig, frame: sys.exit(143))
-    try:
-        sys.exit(main())
-    except BenchError as e:
-        print("bench-smoke: FAILED: %s" % e, file=sys.stderr, flush=True)
-        sys.exit(1)
-    except KeyboardInterrupt:
-        print("bench-smoke: interrupted", file=sys.stderr, flush=True)
-        sys.exit(130)
+    run_main(main, "bench-smoke")

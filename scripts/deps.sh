@@ -23,6 +23,7 @@ pkgs=(
 	linux-headers-amd64
 	# tests (libclang-rt: libFuzzer and the sanitizers' runtimes for clang)
 	libcmocka-dev python3 python3-venv python3-pip iproute2 libclang-rt-14-dev
+	util-linux linux-perf
 )
 
 export DEBIAN_FRONTEND=noninteractive

@@ -1,0 +1,175 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""The systems compared, each as a Setup of the same shape:
+
+    net_null source -> [traffic side, CPU A] -> NF side [CPU B] -> back to
+    the traffic side -> net_null sink, counted there
+
+  xnv         xnv-core (CPU A): net_null0 -> chain of NFs -> net_null1;
+              the NFs (xnv-forwarder or any example NF) on CPU B
+  memif-zc    testpmd (CPU A): net_null0 <-> net_memif server;
+              testpmd io loop (CPU B) on a net_memif zero-copy client
+  memif-copy  the same with the client copying too
+  vhost-user  testpmd (CPU A): net_null0 <-> net_vhost;
+              testpmd io loop (CPU B) on net_virtio_user
+  af_packet   testpmd (CPU A): net_null0 <-> net_af_packet on one end of a
+              veth pair; testpmd io loop (CPU B) with net_af_packet on the
+              other end (the kernel copies each way: the local stand-in
+              for Xen netfront/netback)
+  port-io     testpmd (CPU A) alone: net_null0 -> net_null1: what the
+              two net_null ports cost per packet, for the Dom0 estimate
+
+A Ctx holds what all setups of one bench run share: binaries, CPUs, the
+work directory, hugepages or not, the veth pair.
+"""
+import os
+import shlex
+from pathlib import Path
+
+from .measure import Setup, Side, testpmd
+from .procs import eal_mem, pinned
+
+# system -> (traffic-side vdev, NF-side vdev); {d}: run dir, {a}/{b}: veth
+MEMIF = "net_memif0,socket={d}/memif.sock,socket-abstract=no,role="
+PEERS = {
+    "memif-zc": (MEMIF + "server", MEMIF + "client,zero-copy=yes"),
+    "memif-copy": (MEMIF + "server", MEMIF + "client"),
+    "vhost-user": ("net_vhost0,iface={d}/vhost.sock,queues=1",
+                   "net_virtio_user0,path={d}/vhost.sock,queues=1"),
+    "af_packet": ("net_af_packet0,iface={a},qdisc_bypass=1",
+                  "net_af_packet0,iface={b},qdisc_bypass=1"),
+}
+NEEDS_HUGE = ("memif-zc", "vhost-user")	# share memory by hugepage fd
+
+
+class Ctx:
+    def __init__(self, build, tmp, cpu_a, cpu_b, huge, veth=None,
+                 lat_cpus=None):
+        self.build = Path(build)
+        self.tmp = Path(tmp)
+        self.cpu_a, self.cpu_b = cpu_a, cpu_b
+        # latency generator and sink (default: with the NF on CPU B)
+        self.cpu_gen, self.cpu_sink = lat_cpus or (cpu_b, cpu_b)
+        self.huge = huge		# a Hugepages
+        self.veth = veth		# a VethPair or None
+        self.n = 0
+
+    def new_run(self, label):
+        """A fresh directory (sockets, config, logs) and a unique DPDK
+        file prefix stem for one run."""
+        self.n += 1
+        d = self.tmp / ("%03d-%s" % (self.n, label.replace(" ", "_")))
+        d.mkdir(parents=True)
+        return d, "xnv-bench-%d-%d" % (os.getpid(), self.n)
+
+    def mem(self):
+        return eal_mem(self.huge.ensure())
+
+    def bin(self, name):
+        return self.build / "bin" / name
+
+
+def core_config(path, sock, size, services, ports=None):
+    """xnv-core config: net_null0 (size B) -> services -> net_null1."""
+    chain = " -> ".join([*services, "out"])
+    ports = ports or [("in", "net_null0,size=%d" % size, chain),
+                      ("out", "net_null1", None)]
+    lines = ["; written by bench/bench.py", "[core]", "socket = %s" % sock]
+    for name, dev, ch in ports:
+        lines += ["[port %s]" % name, "dev = %s" % dev]
+        if ch:
+            lines.append("chain = %s" % ch)
+    for s in dict.fromkeys(services):
+        lines.append("[service %s]" % s)
+    Path(path).write_text("\n".join(lines) + "\n")
+    return path
+
+
+def core_side(ctx, d, prefix, cfg, extra=()):
+    """xnv-core on CPU A, busy-polling (it has that CPU to itself)."""
+    argv = [ctx.bin("xnv-core"), "-l", ctx.cpu_a, *ctx.mem(),
+            "--file-prefix", prefix, "--", "--config", cfg,
+            "--socket", d / "xnv.sock", "--duration", 900, "--busy-poll",
+            *extra]
+    return Side("xnv-core", argv, ctx.cpu_a)
+
+
+def nf_side(ctx, d, i, service, binary, args=(), busy=True, cpu=None,
+            lib=()):
+    """One NF (CPU B unless told), once the core's socket is there;
+    lib: libxnv options, args: the NF's own (after "--")."""
+    cpu = ctx.cpu_b if cpu is None else cpu
+    argv = [binary, "--service", service, "--name", "%s-%d" % (service, i),
+            "--socket", d / "xnv.sock", *lib]
+    if busy:
+        argv.append("--busy-poll")
+    if args:
+        argv += ["--", *args]
+    return Side("nf%d-%s" % (i, Path(binary).name), pinned(cpu, argv), cpu,
+                after=(d / "xnv.sock").exists, busy=busy)
+
+
+def xnv(ctx, size, nfs, label):
+    """xnv-core + a chain of NFs: nfs = [(binary, args)], one service
+    each.  One NF busy-polls (it has CPU B to itself); several share CPU B
+    and poll adaptively (back off when idle)."""
+    d, prefix = ctx.new_run(label)
+    services = ["s%d" % (i + 1) for i in range(len(nfs))]
+    cfg = core_config(d / "bench.ini", d / "xnv.sock", size, services)
+    busy = len(nfs) == 1
+    sides = [core_side(ctx, d, prefix, cfg)]
+    sides += [nf_side(ctx, d, i + 1, s, b, a, busy)
+              for i, (s, (b, a)) in enumerate(zip(services, nfs))]
+    return Setup(sides, prefix, "net_null1", [prefix]), d
+
+
+def peer(ctx, system, size, label):
+    """A testpmd pair: traffic side on CPU A, the NF on CPU B."""
+    d, prefix = ctx.new_run(label)
+    names = ctx.veth.names if ctx.veth else ("", "")
+    tr_dev, nf_dev = (v.format(d=d, a=names[0], b=names[1])
+                      for v in PEERS[system])
+    mem = ctx.mem()
+    t, n = prefix + "-t", prefix + "-n"
+    sides = [Side("traffic", **testpmd(t, ctx.cpu_a,
+                                       ["net_null0,size=%d" % size, tr_dev],
+                                       mem)),
+             Side("nf", **testpmd(n, ctx.cpu_b, [nf_dev], mem, loop=True))]
+    if system != "af_packet":	# the NF connects to the traffic side's socket
+        sock = "memif.sock" if system.startswith("memif") else "vhost.sock"
+        sides[1].after = (d / sock).exists
+    return Setup(sides, t, "net_null0", [t, n],
+                 cross=(n, nf_dev.split(",")[0]), n_ports={t: 2, n: 1}), d
+
+
+def port_io(ctx, size, label):
+    """testpmd alone on CPU A: net_null0 -> net_null1 (which receives
+    nothing): one mbuf allocated and freed per packet, nothing else."""
+    d, prefix = ctx.new_run(label)
+    side = Side("port-io", **testpmd(prefix, ctx.cpu_a,
+                                     ["net_null0,size=%d" % size,
+                                      "net_null1,no-rx=1"], ctx.mem()))
+    return Setup([side], prefix, "net_null1", [prefix],
+                 n_ports={prefix: 2}), d
+
+
+def peer_usable(ctx, system):
+    """None, or why this system cannot run on this host now."""
+    if system in NEEDS_HUGE and not ctx.huge.ensure():
+        return "needs hugepages (shares memory by hugepage fd)"
+    if system == "af_packet" and ctx.veth is None:
+        return "no veth pair (needs root and iproute2)"
+    return None
+
+
+def example_nfs(repo, build):
+    """[(name, binary, args)] for every examples/<name>/bench.args whose
+    binary build/bin/xnv-<name> exists; args: its one line, split."""
+    out = []
+    for f in sorted(Path(repo, "examples").glob("*/bench.args")):
+        name = f.parent.name
+        binary = Path(build) / "bin" / ("xnv-" + name)
+        if binary.exists():
+            line = (f.read_text().splitlines() or [""])[0]
+            out.append((name, binary, shlex.split(line)))
+    return out
+

@@ -1,0 +1,132 @@
+"""bench/: the report is made from rows alone (ratios, goals, plots), the
+example NFs with a bench.args are found, and (opt-in, ~1 min, needs root
+and dpdk-testpmd: XNV_BENCH_TEST=1) `bench.py --quick` runs end to end."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+from harness import BUILD, REPO
+
+sys.path.insert(0, str(REPO / "bench"))
+from xnvbench import report, systems  # noqa: E402
+
+
+def row(system, mpps, size=64, config="1 NF", chain_len=1, **kw):
+    return dict(system=system, config=config, size=size,
+                chain_len=chain_len, mpps_median=mpps, mpps_min=mpps * 0.9,
+                mpps_max=mpps * 1.1, reps=3, disturbed=0, **kw)
+
+
+ROWS = [row("limit", 20.0, config="ring-rt"), row("xennetvm", 10.0),
+        row("xennetvm", 8.0, size=1518),
+        row("xennetvm", 9.0, config="chain of 1"),
+        row("xennetvm", 6.0, config="chain of 2", chain_len=2),
+        row("xennetvm", 50.0, config="core only", chain_len=0),
+        row("port-io", 100.0, config="testpmd net_null -> net_null",
+            chain_len=0),
+        row("memif-zc", 5.0), row("memif-copy", 2.0),
+        row("vhost-user", 2.0), row("vhost-user", 1.0, size=1518),
+        row("af_packet", 0.1),
+        row("nf:forwarder", 9.5, config="alone"),
+        row("nf:forwarder", 6.3, config="after a forwarder", chain_len=2),
+        dict(system="latency", config="1 NF", size=64, chain_len=1,
+             load_pct=50, offered_mpps=1.0, p50_us=2.0, p99_us=4.0,
+             p999_us=9.0, max_us=20.0, lost=0)]
+
+
+def test_goals_are_ratios_of_the_rows():
+    g = {name: (measured, verdict)
+         for name, measured, verdict, _ in report.goals(report.Results(ROWS))}
+    assert g["XenNetVM 1-NF >= 2.5x memif-zc (64 B)"] == ("2.00x", "MISS")
+    assert g["XenNetVM 1-NF >= 3x vhost-user (64 B)"] == ("5.00x", "PASS")
+    assert g["XenNetVM 1-NF >= 50x af_packet (64 B)"] == ("100.00x", "PASS")
+    assert g["XenNetVM 1-NF >= 60 % of the raw ring"] == ("50 %", "MISS")
+    # 1000/50 - 1000/100 = 10 ns
+    assert g["Dom0 work <= 30 ns/packet"] == ("10.0 ns", "PASS")
+    assert g["p99 latency through 1 NF at 50 % load <= 5 us"] == \
+        ("4.0 us", "PASS")
+
+
+def test_what_was_not_measured_is_neither_pass_nor_miss():
+    rows = [r for r in ROWS if r["system"] != "memif-zc"]
+    rows = [r for r in rows if r["system"] not in ("latency", "port-io")]
+    g = {n: v for n, _, v, _ in report.goals(report.Results(rows))}
+    assert g["XenNetVM 1-NF >= 2.5x memif-zc (64 B)"] == "n/a"
+    assert g["Dom0 work <= 30 ns/packet"] == "n/a"
+    assert g["p99 latency through 1 NF at 50 % load <= 5 us"] == "n/a"
+
+
+def test_csv_markdown_and_plots(tmp_path):
+    report.write_csv(tmp_path / "results.csv", ROWS)
+    res = report.Results(report.read_csv(tmp_path / "results.csv"))
+    meta = dict(when="now", machine="m", load_before="1", load_after="2",
+                commit="c", mode="x")
+    md = report.markdown(res, meta)
+    assert "| memif-zc |" in md and "2.00x" in md and "**MISS**" in md
+    assert "| forwarder | alone | 9.500 | 0.95 |" in md
+    assert "| forwarder | after a forwarder | 6.300 | 1.05 |" in md
+    made = report.plots(res, tmp_path)
+    assert set(made) == {"mpps_vs_size.png", "mpps_vs_chain.png",
+                         "latency.png"}
+    for png in made:
+        assert (tmp_path / png).read_bytes()[:4] == b"\x89PNG"
+
+
+def test_readme_section_replaced_not_duplicated(tmp_path):
+    readme = tmp_path / "README.md"
+    readme.write_text("# X\n\n## Build\n\ntext\n")
+    res = report.Results(ROWS)
+    meta = dict(when="t1", load_before="1", load_after="2")
+    report.update_readme(readme, res, meta, ["mpps_vs_size.png"])
+    report.update_readme(readme, res, dict(meta, when="t2"), [])
+    text = readme.read_text()
+    assert text.count("## Benchmarks") == 1 and "t2" in text
+    assert "t1" not in text and text.startswith("# X\n\n## Build\n\ntext\n")
+
+
+def test_median_leaves_out_disturbed_runs_when_it_can():
+    from xnvbench.measure import Sample
+
+    def smp(mpps, disturbed):
+        return Sample(mpps, 1, 1.0, {}, disturbed)
+    r = report.median_row("x", "1 NF", 64, 1, [smp(10, False), smp(2, True),
+                                               smp(12, False)])
+    assert (r["mpps_median"], r["mpps_min"], r["reps"], r["disturbed"]) == \
+        (11, 10, 3, 1)
+    r = report.median_row("x", "1 NF", 64, 1, [smp(2, True), smp(4, True)])
+    assert (r["mpps_median"], r["disturbed"]) == (3, 2)
+
+
+def test_single_runs_merge_into_one_row():
+    """bench/xen appends one row per run; the report takes their median."""
+    runs = [dict(system="netfront", config="1 NF", size=64, chain_len=1,
+                 mpps_median=m, reps=1) for m in (0.5, 0.2, 0.3)]
+    res = report.Results(runs + [row("xennetvm", 3.0)])
+    r = res.get("netfront")
+    assert (r["mpps_median"], r["mpps_min"], r["mpps_max"], r["reps"]) == \
+        (0.3, 0.2, 0.5, 3)
+    assert res.peers == ["netfront"]
+    assert "| netfront |" in report.markdown(res, dict(
+        when="t", machine="m", load_before="", load_after="", commit="",
+        mode=""))
+
+
+def test_example_nfs_with_bench_args_are_found():
+    found = {name: args for name, _, args in
+             systems.example_nfs(REPO, BUILD)}
+    assert found.get("forwarder") == []
+
+
+@pytest.mark.skipif(os.environ.get("XNV_BENCH_TEST") != "1",
+                    reason="XNV_BENCH_TEST=1 runs bench.py --quick (~1 min)")
+def test_quick_bench_runs(tmp_path):
+    r = subprocess.run([sys.executable, REPO / "bench" / "bench.py",
+                        "--quick", "--build", BUILD, "--out", tmp_path],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    (run,) = [p for p in tmp_path.iterdir() if not p.is_symlink()]
+    for f in ("results.csv", "results.md", "log.txt", "mpps_vs_size.png"):
+        assert (run / f).exists(), f
+    assert "## Goals" in (run / "results.md").read_text()
