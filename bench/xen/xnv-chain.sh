@@ -49,7 +49,7 @@ INI
 		for rep in $(seq 1 "$REPS"); do
 			start "core-$n-$size-$rep" "$BUILD/bin/xnv-core" -l "$CPU_A" \
 				--file-prefix xnv-xen-core -- --config \
-				"$OUT/core-$n-$size.ini" --busy-poll --duration 3600
+				"$OUT/core-$n-$size.ini" --backend xen --busy-poll --duration 3600
 			for k in $(seq 1 "$n"); do
 				domain_cfg "xnv-fwd$k" "$OUT/fwd$k.cfg" <<CFG
 extra = 'xnv_nf="xnv-forwarder --service fwd$k$poll"'
