@@ -72,8 +72,9 @@ def build_plan(o, ctx):
         return lambda label: measure.measure(*make(label), o.warmup,
                                              o.duration, o.min_share)
 
-    def xnv(size, nfs):
-        return setup_run(lambda label: systems.xnv(ctx, size, nfs, label))
+    def xnv(size, nfs, src=None):
+        return setup_run(lambda label: systems.xnv(ctx, size, nfs, label,
+                                                   src))
 
     ring_rt = o.build / "bench" / "ring-rt"
     if "limit" in want:
@@ -105,12 +106,17 @@ def build_plan(o, ctx):
                 lambda label, p=peer, s=size: systems.peer(ctx, p, s,
                                                            label))))
     nfs = systems.example_nfs(REPO, o.build) if "nfs" in want else []
+    if nfs:
+        # Real UDP/IPv4 packets, looped by net_pcap (all rows alike,
+        # forwarder included, so the ratios compare like with like).
+        src = "net_pcap0,rx_pcap=%s,infinite_rx=1" % systems.udp_pcap(
+            ctx.tmp / "udp64.pcap")
     for name, binary, args in nfs:
         nf = (binary, args)
         pts.append(Point("nf:" + name, "alone", 64, 1, "busy",
-                         xnv(64, [nf])))
+                         xnv(64, [nf], src)))
         pts.append(Point("nf:" + name, "after a forwarder", 64, 2,
-                         "adaptive NFs", xnv(64, [fwd, nf])))
+                         "adaptive NFs", xnv(64, [fwd, nf], src)))
     return pts
 
 

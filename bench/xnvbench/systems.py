@@ -108,13 +108,33 @@ def nf_side(ctx, d, i, service, binary, args=(), busy=True, cpu=None,
                 after=(d / "xnv.sock").exists, busy=busy)
 
 
-def xnv(ctx, size, nfs, label):
+def udp_pcap(path, n_flows=256):
+    """64 B UDP/IPv4 frames to 10.0.0.0/8 port 9 (what the example NFs'
+    bench.args expect), n_flows source addresses: real packets for the
+    per-NF rows (net_null's frames are all zeros, not IP)."""
+    from scapy.all import Ether, IP, UDP, Raw, wrpcap
+    pkts = [Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02") /
+            IP(src="192.0.2.%d" % (i % 250 + 1), dst="10.1.%d.%d" %
+               (i // 250, i % 250 + 1), ttl=64) /
+            UDP(sport=1024 + i, dport=9) / Raw(b"\0" * 18)
+            for i in range(n_flows)]
+    wrpcap(str(path), pkts)
+    return path
+
+
+def xnv(ctx, size, nfs, label, src=None):
     """xnv-core + a chain of NFs: nfs = [(binary, args)], one service
     each.  One NF busy-polls (it has CPU B to itself); several share CPU B
-    and poll adaptively (back off when idle)."""
+    and poll adaptively (back off when idle).  src: the input port's
+    device instead of net_null0 (e.g. a looping pcap)."""
     d, prefix = ctx.new_run(label)
     services = ["s%d" % (i + 1) for i in range(len(nfs))]
-    cfg = core_config(d / "bench.ini", d / "xnv.sock", size, services)
+    ports = None
+    if src is not None:
+        ports = [("in", src, " -> ".join([*services, "out"])),
+                 ("out", "net_null1", None)]
+    cfg = core_config(d / "bench.ini", d / "xnv.sock", size, services,
+                      ports)
     busy = len(nfs) == 1
     sides = [core_side(ctx, d, prefix, cfg)]
     sides += [nf_side(ctx, d, i + 1, s, b, a, busy)
