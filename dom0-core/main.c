@@ -185,8 +185,8 @@ open_backend(struct xnv_core *c, int xen, char *err, size_t errlen)
 					  errlen);
 		if (rc == 0)
 			XLOG(INFO, "NFs attach from Xen domains registered "
-			     "under %s (xnv-xl); grants by %s\n",
-			     GNTS_XEN_BACKEND_ROOT, "the gntshare module");
+			     "under %s (xnv-xl); grants by the gntshare "
+			     "module\n", GNTS_XEN_BACKEND_ROOT);
 		return rc;
 	}
 	snprintf(dir, sizeof(dir), "%s", c->cfg.socket);

@@ -493,7 +493,7 @@ TEST(test_descriptor_contents_preserved)
 
 /* ---- two-thread stress ------------------------------------------------ */
 
-#ifndef STRESS_N		/* the TSan build runs fewer */
+#ifndef STRESS_N		/* TSAN_STRESS_N may set another count */
 #define STRESS_N 10000000u
 #endif
 

@@ -28,13 +28,11 @@ snap() {
 }
 # rows of the table: port rx tx ... / nf service rx tx drop bad reclaimed state
 col() { awk -v p="$1" -v c="$2" '$1 == p { print $c }' /tmp/snap; }
-port_col() { col "$@"; }
-nf_col() { col "$@"; }
 grp() { awk -v g="$1" -v c="$2" '$1 == "group" && $2 == g { print $c }' /tmp/snap; }
 attached() { grep -q "NF $1 attached" $LOG; }
 finished() { grep -q "NF $1 (domain [0-9]*) detached" $LOG; }
 no_domain() { ! xl list 2>/dev/null | grep -q "^$1 "; }
-port_out_done() { snap; [ "$(port_col out 3)" = "$N" ]; }
+port_out_done() { snap; [ "$(col out 3)" = "$N" ]; }
 
 # ---- the core -------------------------------------------------------------
 # PV Dom0: no hugepages, DPDK --no-huge; PVH Dom0: hugepages reserved, the
@@ -94,8 +92,8 @@ xnv-xl create /domU/nf-b.cfg >/tmp/xl-b.log 2>&1
 wait_for 150 attached nf-b.0 && wait_for 240 port_out_done
 ok=$?
 snap
-check blue-chain-forwards $ok "port out tx $(port_col out 3)/$N; nf-a.0 rx/tx $(nf_col nf-a.0 3)/$(nf_col nf-a.0 4), nf-b.0 $(nf_col nf-b.0 3)/$(nf_col nf-b.0 4)"
-[ "$(nf_col nf-a.0 3)" = "$N" ] && [ "$(nf_col nf-b.0 4)" = "$N" ] && [ "$(grp blue 8)" = 0 ]
+check blue-chain-forwards $ok "port out tx $(col out 3)/$N; nf-a.0 rx/tx $(col nf-a.0 3)/$(col nf-a.0 4), nf-b.0 $(col nf-b.0 3)/$(col nf-b.0 4)"
+[ "$(col nf-a.0 3)" = "$N" ] && [ "$(col nf-b.0 4)" = "$N" ] && [ "$(grp blue 8)" = 0 ]
 check blue-domus-zero-copy $? "group blue copied-in $(grp blue 8), red $(grp red 8); both DomUs saw all $N packets"
 
 # ---- xl destroy of an NF domain under traffic -------------------------------
@@ -105,16 +103,16 @@ wait_for 150 attached nf-c1.0 && wait_for 150 attached nf-c2.0
 # net_null packets are all alike (one flow): one replica carries them
 wait_for 60 sh -c "kill -USR1 $CORE; sleep 0.5; awk '/nf-c[12].0/ && \$3 > 0' $LOG | grep -q ."
 snap
-if [ "$(nf_col nf-c1.0 3)" != 0 ]; then V=nf-c1 S=nf-c2; else V=nf-c2 S=nf-c1; fi
-t1=$(port_col nout 3)
+if [ "$(col nf-c1.0 3)" != 0 ]; then V=nf-c1 S=nf-c2; else V=nf-c2 S=nf-c1; fi
+t1=$(col nout 3)
 xl destroy $V
 wait_for 10 finished $V.0
 fin=$?
 sleep 2; snap
-t2=$(port_col nout 3)
-[ $fin = 0 ] && [ "$(nf_col $V.0 8)" = gone ] && [ "$(nf_col $V.0 7)" -gt 0 ] && [ "$t2" -gt "$t1" ] &&
-	[ "$(nf_col $S.0 3)" -gt 0 ]
-check destroy-under-traffic $? "xl destroy $V: $(grep -o "NF $V.0 (domain [0-9]*) detached.*" $LOG | cut -c1-160); port nout tx $t1 -> $t2 via $S (rx $(nf_col $S.0 3))"
+t2=$(col nout 3)
+[ $fin = 0 ] && [ "$(col $V.0 8)" = gone ] && [ "$(col $V.0 7)" -gt 0 ] && [ "$t2" -gt "$t1" ] &&
+	[ "$(col $S.0 3)" -gt 0 ]
+check destroy-under-traffic $? "xl destroy $V: $(grep -o "NF $V.0 (domain [0-9]*) detached.*" $LOG | cut -c1-160); port nout tx $t1 -> $t2 via $S (rx $(col $S.0 3))"
 xnv-xl destroy $S >/dev/null 2>&1
 wait_for 10 finished $S.0
 sleep 1; snap
