@@ -127,12 +127,13 @@ EOF
 
 # The DPDK traffic side in Dom0 (CPU A): testpmd io forwarding between a
 # net_null source/sink and one more port (EAL args in "$@"), as bench.py's
-# peers.  Its telemetry prefix is xnv-xen-traffic.
+# peers.  Its telemetry prefix is xnv-xen-traffic.  TRAFFIC_FWD: testpmd's
+# forwarding options (default --forward-mode=io).
 start_traffic() {
 	local size=$1; shift
 	start traffic dpdk-testpmd --lcores "0@$CPU_A,1@$CPU_A" \
 		--file-prefix xnv-xen-traffic --in-memory --single-file-segments \
-		--vdev "net_null0,size=$size" "$@" -- --forward-mode=io \
+		--vdev "net_null0,size=$size" "$@" -- ${TRAFFIC_FWD:---forward-mode=io} \
 		--nb-cores=1 --total-num-mbufs=16384 --no-mlockall
 }
 

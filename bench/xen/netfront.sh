@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # netfront/netback on a real Xen host, the path XenNetVM replaces:
-# net_null -> testpmd (Dom0, pCPU A) -> net_af_packet on a veth end in a
+# net_null -> testpmd (Dom0, pCPU A, mac fwd) -> net_af_packet on a veth end in a
 # Linux bridge (or Open vSwitch, --ovs) -> vif (netback) -> eth0
-# (netfront) of a DomU whose testpmd loops every packet back through
+# (netfront) of a DomU whose testpmd (macswap) loops every packet back through
 # net_af_packet on eth0 -> ... -> net_null, counted at net_null0.
 # --dry-run prints the plan.
 set -euo pipefail
@@ -49,8 +49,12 @@ cleanup_net() {
 
 domain_cfg xnv-netfront "$OUT/netfront.cfg" <<CFG
 vif = [ 'bridge=$BR, mac=00:16:3e:78:6e:01$VIF_SCRIPT' ]
-extra = 'xnv_nf="ip link set eth0 mtu 1600 up; dpdk-testpmd --no-pci --no-huge -m 256 --vdev net_af_packet0,iface=eth0,qdisc_bypass=1 -- --forward-mode=io --port-topology=loop --nb-cores=1 --total-num-mbufs=16384"'
+extra = 'xnv_nf="ip link set eth0 mtu 1600 up; dpdk-testpmd --no-pci --no-huge -m 256 --vdev net_af_packet0,iface=eth0,qdisc_bypass=1 -- --forward-mode=macswap --port-topology=loop --nb-cores=1 --total-num-mbufs=16384"'
 CFG
+# A Linux bridge drops frames whose source MAC is not a valid unicast one,
+# and net_null's frames carry none: the Dom0 side writes its own MAC and the
+# guest's (mac forwarding), the guest swaps them back (macswap).
+TRAFFIC_FWD="--forward-mode=mac --eth-peer=1,00:16:3e:78:6e:01"
 af_packet_traffic() {
 	start_traffic "$1" --vdev net_af_packet0,iface=xnvx0,qdisc_bypass=1
 }
