@@ -7,6 +7,8 @@
 #   make fuzz       libFuzzer harnesses; FUZZ_SECONDS=600 for longer runs
 #   make check-xen  the Xen suite alone; check-xen-pvh: PVH Dom0, hugepage pools
 #   make bench-smoke  raw ring vs 1-NF path, one line of ratio at the end
+#   make bench      every system side by side (bench/README.md); bench-xen:
+#                   XenNetVM vs netfront in one emulated Xen boot (ratio only)
 #   SAN=1           build with ASan + UBSan
 
 B        := build
@@ -28,7 +30,7 @@ PYTHON   := $(CURDIR)/.venv/bin/python
 XEN_LIBS := $(shell pkg-config --libs xenstore xengnttab 2>/dev/null)
 
 .PHONY: all deps demo check check-unit check-integration check-xen check-xen-pvh soak \
-        bench-smoke bench install clean help fuzz fuzz-build check-fuzz check-san
+        bench-smoke bench bench-xen install clean help fuzz fuzz-build check-fuzz check-san
 all:
 
 include gntshare/build.mk

@@ -23,3 +23,8 @@ bench-smoke: all $(RING_RT)
 BENCH_ARGS ?=
 bench: all $(RING_RT)
 	$(PYTHON) bench/bench.py --build $(B) $(BENCH_ARGS)
+
+# make bench-xen: XenNetVM vs netfront/netback in one emulated Xen boot
+# (QEMU TCG, about 5 minutes): a ratio, not rates.  See bench/xen/README.md.
+bench-xen: all
+	bash bench/xen/tcg/run.sh

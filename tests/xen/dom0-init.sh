@@ -1,6 +1,7 @@
 #!/bin/sh
 # /init of the Dom0 initramfs (tests/xen, see XEN-IN-QEMU.md section 4).
 # Knobs arrive on the Dom0 kernel command line: xt_n= xt_maxf= xt_wd=
+# (xt_bench=1: make bench-xen, bench/xen/tcg/scenario.sh instead of the tests)
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 export LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu:/lib/x86_64-linux-gnu
 mount -t proc proc /proc; mount -t sysfs sysfs /sys; mount -t devtmpfs devtmpfs /dev
@@ -40,6 +41,13 @@ xen-init-dom0 >/dev/null
 head -c1 /dev/random >/dev/null         # CRNG ready before xl (libuuid), XEN-IN-QEMU.md 12
 echo "XT: t=$(up)s xenstored, xenconsoled, CRNG ready"
 RC=0
+if grep -q xt_bench=1 /proc/cmdline; then	# make bench-xen
+	xb-scenario || RC=1
+	echo "XT: t=$(up)s bench finished rc=$RC"
+	[ $RC = 0 ] || dump
+	echo "XT-DONE rc=$RC"
+	poweroff -f
+fi
 xl create -q /domU/guest1.cfg && xl create -q /domU/guest2.cfg || RC=$?
 D1=$(xl domid guest1 2>/dev/null); D2=$(xl domid guest2 2>/dev/null)
 if [ $RC = 0 ] && [ -n "$D1" ] && [ -n "$D2" ]; then

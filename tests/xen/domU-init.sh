@@ -5,6 +5,8 @@
 #   nf   an NF: xnv-forwarder, attaching through the domain's xnv device
 #   red  two NFs of trust group red (nfv_instances = 2: devices 0 and 1)
 #        and xt-guest, so Dom0 can make it try to map another group's refs
+#   netfront  make bench-xen: testpmd swapping MACs on net_af_packet over
+#        the netfront eth0 (bench/xen/tcg/scenario.sh)
 export PATH=/sbin:/bin
 mount -t proc proc /proc; mount -t sysfs sysfs /sys; mount -t devtmpfs devtmpfs /dev
 insmod /lib/modules/xen-gntdev.ko
@@ -30,6 +32,20 @@ red)
 	echo "xnv-forwarder exited rc=$?"
 	wait $F1
 	echo "xnv-forwarder exited rc=$? (device 1)" ;;
+netfront)
+	export PATH=$PATH:/usr/bin LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu:/lib/x86_64-linux-gnu
+	insmod /lib/modules/xen-netfront.ko
+	i=0
+	while [ ! -e /sys/class/net/eth0 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	ip link set eth0 up
+	mkdir -p /var/run/dpdk
+	echo "xb-netfront-ready $(cat /sys/class/net/eth0/address)"
+	# --stats-period keeps it running (and shows the guest's counters)
+	dpdk-testpmd --lcores 0@0,1@0 --no-huge -m 192 --no-pci \
+		--vdev net_af_packet0,iface=eth0,qdisc_bypass=1 -- --forward-mode=macswap \
+		--port-topology=loop --nb-cores=1 --total-num-mbufs=8192 --no-mlockall \
+		--stats-period 10 </dev/null
+	echo "dpdk-testpmd exited rc=$?" ;;
 *)
 	xt-guest "$D"
 	echo "xt-guest exited rc=$?" ;;

@@ -11,17 +11,20 @@
 # XT_WATCHDOG (480) XT_QEMU_MEM (3072) XT_KPKG (linux-image-<KV>-amd64)
 # XT_HEADERS (auto|cache) XT_OUT (build/xen) XT_VERBOSE (0)
 # XT_PVH (0; 1: PVH Dom0 with 2 MiB hugepage pools, make check-xen-pvh)
+# XT_BENCH (0; 1: make bench-xen: bench/xen/tcg/scenario.sh instead of the
+# checks, XB_SIZES XB_REPS XB_WIN XB_WARM passed to it) XT_CACHE (XT_OUT/cache)
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 out=${XT_OUT:-$top/build/xen}
-cache=$out/cache
+cache=${XT_CACHE:-$out/cache}
 pages=${XT_PAGES:-512}
 maxf=${XT_MAX_FRAMES:-16}
 tmo=${XT_TIMEOUT:-600}
 wd=${XT_WATCHDOG:-480}
 pvh=${XT_PVH:-0}
+bench=${XT_BENCH:-0}
 qmem=${XT_QEMU_MEM:-3072}
 xenbin=/usr/lib/xen-4.17/bin
 libdir=/usr/lib/x86_64-linux-gnu
@@ -53,9 +56,11 @@ kpkg=${XT_KPKG:-$(apt-cache depends linux-image-amd64 2>/dev/null |
 kv=${kpkg#linux-image-}
 kdir=$cache/$kv
 kmods="xen-privcmd xenfs xen-evtchn xen-gntdev xen-gntalloc"
+# make bench-xen: netback + bridge in Dom0, netfront in the DomU
+kmods_net="xen-netback xen-netfront veth bridge stp llc"
 have_kernel() {
 	[ -s "$kdir/vmlinux" ] || return 1
-	for m in $kmods; do [ -s "$kdir/modules/$m.ko" ] || return 1; done
+	for m in $kmods $kmods_net; do [ -s "$kdir/modules/$m.ko" ] || return 1; done
 }
 if ! have_kernel; then
 	t=$(date +%s.%N)
@@ -70,8 +75,9 @@ if ! have_kernel; then
 	x=$kdir/x
 	dpkg-deb -x "$deb" "$x"
 	cp "$x/boot/config-$kv" "$kdir/config"
-	for m in $kmods; do
-		find "$x/lib/modules/$kv/kernel/drivers/xen" -name "$m.ko" -exec cp {} "$kdir/modules/" \;
+	for m in $kmods $kmods_net; do
+		find "$x/lib/modules/$kv/kernel/drivers" "$x/lib/modules/$kv/kernel/net" \
+			-name "$m.ko" -exec cp {} "$kdir/modules/" \;
 	done
 	# bzImage -> raw ELF vmlinux (xz payload); trailing-garbage warnings are harmless
 	for off in $(LC_ALL=C grep -obUaP '\xfd7zXZ\x00' "$x/boot/vmlinuz-$kv" | cut -d: -f1); do
@@ -80,7 +86,7 @@ if ! have_kernel; then
 		rm -f "$kdir/vmlinux"
 	done
 	rm -rf "$x"
-	have_kernel || { fail kernel-fetch "no ELF vmlinux or Xen modules ($kmods) in $deb"; finish; }
+	have_kernel || { fail kernel-fetch "no ELF vmlinux or modules ($kmods $kmods_net) in $deb"; finish; }
 	log "kernel $kv fetched and extracted in $(since "$t")"
 fi
 
@@ -140,11 +146,51 @@ busybox_root() {	# busybox_root DIR
 	done
 }
 
+# Dynamic programs go in with their libraries.  The PMDs named keep the
+# host's symlinks into the PMD directory (XEN-IN-QEMU.md section 15) and
+# are all that directory holds, so EAL loads just those as plugins; every
+# other library (testpmd links many drivers) is a plain file beside libc.
+pmds=/usr/lib/x86_64-linux-gnu/dpdk/pmds-23.0
+copy_chain() {	# ROOT PATH: PATH and each symlink on the way to the file, under /usr
+	local p=$2 t
+	case $p in /lib/*) p=/usr$p ;; esac
+	while :; do
+		mkdir -p "$1$(dirname "$p")"
+		if [ -L "$p" ]; then
+			cp -P "$p" "$1$p"
+			t=$(readlink "$p")
+			case $t in /*) p=$t ;; *) p=$(dirname "$p")/$t ;; esac
+		else
+			cp "$p" "$1$p"
+			break
+		fi
+	done
+}
+install_dyn() {	# ROOT "PROGRAMS" "PMDS": programs into ROOT/usr/bin, libraries, PMDs
+	local l n
+	mkdir -p "$1/usr/bin" "$1/lib/x86_64-linux-gnu" "$1/lib64" "$1/var/run/dpdk"
+	cp $2 "$1/usr/bin/"
+	for l in $3; do copy_chain "$1" "$pmds/librte_$l.so.23"; done
+	for l in $(ldd $2 $(for p in $3; do echo "$pmds/librte_$p.so.23"; done) |
+		   awk '/=> \//{ print $3 }' | sort -u) $libdir/libgcc_s.so.1; do
+		n=${l##*/librte_}
+		case " $3 " in
+		*" ${n%.so.*} "*) copy_chain "$1" "$l" ;;	# a named PMD
+		*) cp -L "$l" "$1/lib/x86_64-linux-gnu/" ;;	# not a plugin
+		esac
+	done
+	cp -L /lib64/ld-linux-x86-64.so.2 "$1/lib64/"
+}
+
 ru=$out/rootU
 rm -rf "$ru"
 busybox_root "$ru"
 cp "$bld/xt-guest" "$bld/xnv-forwarder" "$ru/bin/"
 cp "$kdir/modules/xen-gntdev.ko" "$ru/lib/modules/"
+if [ "$bench" = 1 ]; then
+	cp "$kdir/modules/xen-netfront.ko" "$ru/lib/modules/"
+	install_dyn "$ru" /usr/bin/dpdk-testpmd "net_af_packet mempool_ring"
+fi
 install -m 755 "$here/domU-init.sh" "$ru/init"
 (cd "$ru" && find . | cpio -o -H newc --quiet | gzip -1) >"$out/domU-initrd.cpio.gz"
 
@@ -156,41 +202,19 @@ bins="$xenbin/xl $xenbin/xenstored $xenbin/xenconsoled $xenbin/xen-init-dom0"
 cp -L $bins "$r0/usr/sbin/"
 cp -L /usr/bin/xenstore "$r0/usr/bin/"
 for a in read write ls list rm exists watch chmod; do ln -s xenstore "$r0/usr/bin/xenstore-$a"; done
-for l in $(ldd $bins /usr/bin/xenstore | awk '/=> \//{ print $3 }' | sort -u) $libdir/libgcc_s.so.1; do
+for l in $(ldd $bins /usr/bin/xenstore | awk '/=> \//{ print $3 }' | sort -u); do
 	cp -L "$l" "$r0/lib/x86_64-linux-gnu/"
 done
-cp -L /lib64/ld-linux-x86-64.so.2 "$r0/lib64/"
 cp "$kdir"/modules/*.ko "$kbo/gntshare.ko" "$r0/lib/modules/"
-cp "$bld/xt-dom0" "$bld/xt-pcapcmp" "$here/nf-scenario.sh" "$r0/usr/bin/"
-# xnv-core (DPDK) and xnv-xl.  librte_* keep the host's symlinks into the
-# PMD directory (XEN-IN-QEMU.md section 15); only the PMDs the test uses
-# are there, so EAL loads just those.
-pmds=/usr/lib/x86_64-linux-gnu/dpdk/pmds-23.0
-copy_chain() {	# PATH and each symlink on the way to the file, under /usr
-	local p=$1 t
-	case $p in /lib/*) p=/usr$p ;; esac
-	while :; do
-		mkdir -p "$r0$(dirname "$p")"
-		if [ -L "$p" ]; then
-			cp -P "$p" "$r0$p"
-			t=$(readlink "$p")
-			case $t in /*) p=$t ;; *) p=$(dirname "$p")/$t ;; esac
-		else
-			cp "$p" "$r0$p"
-			break
-		fi
-	done
-}
-cp "$top/build/bin/xnv-core" "$top/build/bin/xnv-xl" "$r0/usr/bin/"
-plugins="$pmds/librte_net_null.so.23 $pmds/librte_net_pcap.so.23 $pmds/librte_mempool_ring.so.23"
-for l in $plugins; do copy_chain "$l"; done
-for l in $(ldd "$top/build/bin/xnv-core" "$top/build/bin/xnv-xl" $plugins |
-	   awk '/=> \//{ print $3 }' | sort -u); do
-	case ${l##*/} in
-	librte_*) copy_chain "$l" ;;
-	*) cp -L "$l" "$r0/lib/x86_64-linux-gnu/" ;;
-	esac
-done
+cp "$bld/xt-dom0" "$bld/xt-pcapcmp" "$here/nf-scenario.sh" "$here/xt-lib.sh" "$r0/usr/bin/"
+dyn="$top/build/bin/xnv-core $top/build/bin/xnv-xl" pmdl="net_null net_pcap mempool_ring"
+if [ "$bench" = 1 ]; then
+	# iproute2's ip: busybox's cannot make veth pairs or bridges
+	dyn="$dyn /usr/bin/dpdk-testpmd $(command -v ip)" pmdl="$pmdl net_af_packet"
+	install -m 755 "$top/bench/xen/tcg/scenario.sh" "$r0/usr/bin/xb-scenario"
+	install -m 755 "$top/bench/xen/tcg/vif.sh" "$r0/usr/bin/xb-vif"
+fi
+install_dyn "$r0" "$dyn" "$pmdl"
 mkdir -p "$r0/nf" "$r0/var/run/dpdk"
 npk=1000
 if ! "${XT_PYTHON:-$top/.venv/bin/python}" "$top/scripts/gen_pcap.py" "$r0/nf/in.pcap" \
@@ -241,6 +265,8 @@ for g in 1 2; do
 	vcpus = 1
 	EOF
 done
+nfmem=96
+[ "$bench" = 1 ] && nfmem=256	# the DomU initrd holds testpmd then
 nfdom() {	# nfdom NAME GROUP SERVICE ROLE [key [extra line]]: an NF domain's config
 	cat >"$r0/domU/$1.cfg" <<-EOF
 	name = "$1"
@@ -248,7 +274,7 @@ nfdom() {	# nfdom NAME GROUP SERVICE ROLE [key [extra line]]: an NF domain's con
 	kernel = "/domU/vmlinux"
 	ramdisk = "/domU/initrd.cpio.gz"
 	extra = "console=hvc0 quiet xt_role=$4 xt_deadline=$((wd - 20))"
-	memory = 96
+	memory = $nfmem
 	vcpus = 1
 	nfv_trust_group = "$2"
 	nfv_${5:-service} = "$3"
@@ -259,6 +285,35 @@ nfdom nf-a blue fwd-a nf; nfdom nf-b blue fwd-b nf
 nfdom nf-r red fwd-r red service "nfv_instances = 2"
 nfdom nf-c1 blue fwd-c nf; nfdom nf-c2 blue fwd-c nf
 nfdom nf-bad blue fwd-a nf servce; nfdom nf-nosvc blue nosuch nf
+if [ "$bench" = 1 ]; then	# bench/xen/tcg/scenario.sh: @SIZE@ set per size
+	cat >"$r0/nf/bench.ini" <<-EOF
+	; make bench-xen: net_null0 -> fwd-a (DomU nf-a) -> net_null1
+	; frozen half the time (SIGSTOP, xl pause): no stall or heartbeat timeouts
+	[core]
+	stall_timeout_ms = 600000
+	heartbeat_timeout_ms = 0
+	[group blue]
+	pool_bufs = 4096
+	[port gen]
+	dev = net_null0,size=@SIZE@
+	group = blue
+	chain = fwd-a -> sink
+	[port sink]
+	dev = net_null1
+	group = blue
+	[service fwd-a]
+	EOF
+	cat >"$r0/domU/nf-net.cfg" <<-EOF
+	name = "nf-net"
+	type = "pv"
+	kernel = "/domU/vmlinux"
+	ramdisk = "/domU/initrd.cpio.gz"
+	extra = "console=hvc0 quiet xt_role=netfront"
+	memory = 384
+	vcpus = 1
+	vif = [ 'mac=00:16:3e:78:6e:01,bridge=xnvbr0,script=/usr/bin/xb-vif' ]
+	EOF
+fi
 install -m 755 "$here/dom0-init.sh" "$r0/init"
 (cd "$r0" && find . | cpio -o -H newc --quiet) >"$out/dom0-initrd.cpio"
 [ -s "$out/xen" ] || zcat /boot/xen-4.17-amd64.gz >"$out/xen"
@@ -276,12 +331,18 @@ if [ "$pvh" = 1 ]; then
 	xenpvh=" dom0=pvh"
 	dom0cmd="$dom0cmd hugepages=160 xt_pvh=1"
 fi
+# bench boot: a second Dom0 vCPU for netback, the traffic side on the first
+d0cpus=1
+if [ "$bench" = 1 ]; then
+	d0cpus=2
+	dom0cmd="$dom0cmd xt_bench=1 xb_sizes=$(echo ${XB_SIZES:-64 1024} | tr ' ' :) xb_reps=${XB_REPS:-3} xb_win=${XB_WIN:-4} xb_warm=${XB_WARM:-2}"
+fi
 # DPDK in Dom0 needs SSE4.2 + POPCNT (XEN-IN-QEMU.md section 15)
 timeout -k 10 "$tmo" qemu-system-x86_64 $machine -accel tcg -m "$qmem" -smp 2 \
 	-cpu $cpu,+ssse3,+sse4.1,+sse4.2,+popcnt \
 	-nographic -no-reboot -monitor none -serial stdio -nic none \
 	-kernel "$out/xen" \
-	-append "console=com1 com1=115200,8n1 dom0_mem=768M,max:768M dom0_max_vcpus=1 gnttab_max_frames=$maxf$xenpvh" \
+	-append "console=com1 com1=115200,8n1 dom0_mem=768M,max:768M dom0_max_vcpus=$d0cpus gnttab_max_frames=$maxf$xenpvh" \
 	-initrd "$dom0cmd,$out/dom0-initrd.cpio" \
 	</dev/null >"$runlog" 2>&1
 qrc=$?
@@ -298,6 +359,11 @@ expected="module-loads domains-created device grant-bad-arguments guests-ready
 	destroy-under-traffic pool-back-to-full xnv-xl-list core-exits-cleanly
 	blue-chain-intact nfs-see-core-shutdown"
 [ "$pvh" = 1 ] && expected="$expected pools-on-hugepages"
+if [ "$bench" = 1 ]; then
+	expected="module-loads netfront-network netfront-vif netfront-guest"
+	for z in ${XB_SIZES:-64 1024}; do expected="$expected xnv-$z-forwards netfront-$z-forwards"; done
+	grep -aE '^XB-RESULT ' "$runlog.txt" | cut -d' ' -f2- >"$out/xb-results.txt"
+fi
 for c in $expected; do
 	line=$(grep -aE "^XT-CHECK (ok|FAIL) $c[ :]" "$runlog.txt" | tail -1)
 	case $line in

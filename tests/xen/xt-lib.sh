@@ -1,0 +1,28 @@
+# Sourced by the Dom0 scenarios (tests/xen/nf-scenario.sh,
+# bench/xen/tcg/scenario.sh): checks, waiting, the core's counters.
+# Needs LOG (xnv-core's log file) and CORE (its pid) for snap.
+RC=0
+check() {	# check NAME STATUS DETAIL
+	if [ "$2" = 0 ]; then echo "XT-CHECK ok $1 ($3)"
+	else echo "XT-CHECK FAIL $1: $3"; RC=1; fi
+}
+wait_for() {	# wait_for SECONDS CMD...: until CMD succeeds
+	local end=$(($(date +%s) + $1)); shift
+	while ! "$@"; do
+		[ "$(date +%s)" -ge $end ] && return 1; sleep 0.1
+	done
+}
+# Counters now: SIGUSR1 makes the core print its table; keep the newest.
+snap() {
+	local n=$(grep -c 'xnv-core statistics' $LOG)
+	kill -USR1 $CORE
+	wait_for 5 test "$(grep -c 'xnv-core statistics' $LOG)" -gt "$n"
+	sleep 0.2
+	awk -v n=$((n + 1)) '/xnv-core statistics/ { k++ } k == n' $LOG >/tmp/snap
+}
+# rows of the table: port rx tx ... / nf service rx tx drop bad reclaimed state
+col() { awk -v p="$1" -v c="$2" '$1 == p { print $c }' /tmp/snap; }
+grp() { awk -v g="$1" -v c="$2" '$1 == "group" && $2 == g { print $c }' /tmp/snap; }
+attached() { grep -q "NF $1 attached" $LOG; }
+finished() { grep -q "NF $1 (domain [0-9]*) detached" $LOG; }
+no_domain() { ! xl list 2>/dev/null | grep -q "^$1 "; }
