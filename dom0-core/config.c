@@ -219,10 +219,10 @@ check_keys(struct rte_cfgfile *f, const char *sec,
 
 static const char *const core_keys[] = { "socket", "ring_size", "burst",
 	"stall_timeout_ms", "spill_threshold", "error_budget",
-	"heartbeat_timeout_ms", NULL };
+	"heartbeat_timeout_ms", "latency", NULL };
 static const char *const group_keys[] = { "pool_bufs", "buf_size", NULL };
 static const char *const port_keys[] = { "dev", "group", "chain",
-	"rx_desc", "tx_desc", "rx_start", NULL };
+	"rx_desc", "tx_desc", "rx_start", "rx_rate", NULL };
 static const char *const service_keys[] = { "id", NULL };
 
 static int
@@ -271,6 +271,12 @@ load_core(struct rte_cfgfile *f, struct xnv_config *c, char *err,
 	    (rc = parse_u32("core", "heartbeat_timeout_ms", v, 0, 600000,
 			    &c->heartbeat_timeout_ms, err, errlen)) < 0)
 		return rc;
+	if ((v = GET(f, "core", "latency")) != NULL) {
+		if (strcmp(v, "on") != 0 && strcmp(v, "off") != 0)
+			return fail(err, errlen, "[core] latency = %s: expected "
+				    "'on' or 'off'", v);
+		c->latency = strcmp(v, "on") == 0;
+	}
 	return 0;
 }
 
@@ -340,6 +346,10 @@ load_port(struct rte_cfgfile *f, const char *sec, const char *name,
 			return fail(err, errlen, "[%s] rx_start = %s: expected "
 				    "'chain-ready' or 'immediately'", sec, v);
 	}
+	if ((v = GET(f, sec, "rx_rate")) != NULL &&
+	    (rc = parse_u32(sec, "rx_rate", v, 0, 1000000000, &p->rx_rate,
+			    err, errlen)) < 0)
+		return rc;
 	c->n_ports++;
 	return 0;
 }

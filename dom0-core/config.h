@@ -80,6 +80,7 @@ struct xnv_port_cfg {
 	struct xnv_chain chain;		/* n == 0: rx not polled */
 	uint16_t rx_desc, tx_desc;
 	uint8_t rx_when_ready;		/* wait for the chain's services */
+	uint32_t rx_rate;		/* packets/s at most; 0: no limit */
 };
 
 struct xnv_service_cfg {
@@ -95,6 +96,7 @@ struct xnv_config {
 	uint32_t spill_pct;		/* spill to another replica above */
 	uint32_t error_budget;		/* bad descriptors / s; 0: no limit */
 	uint32_t heartbeat_timeout_ms;	/* 0: no heartbeat watch */
+	uint8_t latency;		/* port-to-port latency histograms */
 	uint16_t n_groups, n_ports, n_services;
 	struct xnv_group_cfg groups[XNV_MAX_GROUPS];
 	struct xnv_port_cfg ports[XNV_MAX_PORTS];

@@ -25,6 +25,7 @@
 #include <gntshare/ring.h>
 
 #include "config.h"
+#include "latency.h"
 
 extern int xnv_logtype;
 #define XLOG(level, ...) \
@@ -64,6 +65,7 @@ struct xnv_mbuf_priv {
 	uint16_t group;		/* group of the pool (set once at init) */
 	uint8_t pick;		/* how its NF was picked: XNV_PICK_* */
 	uint8_t pad[5];
+	uint64_t rx_tsc;	/* [core] latency: TSC of its rx burst, 0: none */
 };
 
 _Static_assert(sizeof(struct xnv_mbuf_priv) % RTE_MBUF_PRIV_ALIGN == 0,
@@ -104,6 +106,8 @@ struct xnv_port {
 	int rx_on;			/* polled for rx */
 	struct xnv_pending pend;
 	uint64_t rx, tx, tx_drop;
+	struct xnv_pace pace;		/* [port] rx_rate */
+	struct xnv_lat *lat;		/* [core] latency: of packets sent */
 };
 
 enum xnv_nf_state { XNV_NF_FREE = 0, XNV_NF_ATTACHED, XNV_NF_GONE };

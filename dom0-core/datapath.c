@@ -62,6 +62,7 @@ copy_to_group(struct xnv_core *c, struct rte_mbuf *m, uint16_t to)
 	dst->tgt_kind = src->tgt_kind;
 	dst->tgt_id = src->tgt_id;
 	dst->hash = src->hash;
+	dst->rx_tsc = src->rx_tsc;
 	c->copies[src->group][to]++;
 	c->pools[to].copies_in++;
 	rte_pktmbuf_free(m);
@@ -172,6 +173,8 @@ send_run(struct xnv_core *c, uint32_t dest, struct rte_mbuf **m, unsigned n,
 	case DEST_PORT:
 		p = &c->ports[DEST_ID(dest)];
 		k = rte_eth_tx_burst(p->port_id, 0, m, (uint16_t)n);
+		if (unlikely(p->lat != NULL) && k > 0)
+			xnv_latency_record(c, p, m, k);
 		p->tx += k;
 		if (k > 0)
 			c->last_tx_tsc = now;
@@ -257,16 +260,26 @@ xnv_rx_port(struct xnv_core *c, uint16_t idx, uint64_t now)
 	struct xnv_port *p = &c->ports[idx];
 	struct rte_mbuf *m[XNV_MAX_BURST];
 	uint16_t chain[XNV_MAX_BURST];
-	unsigned n, i, kept = 0;
+	unsigned n, i, kept = 0, want = c->cfg.burst;
+	uint64_t rx_tsc = 0;
 	int flows;
 
 	if (!p->rx_on)
 		return 0;
 	if (flush_pending(c, &p->pend, now))
 		return 1;	/* waiting for room is not idleness */
-	n = rte_eth_rx_burst(p->port_id, 0, m, (uint16_t)c->cfg.burst);
+	if (unlikely(p->pace.cost != 0)) {
+		want = xnv_pace_allow(&p->pace, now - c->start_tsc, want);
+		if (want == 0)
+			return 1;	/* paced: not idle, no back-off */
+	}
+	n = rte_eth_rx_burst(p->port_id, 0, m, (uint16_t)want);
 	if (n == 0)
 		return 0;
+	if (unlikely(p->pace.cost != 0))
+		xnv_pace_took(&p->pace, n);
+	if (unlikely(p->lat != NULL))
+		rx_tsc = rte_rdtsc();
 	/* The driver wrote the header's first lines; fetch the private
 	 * area of every packet before filling the first. */
 	flows = xnv_flows_count(c) > 0;
@@ -299,6 +312,7 @@ xnv_rx_port(struct xnv_core *c, uint16_t idx, uint64_t now)
 		pv->tgt_id = ch->s[0].id;
 		pv->hash = (m[i]->ol_flags & RTE_MBUF_F_RX_RSS_HASH) ?
 			   m[i]->hash.rss : 0;
+		pv->rx_tsc = rx_tsc;
 		m[kept++] = m[i];
 	}
 	deliver(c, &p->pend, m, kept, now, now);
@@ -372,6 +386,7 @@ refill(struct xnv_core *c, struct xnv_nf *nf)
 		pv->step = 0;
 		pv->tgt_kind = 0;
 		pv->hash = 0;
+		pv->rx_tsc = 0;		/* made by the NF: no rx time */
 		d[i] = (struct gnts_desc){ .buf = pv->buf,
 					   .off = m[i]->data_off };
 	}

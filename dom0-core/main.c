@@ -231,9 +231,22 @@ setup(struct xnv_core *c, int xen)
 	for (i = 0; i < c->cfg.n_groups; i++)
 		if ((rc = xnv_pool_create(c, i, err, sizeof(err))) < 0)
 			goto fail;
-	for (i = 0; i < c->cfg.n_ports; i++)
+	for (i = 0; i < c->cfg.n_ports; i++) {
 		if ((rc = xnv_port_open(c, i, err, sizeof(err))) < 0)
 			goto fail;
+		xnv_pace_init(&c->ports[i].pace, c->cfg.ports[i].rx_rate,
+			      c->tsc_hz);
+		if (c->cfg.ports[i].rx_rate != 0)
+			XLOG(INFO, "port %s: rx paced to %u packets/s\n",
+			     c->cfg.ports[i].name, c->cfg.ports[i].rx_rate);
+	}
+	if ((rc = xnv_latency_init(c)) < 0) {
+		snprintf(err, sizeof(err), "no memory for latency histograms");
+		goto fail;
+	}
+	if (c->cfg.latency)
+		XLOG(INFO, "latency on: rx-to-tx time of every packet sent "
+		     "by a port (/xnv/port/latency)\n");
 	if ((rc = open_backend(c, xen, err, sizeof(err))) < 0)
 		goto fail;
 	for (i = 0; i < c->cfg.n_ports; i++)

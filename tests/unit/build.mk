@@ -9,14 +9,16 @@ UNIT_TESTS  := test_ring test_ring_ctl test_host_backend
 TSAN_TESTS  := test_ring test_ring_ctl
 TSAN_BINS   := $(TSAN_TESTS:%=$(B)/tests/tsan/%)
 TSAN_STRESS_N ?= 10000000
-# test_<x> of an example: its object files (examples/build.mk compiles them)
-EX_UNIT_TESTS := test_lpm test_maglev test_aho
+# test_<x> of an example (or of the core's DPDK-free arithmetic): its object
+# files (examples/build.mk, dom0-core/build.mk compile them)
+EX_UNIT_TESTS := test_lpm test_maglev test_aho test_latency
 EX_UNIT_OBJ_test_lpm := examples/router/lpm
+EX_UNIT_OBJ_test_latency := dom0-core/latency
 EX_UNIT_OBJ_test_maglev := examples/lb/maglev
 EX_UNIT_OBJ_test_aho := examples/dpi/ac
 UNIT_BINS   := $(UNIT_TESTS:%=$(B)/tests/unit/%) $(EX_UNIT_TESTS:%=$(B)/tests/unit/%)
 CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
-EXTRA_CFLAGS_tests := -Iexamples -Iexamples/common
+EXTRA_CFLAGS_tests := -Iexamples -Iexamples/common -Idom0-core
 
 $(UNIT_TESTS:%=$(B)/tests/unit/%): $(B)/tests/unit/%: $(B)/obj/tests/unit/%.o $(GNTS_LIB)
 	@mkdir -p $(dir $@)

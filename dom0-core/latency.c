@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Port-to-port latency histograms and rx pacing, the arithmetic (no
+ * DPDK: tests/unit/test_latency.c): see latency.h. */
+#include "latency.h"
+
+uint64_t
+xnv_lat_bucket_max(unsigned b)
+{
+	unsigned e, sub;
+
+	if (b < (1u << XNV_LAT_SUB_BITS))
+		return b;
+	e = (b >> XNV_LAT_SUB_BITS) + XNV_LAT_SUB_BITS - 1;
+	sub = b & ((1u << XNV_LAT_SUB_BITS) - 1);
+	if (e >= 63 && sub == (1u << XNV_LAT_SUB_BITS) - 1)
+		return UINT64_MAX;
+	/* (1 sub-bucket wide) * (sub + 1) past 2^e, minus one */
+	return (1ull << e) + ((uint64_t)(sub + 1) << (e - XNV_LAT_SUB_BITS)) - 1;
+}
+
+uint64_t
+xnv_lat_quantile(const struct xnv_lat *l, double q)
+{
+	uint64_t want, seen = 0, v;
+	unsigned b;
+
+	if (l->n == 0)
+		return 0;
+	if (q >= 1.0)
+		return l->max;
+	want = (uint64_t)(q * (double)l->n);
+	if (want == 0 || (double)want < q * (double)l->n)
+		want++;
+	for (b = 0; b < XNV_LAT_BUCKETS; b++) {
+		seen += l->b[b];
+		if (seen >= want) {
+			v = xnv_lat_bucket_max(b);
+			return v < l->max ? v : l->max;
+		}
+	}
+	return l->max;
+}
+
+void
+xnv_pace_init(struct xnv_pace *p, uint64_t pps, uint64_t tsc_hz)
+{
+	p->next = 0;
+	p->cost = pps ? (tsc_hz << 8) / pps : 0;
+	if (pps && p->cost == 0)
+		p->cost = 1;
+}

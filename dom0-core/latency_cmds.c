@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Port-to-port latency in the core: histograms, recording at tx, the
+ * control commands.  See latency.h. */
+#include <errno.h>
+#include <string.h>
+
+#include <rte_common.h>
+#include <rte_cycles.h>
+#include <rte_malloc.h>
+#include <rte_telemetry.h>
+
+#include "core.h"
+#include "ctl.h"
+#include "latency.h"
+
+int
+xnv_latency_init(struct xnv_core *c)
+{
+	uint16_t i;
+
+	if (!c->cfg.latency)
+		return 0;
+	for (i = 0; i < c->cfg.n_ports; i++) {
+		c->ports[i].lat = rte_zmalloc("xnv-latency",
+					      sizeof(struct xnv_lat), 0);
+		if (c->ports[i].lat == NULL)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+void
+xnv_latency_record(struct xnv_core *c, struct xnv_port *p,
+		   struct rte_mbuf **m, unsigned n)
+{
+	uint64_t now = rte_rdtsc();
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		uint64_t t = xnv_priv(m[i])->rx_tsc;
+
+		/* 0: not from a port (e.g. made by an NF) */
+		if (t != 0 && t <= now)
+			xnv_lat_add(p->lat, now - t);
+	}
+	RTE_SET_USED(c);
+}
+
+static long
+lat_port(struct xnv_core *c, const char *p, struct rte_tel_data *d)
+{
+	long i = xnv_ctl_id(p);
+
+	if (i < 0 || i >= c->cfg.n_ports) {
+		xnv_ctl_error(d, "no port %.20s", p);
+		return -1;
+	}
+	if (c->ports[i].lat == NULL) {
+		xnv_ctl_error(d, "latency is off ([core] latency = on)");
+		return -1;
+	}
+	return i;
+}
+
+void
+xnv_cmd_port_latency(struct xnv_core *c, const char *p,
+		     struct rte_tel_data *d)
+{
+	static const struct { const char *key; double q; } qs[] = {
+		{ "p10_ns", 0.1 }, { "p25_ns", 0.25 }, { "p50_ns", 0.5 },
+		{ "p75_ns", 0.75 }, { "p90_ns", 0.9 }, { "p95_ns", 0.95 },
+		{ "p99_ns", 0.99 }, { "p999_ns", 0.999 }, { "max_ns", 1.0 },
+	};
+	long i = lat_port(c, p, d);
+	const struct xnv_lat *l;
+	unsigned k;
+
+	if (i < 0)
+		return;
+	l = c->ports[i].lat;
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_u64(d, "index", (uint64_t)i);
+	rte_tel_data_add_dict_string(d, "name", c->cfg.ports[i].name);
+	rte_tel_data_add_dict_u64(d, "count", l->n);
+	rte_tel_data_add_dict_u64(d, "mean_ns", l->n ?
+				  l->sum / l->n * 1000000000ull / c->tsc_hz : 0);
+	for (k = 0; k < RTE_DIM(qs); k++)
+		rte_tel_data_add_dict_u64(d, qs[k].key,
+			(uint64_t)((double)xnv_lat_quantile(l, qs[k].q) *
+				   1e9 / (double)c->tsc_hz));
+}
+
+void
+xnv_cmd_port_latency_reset(struct xnv_core *c, const char *p,
+			   struct rte_tel_data *d)
+{
+	long i = lat_port(c, p, d);
+
+	if (i < 0)
+		return;
+	memset(c->ports[i].lat, 0, sizeof(*c->ports[i].lat));
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_u64(d, "index", (uint64_t)i);
+	rte_tel_data_add_dict_string(d, "reset", "ok");
+}

@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Unit tests of xnv-core's latency histogram and rx pacing arithmetic
+ * (dom0-core/latency.[ch]): every bucket bound against brute force,
+ * quantiles of known distributions, the token bucket's rate and depth.
+ */
+#include <setjmp.h>	/* setjmp.h, stdarg.h, stddef.h: before cmocka.h */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "latency.h"
+
+#define UNUSED __attribute__((unused))
+#define TEST(name) static void name(void **state UNUSED)
+
+static struct xnv_lat lat;
+
+/* A value is in the bucket whose bounds hold it, reported at most 1/16
+ * high, and buckets are in order of their values. */
+TEST(buckets_hold_their_values)
+{
+	uint64_t v, samples[] = { 0, 1, 15, 16, 17, 31, 32, 33, 1000, 1023,
+		1024, 1025, 123456789, 1ull << 40, (1ull << 63) - 1,
+		1ull << 63, UINT64_MAX - 1, UINT64_MAX };
+	unsigned i, b, prev = 0;
+
+	for (v = 0; v < 70000; v++) {
+		b = xnv_lat_bucket(v);
+		assert_true(b < XNV_LAT_BUCKETS);
+		assert_true(b >= prev);
+		prev = b;
+		assert_true(xnv_lat_bucket_max(b) >= v);
+		assert_true(b == 0 || xnv_lat_bucket_max(b - 1) < v);
+	}
+	for (i = 0; i < sizeof(samples) / sizeof(samples[0]); i++) {
+		v = samples[i];
+		b = xnv_lat_bucket(v);
+		assert_true(b < XNV_LAT_BUCKETS);
+		assert_true(xnv_lat_bucket_max(b) >= v);
+		assert_true(xnv_lat_bucket_max(b) - v <= v / 16);
+	}
+	assert_int_equal(xnv_lat_bucket_max(XNV_LAT_BUCKETS - 1), UINT64_MAX);
+}
+
+TEST(quantiles)
+{
+	uint64_t v;
+
+	memset(&lat, 0, sizeof(lat));
+	assert_int_equal(xnv_lat_quantile(&lat, 0.5), 0);
+	for (v = 1; v <= 1000; v++)		/* 1..1000, once each */
+		xnv_lat_add(&lat, v);
+	assert_int_equal(lat.n, 1000);
+	assert_int_equal(lat.max, 1000);
+	assert_int_equal(lat.sum, 500500);
+	/* the bound of the bucket holding the 500th value, never below it */
+	assert_true(xnv_lat_quantile(&lat, 0.5) >= 500);
+	assert_true(xnv_lat_quantile(&lat, 0.5) <= 500 + 500 / 16);
+	assert_true(xnv_lat_quantile(&lat, 0.99) >= 990);
+	assert_true(xnv_lat_quantile(&lat, 0.99) <= 1000);
+	assert_int_equal(xnv_lat_quantile(&lat, 0.999), 1000);
+	assert_int_equal(xnv_lat_quantile(&lat, 1.0), 1000);
+	assert_true(xnv_lat_quantile(&lat, 0.001) <= 1);
+
+	memset(&lat, 0, sizeof(lat));		/* 99 fast, 1 slow */
+	for (v = 0; v < 99; v++)
+		xnv_lat_add(&lat, 100);
+	xnv_lat_add(&lat, 1000000);
+	v = xnv_lat_quantile(&lat, 0.5);	/* its bucket's bound: 103 */
+	assert_true(v >= 100 && v <= 100 + 100 / 16);
+	assert_int_equal(xnv_lat_quantile(&lat, 0.99), v);
+	assert_int_equal(xnv_lat_quantile(&lat, 0.995), 1000000);
+	assert_int_equal(xnv_lat_quantile(&lat, 1.0), 1000000);
+}
+
+/* 1 GHz TSC, 1 Mpps: one packet per 1000 cycles, a burst of credit. */
+TEST(pacing)
+{
+	struct xnv_pace p;
+	uint64_t t, got = 0;
+	unsigned k;
+
+	xnv_pace_init(&p, 0, 1000000000);
+	assert_int_equal(xnv_pace_allow(&p, 12345, 32), 32);	/* unpaced */
+
+	xnv_pace_init(&p, 1000000, 1000000000);
+	/* at start, after a long idle time: one burst, not more */
+	assert_int_equal(xnv_pace_allow(&p, 10, 32), 1);
+	assert_int_equal(xnv_pace_allow(&p, 100000000, 32), 32);
+	xnv_pace_took(&p, 32);
+	assert_int_equal(xnv_pace_allow(&p, 100000000, 32), 0);
+	assert_int_equal(xnv_pace_allow(&p, 100000999, 32), 0);
+	assert_int_equal(xnv_pace_allow(&p, 100001000, 32), 1);
+	/* polled every 300 cycles for 1 s: 1e6 packets, give or take a burst */
+	for (t = 200000000; t < 1200000000; t += 300) {
+		k = xnv_pace_allow(&p, t, 32);
+		xnv_pace_took(&p, k);
+		got += k;
+	}
+	assert_true(got >= 1000000 - 32 && got <= 1000000 + 32);
+	/* a receiver that takes fewer than allowed does not bank the rest */
+	k = xnv_pace_allow(&p, t + 1000000, 32);
+	assert_int_equal(k, 32);
+	xnv_pace_took(&p, 4);
+	assert_true(xnv_pace_allow(&p, t + 1000000, 32) <= 28);
+	/* absurd rates: 1e9 pps on a 1 GHz clock, one per cycle */
+	xnv_pace_init(&p, 1000000000, 1000000000);
+	assert_int_equal(p.cost, 256);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(buckets_hold_their_values),
+		cmocka_unit_test(quantiles),
+		cmocka_unit_test(pacing),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
