@@ -173,18 +173,18 @@ def run_latency(o, ctx, stop_at):
                              for v in s.shares.values())))
         maxes.append(s)
     top = statistics.median(x.mpps for x in maxes)
-    rows = [report.median_row("latency-max", "generator unthrottled", 64, 1,
-                              maxes, polling="adaptive NFs")]
+    rows = [report.median_row("latency-max", "1 NF, unpaced", 64, 1,
+                              maxes, polling="busy")]
     for load in o.loads:
         runs = []
         for _ in reps():
             r = latency.at_rate(ctx, 64, top * 1e6 * load / 100,
-                                o.lat_duration)
-            say("  latency at %d %% (%.3f Mpps offered, %.3f sent): p50 %.1f"
-                " p99 %.1f p99.9 %.1f us, lost %d" % (
+                                o.warmup, o.lat_duration)
+            say("  latency at %d %% (%.3f Mpps offered, %.3f sent): p50 %.2f"
+                " p99 %.2f p99.9 %.2f us, %d samples, lost %d" % (
                     load, r["offered_mpps"], r["sent_mpps"],
                     r["latency_us"]["p50"], r["latency_us"]["p99"],
-                    r["latency_us"]["p999"], r["lost"]))
+                    r["latency_us"]["p999"], r["samples"], r["lost"]))
             runs.append(r)
 
         def med(k):
@@ -198,10 +198,11 @@ def run_latency(o, ctx, stop_at):
                          p50_us=med("p50"), p99_us=med("p99"),
                          p999_us=med("p999"), max_us=med("max"),
                          lost=sum(r["lost"] for r in runs),
-                         polling="adaptive NFs",
-                         cores="core %d, NF %d, gen %d, sink %d" % (
-                             ctx.cpu_a, ctx.cpu_b, ctx.cpu_gen,
-                             ctx.cpu_sink)))
+                         cdf_us=" ".join("%.3f" % statistics.median(
+                             r["cdf"][i][0] for r in runs)
+                             for i in range(len(latency.QUANTILES))),
+                         polling="busy",
+                         cores="core %d, NF %d" % (ctx.cpu_a, ctx.cpu_b)))
     return rows
 
 
@@ -267,9 +268,6 @@ def parse():
     ap.add_argument("--loads", default=",".join(map(str, LOADS)),
                     help="latency loads, %% of the measured max rate")
     ap.add_argument("--cpus", default="0,1", help="CPU A,CPU B")
-    ap.add_argument("--lat-cpus", metavar="GEN,SINK",
-                    help="CPUs of the latency generator and sink "
-                         "(default: both on CPU B, with the NF)")
     ap.add_argument("--min-share", type=float, default=0.9,
                     help="CPU share under which a run is 'disturbed'")
     ap.add_argument("--budget", type=float, default=600,
@@ -294,8 +292,6 @@ def parse():
     o.loads = [int(x) for x in o.loads.split(",")]
     o.cpus = [int(x) for x in o.cpus.split(",")]
     o.systems = o.systems.split(",")
-    if o.lat_cpus:
-        o.lat_cpus = [int(x) for x in o.lat_cpus.split(",")]
     if not set(o.systems) <= set(ALL):
         ap.error("--systems: some of %s" % ",".join(ALL))
     o.build = o.build.resolve()
@@ -368,7 +364,7 @@ def main():
         except BenchError as e:
             say("bench: no veth pair, af_packet skipped: %s" % e)
             veth = None
-        ctx = systems.Ctx(o.build, tmp, *o.cpus, huge, veth, o.lat_cpus)
+        ctx = systems.Ctx(o.build, tmp, *o.cpus, huge, veth)
         say("bench: load average %s; CPU A = %d (traffic side / xnv-core), "
             "CPU B = %d (NFs); %d reps x %.1f s (+%.1f s warm-up); work "
             "dir %s" % (load_before, o.cpus[0], o.cpus[1], o.reps,

@@ -1,106 +1,97 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""One-way latency through xnv-core and one NF (net_ring0 without
-arguments is a loopback port: its rx and tx share one ring).
+"""One-way latency through xnv-core and one NF, measured by the core.
 
-    xnv-generator --out loop -> xnv-core -> port "loop" (net_ring: what is
-    sent out comes straight back in) -> chain: fwd -> sink
-    (xnv-forwarder)                          (xnv-sink --report JSON)
+    net_null0 (rx paced: [port in] rx_rate) -> xnv-core -> xnv-forwarder
+    -> xnv-core -> net_null1, with [core] latency = on
 
-The generator writes CLOCK_MONOTONIC into each packet as it builds it; the
-sink reads the clock when its handler sees the packet and reports p50,
-p99, p99.9 and max of the differences (same host clock, no skew).  So a
-sample covers: generator's tx ring, the core, the loop port, the core,
-the forwarder's rings and the forwarder, the core, the sink's rx ring.
+Each packet carries the TSC of the rx burst that brought it in (in its
+mbuf's private area, core memory); net_null1 records, at each tx burst,
+how long each packet it sends spent in between (dom0-core/latency.h):
+steering, the forwarder's rx ring, the forwarder, its tx ring, the core,
+the tx burst.  That is the data path's latency, with no generator or
+sink process competing for a CPU: the same two processes on the same two
+CPUs as the 1-NF throughput run (xnv-core busy-polls on A, the forwarder
+on B).  Percentiles are bounds of the core's log-linear histogram
+buckets (at most 6.25 % high).
 
-The maximum rate is measured first with the same processes and an
-unthrottled generator (packets counted out of the loop port, as in
-measure.py); latency is then measured at fractions of it with
-`--rate`, one run of `duration` seconds each.
-
-Placement on two CPUs: xnv-core busy-polls on CPU A, which it has to
-itself as in every throughput run; the forwarder, the generator and the
-sink share CPU B and poll adaptively (they back off when idle, so they
-can share it).  Four processes on two CPUs: the samples include what this
-sharing costs (bench/README.md discusses it); a host with more CPUs gives
-the instruments their own (bench.py --lat-cpus GEN,SINK).
+The maximum rate is measured first with the same setup unpaced; latency
+is then measured at fractions of it: rx_rate = load x max, a warm-up,
+/xnv/port/latency/reset, a window of `duration` s, /xnv/port/latency.
 """
-import json
-import re
+import time
 
 from .measure import Setup, measure, start_sides
-from .procs import BenchError, remove_runtime_dir, stop_all, wait_until
+from .procs import BenchError, Telemetry, remove_runtime_dir, stop_all, \
+    wait_until
 from .systems import core_side, nf_side
 
+# /xnv/port/latency keys, as fractions: the points of the CDF
+QUANTILES = (("p10_ns", .10), ("p25_ns", .25), ("p50_ns", .50),
+             ("p75_ns", .75), ("p90_ns", .90), ("p95_ns", .95),
+             ("p99_ns", .99), ("p999_ns", .999), ("max_ns", 1.0))
 
-def _config(path, sock):
+
+def _config(path, sock, size, pps):
     path.write_text("\n".join([
         "; written by bench/bench.py: latency through one NF",
-        "[core]", "socket = %s" % sock,
-        "[port loop]", "dev = net_ring0",
-        "chain = fwd -> sink",
-        "[service gen]", "[service fwd]", "[service sink]", ""]))
+        "[core]", "socket = %s" % sock, "latency = on",
+        "[port in]", "dev = net_null0,size=%d" % size,
+        "rx_rate = %d" % pps, "chain = fwd -> out",
+        "[port out]", "dev = net_null1",
+        "[service fwd]", ""]))
     return path
 
 
-def _sides(ctx, size, gen_args, expect, label):
-    """The four processes in start order (the generator once the
-    forwarder and the sink have attached), the DPDK prefix, the run dir.
-    expect: packets after which the sink writes sink.json and exits."""
+def _sides(ctx, size, pps, label):
     d, prefix = ctx.new_run(label)
-    sink_args = ["--expect", expect, "--report", d / "sink.json"] \
-        if expect else []
-    cfg = _config(d / "lat.ini", d / "xnv.sock")
-    core = core_side(ctx, d, prefix, cfg)
-    core_log = d / ("%s.log" % core.name)
-    gen = nf_side(ctx, d, 3, "gen", ctx.bin("xnv-generator"),
-                  ["--size", size, "--out", 0, *gen_args], busy=False,
-                  cpu=ctx.cpu_gen, lib=["--alloc", 512])
-    gen.after = lambda: core_log.read_text().count("attached as domain") >= 2
-    return [core,
-            nf_side(ctx, d, 1, "fwd", ctx.bin("xnv-forwarder"), busy=False),
-            nf_side(ctx, d, 2, "sink", ctx.bin("xnv-sink"), sink_args,
-                    busy=False, cpu=ctx.cpu_sink),
-            gen], prefix, d
+    cfg = _config(d / "lat.ini", d / "xnv.sock", size, pps)
+    return [core_side(ctx, d, prefix, cfg),
+            nf_side(ctx, d, 1, "fwd", ctx.bin("xnv-forwarder"))], prefix, d
 
 
 def max_rate(ctx, size, warmup, duration):
-    """Sample of the Mpps the generator gets through, unthrottled."""
-    sides, prefix, d = _sides(ctx, size, ["--count", 10 ** 12], None,
-                              "latency-max")
-    return measure(Setup(sides, prefix, "net_ring0", [prefix]), d, warmup,
+    """Sample of what the path carries unpaced (Mpps out of net_null1)."""
+    sides, prefix, d = _sides(ctx, size, 0, "latency-max")
+    return measure(Setup(sides, prefix, "net_null1", [prefix]), d, warmup,
                    duration)
 
 
-def at_rate(ctx, size, pps, duration):
-    """The sink's report (latency_us: p50, p99, p999, max) at pps
-    packets/s for `duration` s, plus offered_mpps and sent_mpps."""
-    count = max(1000, int(pps * duration))
-    sides, prefix, d = _sides(
-        ctx, size, ["--count", count, "--rate", int(pps)], count,
-        "latency-%d" % pps)
+def at_rate(ctx, size, pps, warmup, duration):
+    """At pps packets/s offered: {"latency_us": {p50, p99, ...}, "cdf":
+    [(us, fraction)], offered_mpps, sent_mpps, lost, samples}."""
+    sides, prefix, d = _sides(ctx, size, int(pps), "latency-%d" % pps)
     procs = start_sides(sides, d)
     try:
-        core, _, sink, gen = procs
-        wait_until(lambda: not gen.alive(), duration + 30,
-                   "the generator to send %d packets" % count, [core])
+        tel = Telemetry(prefix, procs)
         try:
-            wait_until(lambda: not sink.alive(), 5, "the sink to finish")
-        except BenchError:
-            sink.stop()		# some were lost: it reports what it saw
-        m = re.search(r"sent (\d+) packets of \d+ B in ([0-9.]+) s",
-                      gen.log.read_text())
+            def out():
+                return tel("/xnv/port/info,1")
+            wait_until(lambda: out()["tx"] > 0, 30, "packets out of port "
+                       "out at %d pps" % pps, procs)
+            time.sleep(warmup)
+            stats0 = tel("/xnv/stats")
+            r = tel("/xnv/port/latency/reset,1")
+            if r.get("reset") != "ok":
+                raise BenchError("latency_reset: %s" % r)
+            tx0, t0 = out()["tx"], time.monotonic()
+            time.sleep(duration)
+            lat = tel("/xnv/port/latency,1")
+            tx1, t1 = out()["tx"], time.monotonic()
+            stats1 = tel("/xnv/stats")
+        finally:
+            tel.close()
     finally:
         try:
             stop_all(procs)
         finally:
             remove_runtime_dir(prefix)
-    try:
-        r = json.loads((d / "sink.json").read_text())
-    except (OSError, ValueError) as e:
-        raise BenchError("no sink report in %s: %s" % (d, e))
-    if m is None or r["packets"] == 0:
-        raise BenchError("latency run at %d pps moved nothing (logs in %s)"
-                         % (pps, d))
-    r["offered_mpps"] = pps / 1e6
-    r["sent_mpps"] = int(m.group(1)) / float(m.group(2)) / 1e6
-    return r
+    if "error" in lat or lat.get("count", 0) == 0:
+        raise BenchError("latency run at %d pps: %s (logs in %s)"
+                         % (pps, lat, d))
+    drops = sum(v - stats0.get(k, 0) for k, v in stats1.items()
+                if k.startswith("drop_"))
+    us = {k[:-3]: lat[k] / 1e3 for k, _ in QUANTILES}
+    return {"latency_us": us, "samples": lat["count"],
+            "cdf": [(lat[k] / 1e3, q) for k, q in QUANTILES],
+            "offered_mpps": pps / 1e6,
+            "sent_mpps": (tx1 - tx0) / (t1 - t0) / 1e6, "lost": drops}

@@ -14,7 +14,10 @@ CSV_FIELDS = ["system", "config", "size", "chain_len", "mpps_median",
               "mpps_min", "mpps_max", "reps", "disturbed", "cores",
               "polling", "ns_per_pkt", "load_pct", "offered_mpps",
               "sent_mpps",
-              "p50_us", "p99_us", "p999_us", "max_us", "lost", "note"]
+              "p50_us", "p99_us", "p999_us", "max_us", "lost", "cdf_us",
+              "note"]
+# cdf_us: latency (us) at these fractions of the samples (latency.py)
+CDF_AT = (.10, .25, .50, .75, .90, .95, .99, .999, 1.0)
 
 # Systems in the order of the tables and plots, with a one-line gloss.
 SYSTEMS = {
@@ -178,7 +181,7 @@ def goals(res):
     out.append(("p99 latency through 1 NF at 50 %% load <= %g us"
                 % GOAL_P99_US, _f(p99, "%.1f us"),
                 _verdict(None if p99 is None else p99 <= GOAL_P99_US),
-                "generator -> core -> forwarder -> sink"))
+                "core rx burst -> forwarder -> core tx burst"))
     return out
 
 
@@ -286,8 +289,9 @@ def latency_table(res):
         return []
     top = res.mpps("latency-max")
     L = ["", "## One-way latency through 1 NF (64 B, us)", "",
-         "Loads are %% of what this path carried unthrottled: %s Mpps "
-         "(median)." % _f(top), "",
+         "Measured by xnv-core: rx burst of net_null0 -> forwarder -> tx "
+         "burst of net_null1. Loads are %% of what this path carried "
+         "unpaced: %s Mpps (median)." % _f(top), "",
          "| load | offered Mpps | sent Mpps | p50 | p99 | p99.9 | max | lost |",
          "|---|---|---|---|---|---|---|---|"]
     for r in lat:
@@ -368,21 +372,18 @@ def plots(res, outdir):
                ylabel="Mpps (64 B)", title="XenNetVM chain length")
         made.append(_save(fig, outdir / "mpps_vs_chain.png", plt))
 
-    lat = res.latency()
-    if lat:
+    lat = [r for r in res.latency() if r.get("cdf_us")]
+    if lat:		# CDF: fraction of packets at or under a latency
         fig, ax = plt.subplots(figsize=(6, 4))
-        w = 0.25
-        for i, (k, name) in enumerate((("p50_us", "p50"), ("p99_us", "p99"),
-                                       ("p999_us", "p99.9"))):
-            ax.bar([j + (i - 1) * w for j in range(len(lat))],
-                   [r[k] for r in lat], w, label=name)
-        ax.set_xticks(range(len(lat)))
-        ax.set_xticklabels(["%s %%\n%.2f Mpps" % (r["load_pct"],
-                                                  r["offered_mpps"])
-                            for r in lat])
-        ax.set(yscale="log", ylabel="one-way latency (us)",
-               title="generator -> xnv-core -> forwarder -> sink")
-        ax.axhline(GOAL_P99_US, color="grey", ls="--", label="5 us goal")
+        for r in lat:
+            xs = [float(x) for x in str(r["cdf_us"]).split()]
+            ax.step(xs, CDF_AT[:len(xs)], where="post", marker="o", ms=3,
+                    label="%s %% load (%.2f Mpps)" % (r["load_pct"],
+                                                      float(r["offered_mpps"])))
+        ax.set(xscale="log", xlabel="one-way latency (us)",
+               ylabel="fraction of packets", ylim=(0, 1.02),
+               title="xnv-core rx -> forwarder -> xnv-core tx (64 B)")
+        ax.axvline(GOAL_P99_US, color="grey", ls="--", label="5 us goal")
         ax.legend(fontsize=8)
         made.append(_save(fig, outdir / "latency.png", plt))
     return made
@@ -433,13 +434,14 @@ telemetry, over a fixed window after a warm-up; Mpps = packets / window.
 - **af_packet**: the same with net_af_packet on both ends of a veth pair
   made for the run; the kernel copies each way. The local stand-in for
   Xen netfront/netback (a real Xen host: bench/xen/).
-- **latency**: xnv-generator stamps CLOCK_MONOTONIC into each packet and
-  sends it out of a loopback port (net_ring0); xnv-core steers it to the
-  forwarder, then to xnv-sink, which reads the clock and reports
-  percentiles. Loads are fractions of what this same path carries
-  unthrottled. xnv-core busy-polls on A; forwarder, generator and sink
-  share B with adaptive polling, so the samples include the cost of four
-  processes on two CPUs.
+- **latency**: xnv-core with `[core] latency = on` stamps each packet
+  with the TSC of its rx burst on net_null0 (paced by `[port in]
+  rx_rate` to the load) and, at each tx burst of net_null1, adds the time
+  each packet spent in between to a histogram (buckets at most 6.25 %
+  wide; percentiles are bucket bounds). The path: steering, the
+  forwarder's rx ring, the forwarder (busy-polling on B), its tx ring, the
+  core (busy-polling on A). Loads are fractions of what this same setup
+  carries unpaced.
 - **disturbed**: a run in which a busy-polling thread of ours had less
   than 90 % of its CPU (another process ran there); repeated once. The
   median, min and max are over the undisturbed runs of a configuration
@@ -465,10 +467,6 @@ def update_readme(path, res, meta, pngs):
             x / m if x and m else None, "%.2fx")))
     lines += ["", "| goal | measured | verdict |", "|---|---|---|"]
     lines += ["| %s | %s | %s |" % g[:3] for g in goals(res)]
-    if res.latency():
-        lines += ["", "Latency here is mostly the generator, the forwarder "
-                  "and the sink sharing CPU B, not the data path; see "
-                  "`bench/README.md`."]
     lines += [""] + ["![%s](bench/results/latest/%s)" % (p[:-4], p)
                      for p in pngs]
     lines += ["", "Full tables: `bench/results/latest/results.md`.", ""]

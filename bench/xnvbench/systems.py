@@ -42,13 +42,10 @@ NEEDS_HUGE = ("memif-zc", "vhost-user")	# share memory by hugepage fd
 
 
 class Ctx:
-    def __init__(self, build, tmp, cpu_a, cpu_b, huge, veth=None,
-                 lat_cpus=None):
+    def __init__(self, build, tmp, cpu_a, cpu_b, huge, veth=None):
         self.build = Path(build)
         self.tmp = Path(tmp)
         self.cpu_a, self.cpu_b = cpu_a, cpu_b
-        # latency generator and sink (default: with the NF on CPU B)
-        self.cpu_gen, self.cpu_sink = lat_cpus or (cpu_b, cpu_b)
         self.huge = huge		# a Hugepages
         self.veth = veth		# a VethPair or None
         self.n = 0

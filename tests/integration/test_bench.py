@@ -35,7 +35,8 @@ ROWS = [row("limit", 20.0, config="ring-rt"), row("xennetvm", 10.0),
         row("nf:router", 5.67, config="after a forwarder", chain_len=2),
         dict(system="latency", config="1 NF", size=64, chain_len=1,
              load_pct=50, offered_mpps=1.0, p50_us=2.0, p99_us=4.0,
-             p999_us=9.0, max_us=20.0, lost=0)]
+             p999_us=9.0, max_us=20.0, lost=0,
+             cdf_us="0.5 1.0 2.0 2.5 3.0 3.5 4.0 9.0 20.0")]
 
 
 def test_goals_are_ratios_of_the_rows():
