@@ -5,11 +5,13 @@ sends packets keeps a histogram of their rx-to-tx time in the core, read
 and emptied with /xnv/port/latency and /xnv/port/latency/reset.  A
 testnf that busy-waits per packet shows up in the numbers; bad values of
 the keys are one clear line."""
+import json
 import time
 
 import pytest
 
-from harness import Telemetry, start_testnf, wait_until, write_config
+from harness import CTL_BIN, Telemetry, start_testnf, wait_until, \
+    write_config
 
 RATE = 20_000
 
@@ -60,6 +62,14 @@ def test_paced_port_and_latency_of_a_slow_nf(xnv):
     assert lat["p50_ns"] < 50_000_000, lat
     assert lat["mean_ns"] >= 200_000
     assert idle["count"] == 0 and idle["p99_ns"] == 0
+    # the operator's view: xnv-ctl latency, then --reset empties
+    r = xnv.run([CTL_BIN, "--socket", xnv.socket, "latency", "--reset"])
+    assert r.returncode == 0, r.stderr
+    rows = {ln.split()[1]: ln.split() for ln in r.stdout.splitlines()[1:]}
+    assert set(rows) == {"in", "out"} and int(rows["out"][2]) > 0
+    assert float(rows["out"][3]) >= 200          # P50_US
+    r = xnv.run([CTL_BIN, "--socket", xnv.socket, "latency", "--json"])
+    assert json.loads(r.stdout)[1]["count"] < int(rows["out"][2])
     core.stop()
     nf.stop()
 
@@ -77,6 +87,9 @@ def test_pacing_sets_the_rate(xnv):
     rate = (rx1 - rx0) / (t1 - t0)
     assert 0.8 * RATE < rate < 1.1 * RATE, rate
     assert "latency is off" in off["error"]
+    r = xnv.run([CTL_BIN, "--socket", xnv.socket, "latency"])
+    assert r.returncode == 1 and "latency is off" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
     core.stop()
     nf.stop()
 
