@@ -88,19 +88,21 @@ gnts_galloc_explain(char *buf, size_t len, const char *name, size_t pages,
 	char lim[32];
 
 	if (e != ENOSPC && e != ENOMEM) {
-		snprintf(buf, len, "gntalloc cannot grant %zu pages (region "
-			 "%s) to domain %u: %s", pages, name, domid,
-			 strerror(e));
+		snprintf(buf, len, "gntalloc cannot grant %zu page%s (region "
+			 "%s) to domain %u: %s", pages, pages == 1 ? "" : "s",
+			 name, domid, strerror(e));
 		return;
 	}
 	if (limit >= 0)
-		snprintf(lim, sizeof(lim), "%ld pages", limit);
+		snprintf(lim, sizeof(lim), "%ld page%s", limit,
+			 limit == 1 ? "" : "s");
 	else
 		snprintf(lim, sizeof(lim), "unknown");
-	snprintf(buf, len, "gntalloc cannot grant %zu pages (region %s) to "
+	snprintf(buf, len, "gntalloc cannot grant %zu page%s (region %s) to "
 		 "domain %u: %s; this process holds %zu, xen-gntalloc `limit` "
 		 "is %s: %s (%s, or modprobe xen-gntalloc limit=N)%s",
-		 pages, name, domid, strerror(e), held_pages, lim,
+		 pages, pages == 1 ? "" : "s", name, domid, strerror(e),
+		 held_pages, lim,
 		 over ? "raise that module parameter" :
 		 "Dom0's grant table is likely full: raise Xen's "
 		 "gnttab_max_frames (one entry per page, 512 per frame), or "

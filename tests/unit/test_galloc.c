@@ -90,7 +90,7 @@ TEST(test_explain_names_grant_table_within_limit)
 TEST(test_explain_other_errors_plain)
 {
 	gnts_galloc_explain(err, sizeof(err), "r", 1, 2, EINVAL, 0, 4096);
-	assert_string_equal(err, "gntalloc cannot grant 1 pages (region r) to "
+	assert_string_equal(err, "gntalloc cannot grant 1 page (region r) to "
 			    "domain 2: Invalid argument");
 }
 
