@@ -219,7 +219,7 @@ check_keys(struct rte_cfgfile *f, const char *sec,
 
 static const char *const core_keys[] = { "socket", "ring_size", "burst",
 	"stall_timeout_ms", "spill_threshold", "error_budget",
-	"heartbeat_timeout_ms", NULL };
+	"heartbeat_timeout_ms", "nf_pools", NULL };
 static const char *const group_keys[] = { "pool_bufs", "buf_size", NULL };
 static const char *const port_keys[] = { "dev", "group", "chain",
 	"rx_desc", "tx_desc", "rx_start", NULL };
@@ -271,6 +271,13 @@ load_core(struct rte_cfgfile *f, struct xnv_config *c, char *err,
 	    (rc = parse_u32("core", "heartbeat_timeout_ms", v, 0, 600000,
 			    &c->heartbeat_timeout_ms, err, errlen)) < 0)
 		return rc;
+	if ((v = GET(f, "core", "nf_pools")) != NULL) {
+		if (strcmp(v, "own") == 0)
+			c->own_pools = 1;
+		else if (strcmp(v, "group") != 0)
+			return fail(err, errlen, "[core] nf_pools = %s: "
+				    "expected 'group' or 'own'", v);
+	}
 	return 0;
 }
 
