@@ -228,6 +228,9 @@ cat >"$r0/nf/xnv.ini" <<-EOF
 	[service fwd-c]
 	[service fwd-r]
 	EOF
+# The same for the gntalloc fallback (module unloaded), with a fresh output
+sed 's#tx_pcap=/tmp/out.pcap#tx_pcap=/tmp/out-fallback.pcap#' "$r0/nf/xnv.ini" \
+	>"$r0/nf/xnv-fallback.ini"
 cp "$kdir/vmlinux" "$out/domU-initrd.cpio.gz" "$r0/domU/"
 mv "$r0/domU/domU-initrd.cpio.gz" "$r0/domU/initrd.cpio.gz"
 for g in 1 2; do
@@ -296,7 +299,9 @@ expected="module-loads domains-created device grant-bad-arguments guests-ready
 	core-starts xnv-xl-bad-key core-refuses-unknown-service nf-in-domu-attaches
 	red-nf-attaches red-cannot-map-blue blue-chain-forwards blue-domus-zero-copy
 	destroy-under-traffic pool-back-to-full xnv-xl-list core-exits-cleanly
-	blue-chain-intact nfs-see-core-shutdown"
+	blue-chain-intact nfs-see-core-shutdown gntshare-unloads fallback-core-starts
+	fallback-nfs-attach fallback-chain-copies gntalloc-limit-named
+	fallback-pools-released fallback-core-exits-cleanly fallback-chain-intact"
 [ "$pvh" = 1 ] && expected="$expected pools-on-hugepages"
 for c in $expected; do
 	line=$(grep -aE "^XT-CHECK (ok|FAIL) $c[ :]" "$runlog.txt" | tail -1)
@@ -311,7 +316,7 @@ for c in $expected; do
 done
 done_line=$(grep -aE '^XT-DONE rc=' "$runlog.txt" | tail -1)
 phase() { grep -aoE "t=[0-9.]+s $1" "$runlog.txt" | head -1 | grep -oE '[0-9.]+' | head -1; }
-phases="Dom0 uptime: /init $(phase 'dom0 /init')s, xl ready $(phase xenstored)s, grant tests done $(phase 'grant tests')s, NF tests done $(phase xt-dom0)s"
+phases="Dom0 uptime: /init $(phase 'dom0 /init')s, xl ready $(phase xenstored)s, grant tests done $(phase 'grant tests')s, gntalloc fallback from $(phase 'gntalloc fallback')s, NF tests done $(phase xt-dom0)s"
 if [ "$done_line" = "XT-DONE rc=0" ]; then
 	ok run-complete "XT-DONE rc=0, QEMU boot-to-poweroff $boot_time ($phases), total $(since "$t_start")"
 else
