@@ -207,7 +207,7 @@ open_backend(struct xnv_core *c, int xen, char *err, size_t errlen)
 static int
 setup(struct xnv_core *c, int xen)
 {
-	char err[256];
+	char err[512];
 	uint16_t i;
 	int rc;
 
