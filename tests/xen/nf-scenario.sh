@@ -106,7 +106,7 @@ snap
 if [ "$(col nf-c1.0 3)" != 0 ]; then V=nf-c1 S=nf-c2; else V=nf-c2 S=nf-c1; fi
 t1=$(col nout 3)
 xl destroy $V
-wait_for 10 finished $V.0
+wait_for 60 finished $V.0
 fin=$?
 sleep 2; snap
 t2=$(col nout 3)
@@ -114,7 +114,7 @@ t2=$(col nout 3)
 	[ "$(col $S.0 3)" -gt 0 ]
 check destroy-under-traffic $? "xl destroy $V: $(grep -o "NF $V.0 (domain [0-9]*) detached.*" $LOG | cut -c1-160); port nout tx $t1 -> $t2 via $S (rx $(col $S.0 3))"
 xnv-xl destroy $S >/dev/null 2>&1
-wait_for 10 finished $S.0
+wait_for 60 finished $S.0
 sleep 1; snap
 [ "$(grp blue 4)" = "$(grp blue 6)" ] && [ "$(grp red 4)" = "$(grp red 6)" ]
 check pool-back-to-full $? "blue $(grp blue 6)/$(grp blue 4) free, red $(grp red 6)/$(grp red 4) free, with nout traffic now dropped for lack of an instance"
@@ -210,4 +210,12 @@ kill -TERM $CORE; wait $CORE; crc=$?
 check fallback-core-exits-cleanly $crc "exit $crc; $(grep -o 'drops:.*' $LOG | tail -1 | cut -c1-160)"
 cmp=$(xt-pcapcmp /nf/in.pcap /tmp/out-fallback.pcap 2>&1)
 check fallback-chain-intact $? "$cmp"
+
+# ---- neither module: the core refuses to start, naming both ---------------
+out=$(rmmod xen_gntalloc 2>&1); rc=$?
+xnv-core $MEM -l 0 -- --config /nf/xnv-fallback.ini --backend xen >/tmp/core-nomod.log 2>&1
+crc=$?
+line=$(grep -o 'neither the gntshare module.*' /tmp/core-nomod.log)
+[ $rc = 0 ] && [ $crc = 1 ] && echo "$line" | grep -qF '(/dev/xen/gntshare: No such file or directory) nor xen-gntalloc (/dev/xen/gntalloc: No such file or directory)'
+check core-refuses-without-grant-modules $? "rmmod xen_gntalloc: exit $rc${out:+ ($out)}; xnv-core exit $crc: '$line'"
 exit $RC
