@@ -25,13 +25,14 @@ static void
 collect(struct xnv_core *c)
 {
 	static uint8_t live[XNV_MAX_CHAINS];
-	unsigned i, g, k;
+	unsigned i, p, k;
 
 	memset(live, 0, sizeof(live));
-	for (g = 0; g < c->cfg.n_groups; g++)
-		for (i = 0; i < c->pools[g].n_bufs; i++)
-			if (c->pools[g].owner[i] != 0)
-				mark(live, xnv_pool_mbuf(&c->pools[g], i));
+	for (p = 0; p < XNV_MAX_POOLS; p++)
+		for (i = 0; c->pools[p].mp != NULL && i < c->pools[p].n_bufs;
+		     i++)
+			if (c->pools[p].owner[i] != 0)
+				mark(live, xnv_pool_mbuf(&c->pools[p], i));
 	for (i = 0; i < c->cfg.n_ports; i++)
 		for (k = 0; k < c->ports[i].pend.n; k++)
 			mark(live, c->ports[i].pend.m[k]);

@@ -219,7 +219,7 @@ check_keys(struct rte_cfgfile *f, const char *sec,
 
 static const char *const core_keys[] = { "socket", "ring_size", "burst",
 	"stall_timeout_ms", "spill_threshold", "error_budget",
-	"heartbeat_timeout_ms", "latency", NULL };
+	"heartbeat_timeout_ms", "latency", "nf_pools", NULL };
 static const char *const group_keys[] = { "pool_bufs", "buf_size", NULL };
 static const char *const port_keys[] = { "dev", "group", "chain",
 	"rx_desc", "tx_desc", "rx_start", "rx_rate", NULL };
@@ -276,6 +276,13 @@ load_core(struct rte_cfgfile *f, struct xnv_config *c, char *err,
 			return fail(err, errlen, "[core] latency = %s: expected "
 				    "'on' or 'off'", v);
 		c->latency = strcmp(v, "on") == 0;
+	}
+	if ((v = GET(f, "core", "nf_pools")) != NULL) {
+		if (strcmp(v, "own") == 0)
+			c->own_pools = 1;
+		else if (strcmp(v, "group") != 0)
+			return fail(err, errlen, "[core] nf_pools = %s: "
+				    "expected 'group' or 'own'", v);
 	}
 	return 0;
 }

@@ -19,6 +19,14 @@
  *                               ; longest a busy host may leave a guest's
  *                               ; vCPU unscheduled: 1000 was seen to kill
  *                               ; healthy NFs on a loaded 2-CPU VM
+ *   nf_pools = group            ; group: an NF's packets live in its trust
+ *                               ; group's pool (zero copy in the group);
+ *                               ; own: each NF gets a pool of its own of
+ *                               ; its group's pool_bufs, and packets are
+ *                               ; copied between pools (counted as the
+ *                               ; group's copies).  The xen backend uses
+ *                               ; own by itself under gntalloc (no
+ *                               ; gntshare module)
  *   [group blue]                ; trust group: one packet pool each
  *   pool_bufs = 8192            ; buffers in the pool
  *   buf_size = 2176             ; bytes per buffer, 128 B headroom included
@@ -97,6 +105,7 @@ struct xnv_config {
 	uint32_t error_budget;		/* bad descriptors / s; 0: no limit */
 	uint32_t heartbeat_timeout_ms;	/* 0: no heartbeat watch */
 	uint8_t latency;		/* port-to-port latency histograms */
+	uint8_t own_pools;		/* nf_pools = own */
 	uint16_t n_groups, n_ports, n_services;
 	struct xnv_group_cfg groups[XNV_MAX_GROUPS];
 	struct xnv_port_cfg ports[XNV_MAX_PORTS];

@@ -32,6 +32,7 @@ extern int xnv_logtype;
 	rte_log(RTE_LOG_ ## level, xnv_logtype, "xnv-core: " __VA_ARGS__)
 
 #define XNV_MAX_NFS        128
+#define XNV_MAX_POOLS      (XNV_MAX_GROUPS + XNV_MAX_NFS)	/* groups', NFs' */
 #define XNV_MAX_INSTANCES  16	/* live NFs per service */
 #define XNV_MAX_FLOWS      4096	/* flow director rules */
 #define XNV_MAX_CHAINS     (XNV_MAX_FLOWS + 256)	/* versions alive at once */
@@ -62,7 +63,7 @@ struct xnv_mbuf_priv {
 	uint8_t tgt_kind;	/* where it goes next: XNV_STEP_* */
 	uint16_t tgt_id;	/* service index or port index */
 	uint32_t hash;		/* flow hash, 0 until computed */
-	uint16_t group;		/* group of the pool (set once at init) */
+	uint16_t pool;		/* index of its pool (set once at init) */
 	uint8_t pick;		/* how its NF was picked: XNV_PICK_* */
 	uint8_t pad[5];
 	uint64_t rx_tsc;	/* [core] latency: TSC of its rx burst, 0: none */
@@ -79,17 +80,27 @@ xnv_priv(struct rte_mbuf *m)
 
 enum xnv_pick { XNV_PICK_AFFINITY = 0, XNV_PICK_SPILL = 1 };
 
-/* One trust group's packet pool, built over a granted region. */
+/*
+ * A packet pool, built over a granted region: a trust group's (index =
+ * group index), or one NF's own (nf_pools = own, or the xen backend under
+ * gntalloc: index XNV_MAX_GROUPS and up, made at attach, destroyed once
+ * the NF is gone and every buffer is home).
+ */
 struct xnv_pool {
 	struct gnts_region *region;
-	struct rte_mempool *mp;
+	struct rte_mempool *mp;		/* NULL: slot unused */
+	uint16_t group;			/* trust group it serves */
+	uint16_t nf;			/* own pool: its NF's id */
+	uint8_t own;			/* an NF's own pool */
+	uint8_t retired;		/* own pool whose NF is gone */
 	uint32_t n_bufs;
 	uint32_t buf_size;
 	struct rte_mbuf **mbufs;	/* buffer index -> mbuf */
 	uintptr_t mbuf_base;		/* when != 0: mbuf of buffer i is at */
 	uintptr_t mbuf_stride;		/* mbuf_base + i * mbuf_stride */
 	uint16_t *owner;		/* buffer index -> 0 core, nf id + 1 */
-	uint64_t copies_in;		/* packets copied in from other groups */
+	uint64_t copies_in;		/* group pools: packets copied into the
+					 * group's pools (its own and its NFs') */
 	int extmem_registered;
 };
 
@@ -120,7 +131,8 @@ struct xnv_nf {
 	char name[XNV_NAME_LEN];
 	uint16_t service;		/* service index */
 	uint16_t instance;		/* slot within the service */
-	uint16_t group;			/* group index */
+	uint16_t group;			/* group index: routing, policy */
+	uint16_t pool;			/* pool index: where its packets live */
 	struct gnts_region *ring_region;
 	struct gnts_ring_port rx;	/* core produces */
 	struct gnts_ring_port tx;	/* core consumes */
@@ -170,7 +182,7 @@ struct xnv_flows;			/* flow.c */
 
 struct xnv_core {
 	struct xnv_config cfg;
-	struct xnv_pool pools[XNV_MAX_GROUPS];
+	struct xnv_pool pools[XNV_MAX_POOLS];	/* groups', then NFs' own */
 	struct xnv_port ports[XNV_MAX_PORTS];
 	struct xnv_nf nfs[XNV_MAX_NFS];
 	struct xnv_service services[XNV_MAX_SERVICES];
@@ -183,6 +195,7 @@ struct xnv_core {
 	struct gnts_server *server;	/* host backend, or */
 	struct gnts_xen_server *xen;	/* xen backend */
 	int shutting_down;		/* detaches tell NFs: clean stop */
+	int own_pools;			/* each NF gets a pool of its own */
 	uint64_t drops[XNV_DROP_N];
 	uint64_t copies[XNV_MAX_GROUPS][XNV_MAX_GROUPS]; /* [from][to] */
 	uint64_t tsc_hz;
@@ -239,6 +252,10 @@ int xnv_flow_get(const struct xnv_core *c, uint32_t id,
 
 /* pool.c */
 int xnv_pool_create(struct xnv_core *c, uint16_t g, char *err, size_t errlen);
+int xnv_pool_create_own(struct xnv_core *c, struct xnv_nf *nf, char *err,
+			size_t errlen);
+void xnv_pool_retire(struct xnv_core *c, struct xnv_nf *nf);
+void xnv_pools_sweep(struct xnv_core *c);
 void xnv_pool_destroy(struct xnv_pool *p);
 unsigned xnv_pool_free(const struct xnv_pool *p);
 

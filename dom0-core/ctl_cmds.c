@@ -77,6 +77,7 @@ cmd_info(struct xnv_core *c, const char *p, struct rte_tel_data *d)
 	U64(d, "burst", c->cfg.burst);
 	U64(d, "ring_size", c->cfg.ring_size);
 	U64(d, "busy_poll", c->busy_poll);
+	U64(d, "own_pools", (uint64_t)c->own_pools);
 }
 
 static void
@@ -267,6 +268,9 @@ cmd_nf_info(struct xnv_core *c, const char *p, struct rte_tel_data *d)
 	U64(d, "rx_ring_used", live ? gnts_ring_count(&nf->rx, 1) : 0);
 	U64(d, "tx_ring_used", live ? gnts_ring_count(&nf->tx, 0) : 0);
 	U64(d, "ring_size", c->cfg.ring_size);
+	U64(d, "own_pool", nf->pool >= XNV_MAX_GROUPS);
+	U64(d, "pool_bufs", live ? c->pools[nf->pool].n_bufs : 0);
+	U64(d, "pool_free", live ? xnv_pool_free(&c->pools[nf->pool]) : 0);
 }
 
 /* Telemetry arrays hold at most RTE_TEL_MAX_ARRAY_ENTRIES (512): the

@@ -41,12 +41,17 @@ drop(enum xnv_drop why)
 	return DEST_DROP | why;
 }
 
-/* Copy a packet into another group's pool; the original is freed. */
+/*
+ * Copy a packet into another pool (another group's, or the NF's own);
+ * the original is freed.  Counted by trust group: copies[from][to] and
+ * the receiving group's copies_in.
+ */
 static struct rte_mbuf *
-copy_to_group(struct xnv_core *c, struct rte_mbuf *m, uint16_t to)
+copy_to_pool(struct xnv_core *c, struct rte_mbuf *m, uint16_t to)
 {
 	struct xnv_mbuf_priv *src = xnv_priv(m), *dst;
 	struct rte_mbuf *n = rte_pktmbuf_alloc(c->pools[to].mp);
+	uint16_t g = c->pools[to].group;
 
 	if (n == NULL)
 		return NULL;
@@ -63,17 +68,17 @@ copy_to_group(struct xnv_core *c, struct rte_mbuf *m, uint16_t to)
 	dst->tgt_id = src->tgt_id;
 	dst->hash = src->hash;
 	dst->rx_tsc = src->rx_tsc;
-	c->copies[src->group][to]++;
-	c->pools[to].copies_in++;
+	c->copies[c->pools[src->pool].group][g]++;
+	c->pools[g].copies_in++;
 	rte_pktmbuf_free(m);
 	return n;
 }
 
 /*
  * Where one packet goes.  *@p reuse is set when every packet with the same
- * target and group goes to the same place without further work (a port, or
- * a service with one live NF of the packet's group), so the caller may
- * reuse the answer for the rest of a run of such packets.
+ * target and pool goes to the same place without further work (a port, or
+ * a service with one live NF whose pool holds the packet), so the caller
+ * may reuse the answer for the rest of a run of such packets.
  */
 static uint32_t
 resolve(struct xnv_core *c, struct rte_mbuf **mp, int *reuse)
@@ -92,17 +97,17 @@ resolve(struct xnv_core *c, struct rte_mbuf **mp, int *reuse)
 		if (s->n_live == 1) {
 			nf = &c->nfs[s->live[0]];
 			pv->pick = XNV_PICK_AFFINITY;
-			*reuse = nf->group == pv->group;
+			*reuse = nf->pool == pv->pool;
 		} else {
 			nf = xnv_service_pick(c, pv->tgt_id, *mp);
 		}
 		if (nf == NULL)
 			return drop(XNV_DROP_NO_INSTANCE);
-		if (nf->group != pv->group) {
-			struct rte_mbuf *n = copy_to_group(c, *mp, nf->group);
+		if (nf->pool != pv->pool) {
+			struct rte_mbuf *n = copy_to_pool(c, *mp, nf->pool);
 
-			/* The target group's pool is empty: like a full
-			 * ring, wait for buffers to come home. */
+			/* The target pool is empty: like a full ring, wait
+			 * for buffers to come home. */
 			if (n == NULL)
 				return DEST_WAIT;
 			*mp = n;
@@ -119,7 +124,7 @@ send_nf(struct xnv_core *c, struct xnv_nf *nf, struct rte_mbuf **m,
 	unsigned n)
 {
 	struct gnts_desc d[XNV_MAX_BURST];
-	uint16_t *owner = c->pools[nf->group].owner;
+	uint16_t *owner = c->pools[nf->pool].owner;
 	unsigned i, k, spills = 0;
 
 	for (i = 0; i < n; i++) {
@@ -149,11 +154,11 @@ send_nf(struct xnv_core *c, struct xnv_nf *nf, struct rte_mbuf **m,
 	return k;
 }
 
-/* Target + group of a packet, as one comparable key. */
+/* Target + pool of a packet, as one comparable key. */
 static inline uint32_t
 target_key(const struct xnv_mbuf_priv *pv)
 {
-	return (uint32_t)pv->tgt_kind << 28 | (uint32_t)pv->group << 16 |
+	return (uint32_t)pv->tgt_kind << 28 | (uint32_t)pv->pool << 16 |
 	       pv->tgt_id;
 }
 
@@ -367,7 +372,7 @@ apply_verdict(struct xnv_core *c, struct xnv_nf *nf, struct rte_mbuf *m,
 static void
 refill(struct xnv_core *c, struct xnv_nf *nf)
 {
-	struct xnv_pool *pool = &c->pools[nf->group];
+	struct xnv_pool *pool = &c->pools[nf->pool];
 	struct rte_mbuf *m[XNV_MAX_BURST];
 	struct gnts_desc d[XNV_MAX_BURST];
 	uint32_t have = gnts_ring_count(&nf->free, 1), n, k, i;
@@ -407,7 +412,7 @@ take_returns(struct xnv_core *c, struct xnv_nf *nf, uint64_t now)
 {
 	struct gnts_desc d[XNV_MAX_BURST];
 	struct rte_mbuf *out[XNV_MAX_BURST];
-	struct xnv_pool *pool = &c->pools[nf->group];
+	struct xnv_pool *pool = &c->pools[nf->pool];
 	const struct xnv_pool_view view = {
 		.n_bufs = pool->n_bufs, .buf_size = pool->buf_size,
 		.owner = pool->owner,
@@ -530,10 +535,11 @@ uint64_t
 xnv_in_flight(const struct xnv_core *c)
 {
 	uint64_t n = 0;
-	uint16_t g;
+	uint16_t i;
 
-	for (g = 0; g < c->cfg.n_groups; g++)
-		n += c->pools[g].n_bufs - xnv_pool_free(&c->pools[g]);
+	for (i = 0; i < XNV_MAX_POOLS; i++)
+		if (c->pools[i].mp != NULL)
+			n += c->pools[i].n_bufs - xnv_pool_free(&c->pools[i]);
 	return n;
 }
 

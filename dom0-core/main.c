@@ -185,8 +185,10 @@ open_backend(struct xnv_core *c, int xen, char *err, size_t errlen)
 					  errlen);
 		if (rc == 0)
 			XLOG(INFO, "NFs attach from Xen domains registered "
-			     "under %s (xnv-xl); grants by the gntshare "
-			     "module\n", GNTS_XEN_BACKEND_ROOT);
+			     "under %s (xnv-xl); grants by %s\n",
+			     GNTS_XEN_BACKEND_ROOT, gnts_region_shareable() ?
+			     "the gntshare module" : "gntalloc, each NF "
+			     "with a pool of its own of its group's pool_bufs");
 		return rc;
 	}
 	snprintf(dir, sizeof(dir), "%s", c->cfg.socket);
@@ -205,7 +207,7 @@ open_backend(struct xnv_core *c, int xen, char *err, size_t errlen)
 static int
 setup(struct xnv_core *c, int xen)
 {
-	char err[256];
+	char err[512];
 	uint16_t i;
 	int rc;
 
@@ -249,6 +251,13 @@ setup(struct xnv_core *c, int xen)
 		     "by a port (/xnv/port/latency)\n");
 	if ((rc = open_backend(c, xen, err, sizeof(err))) < 0)
 		goto fail;
+	/* gntalloc cannot share a region: a pool per NF, whatever the
+	 * config says. */
+	c->own_pools = c->cfg.own_pools || !gnts_region_shareable();
+	if (c->cfg.own_pools)
+		XLOG(INFO, "nf_pools = own: each NF gets a pool of its own of "
+		     "its group's pool_bufs; packets crossing pools are "
+		     "copied\n");
 	for (i = 0; i < c->cfg.n_ports; i++)
 		if (c->cfg.ports[i].chain.n > 0 && c->cfg.ports[i].rx_when_ready)
 			XLOG(INFO, "port %s: rx waits until every service of "
@@ -292,7 +301,7 @@ teardown(struct xnv_core *c)
 	for (i = 0; i < c->cfg.n_ports; i++)
 		xnv_port_close(c, i);
 	xnv_flows_destroy(c);
-	for (i = 0; i < c->cfg.n_groups; i++)
+	for (i = 0; i < XNV_MAX_POOLS; i++)
 		xnv_pool_destroy(&c->pools[i]);
 }
 

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * NF attach / detach.  An attaching NF gets a ring region granted to it
- * alone and a grant on its trust group's pool; a detaching one (hang-up,
- * bye, or quarantine by the core) loses both, and every buffer it owned
- * goes back to the pool.
+ * alone and a grant on its trust group's pool, or a pool of its own
+ * (nf_pools = own; the xen backend under gntalloc); a detaching one
+ * (hang-up, bye, or quarantine by the core) loses both, and every buffer
+ * it owned goes back to the pool (its own pool goes once they are home).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -73,25 +74,27 @@ list_services(const struct xnv_config *cfg, char *buf, size_t len)
 }
 
 /*
- * An NF can hold a ring's worth of buffers.  When the group's NFs together
- * can hold the whole pool, ports run out of buffers (counted by the
- * driver as rx_nombuf): say so once per group, when it starts to be true.
+ * An NF can hold a ring's worth of buffers.  When the NFs of a pool
+ * together can hold all of it, ports (or copies into it) run out of
+ * buffers (rx_nombuf, stalls): say so once per pool, when it starts to be
+ * true.
  */
 static void
-warn_ring_capacity(struct xnv_core *c, uint16_t g)
+warn_ring_capacity(struct xnv_core *c, uint16_t pool)
 {
+	const struct xnv_pool *p = &c->pools[pool];
 	uint64_t cap = 0;
 	uint16_t i;
 
 	for (i = 0; i < c->n_active; i++)
-		if (c->nfs[c->active[i]].group == g)
+		if (c->nfs[c->active[i]].pool == pool)
 			cap += c->cfg.ring_size;
-	if (cap >= c->pools[g].n_bufs && cap < c->pools[g].n_bufs +
-	    c->cfg.ring_size)
-		XLOG(WARNING, "group %s: its NFs' rings (%" PRIu64 " slots) can "
+	if (cap >= p->n_bufs && cap < p->n_bufs + c->cfg.ring_size)
+		XLOG(WARNING, "group %s%s: its NFs' rings (%" PRIu64 " slots) can "
 		     "hold the whole pool (%u buffers): ports may run out of "
 		     "buffers (rx_nombuf); raise pool_bufs or lower ring_size\n",
-		     c->cfg.groups[g].name, cap, c->pools[g].n_bufs);
+		     c->cfg.groups[p->group].name, p->own ? ", an NF's own pool" :
+		     "", cap, p->n_bufs);
 }
 
 /* Does the config know @p req's service and group?  (xen: checked when a
@@ -125,7 +128,7 @@ nf_attach(struct xnv_core *c, gnts_domid_t dom, pid_t pid,
 	struct xnv_service *svc;
 	struct xnv_pool *pool;
 	struct xnv_nf *nf;
-	char rname[GNTS_NAME_LEN];
+	char rname[GNTS_NAME_LEN], pdesc[96];
 	int s, g, rc, slot;
 
 	for (const char *p = req->name; *p; p++)
@@ -162,30 +165,33 @@ nf_attach(struct xnv_core *c, gnts_domid_t dom, pid_t pid,
 	nf->pid = pid;
 	nf->service = (uint16_t)s;
 	nf->group = (uint16_t)g;
+	nf->pool = (uint16_t)g;
 	snprintf(nf->name, sizeof(nf->name), "%s", req->name);
 	snprintf(rname, sizeof(rname), "xnv-ring-%.22s", req->name);
-	rc = gnts_region_create(rname, gnts_ring_region_bytes(c->cfg.ring_size),
-				0, &nf->ring_region);
-	if (rc == 0)
-		rc = gnts_ring_region_format(nf->ring_region->va,
-					     nf->ring_region->size,
-					     c->cfg.ring_size);
-	if (rc == 0)
-		rc = gnts_ring_region_attach(nf->ring_region->va,
-					     nf->ring_region->size,
-					     c->cfg.ring_size, ports);
-	pool = &c->pools[g];
-	if (rc == 0)
-		rc = gnts_region_grant(nf->ring_region, dom, 0);
-	if (rc == 0)
-		rc = gnts_region_grant(pool->region, dom, 0);
-	if (rc < 0) {
+	rc = gnts_region_create_for(rname,
+				    gnts_ring_region_bytes(c->cfg.ring_size),
+				    0, dom, 0, &nf->ring_region, err, errlen);
+	if (rc == 0 &&
+	    ((rc = gnts_ring_region_format(nf->ring_region->va,
+					   nf->ring_region->size,
+					   c->cfg.ring_size)) < 0 ||
+	     (rc = gnts_ring_region_attach(nf->ring_region->va,
+					   nf->ring_region->size,
+					   c->cfg.ring_size, ports)) < 0))
 		snprintf(err, errlen, "cannot set up rings: %s", strerror(-rc));
+	if (rc == 0 && c->own_pools)
+		rc = xnv_pool_create_own(c, nf, err, errlen);
+	else if (rc == 0 &&
+		 (rc = gnts_region_grant(c->pools[g].region, dom, 0)) < 0)
+		snprintf(err, errlen, "cannot grant the pool of group %s: %s",
+			 req->group, strerror(-rc));
+	if (rc < 0) {
 		gnts_region_destroy(nf->ring_region);
 		gnts_revoke_domain(dom);
 		memset(nf, 0, sizeof(*nf));
 		return rc;
 	}
+	pool = &c->pools[nf->pool];
 	nf->rx = ports[GNTS_RING_RX];
 	nf->tx = ports[GNTS_RING_TX];
 	nf->free = ports[GNTS_RING_FREE];
@@ -213,18 +219,24 @@ nf_attach(struct xnv_core *c, gnts_domid_t dom, pid_t pid,
 	rsp->buf_size = pool->buf_size;
 	rsp->pool_bytes = pool->region->size;
 	rsp->n_ports = c->cfg.n_ports;
+	if (pool->own)
+		snprintf(pdesc, sizeof(pdesc), "its own (#%u, %u buffers): "
+			 "packets from other pools are copied in", nf->pool,
+			 pool->n_bufs);
+	else
+		snprintf(pdesc, sizeof(pdesc), "the group's (zero copy)");
 	if (c->xen != NULL)
 		XLOG(INFO, "NF %s attached from Xen domain %u device %u: "
-		     "service %s, group %s, %u pool frames granted\n",
+		     "service %s, group %s, %u pool frames granted; pool: %s\n",
 		     nf->name, GNTS_XEN_DOMID(dom), GNTS_XEN_DEVID(dom),
 		     req->service, req->group,
-		     (unsigned)(pool->region->size / GNTS_XEN_PAGE));
+		     (unsigned)(pool->region->size / GNTS_XEN_PAGE), pdesc);
 	else
 		XLOG(INFO, "NF %s (pid %d) attached as domain %u: service %s, "
-		     "group %s, ring region %u, pool region %u\n", nf->name,
-		     (int)pid, dom, req->service, req->group,
-		     nf->ring_region->ref, pool->region->ref);
-	warn_ring_capacity(c, (uint16_t)g);
+		     "group %s, ring region %u, pool region %u; pool: %s\n",
+		     nf->name, (int)pid, dom, req->service, req->group,
+		     nf->ring_region->ref, pool->region->ref, pdesc);
+	warn_ring_capacity(c, nf->pool);
 	xnv_update_rx_gates(c);
 	return 0;
 }
@@ -248,12 +260,14 @@ xnv_nf_attach(void *ctx, gnts_domid_t dom, pid_t pid,
  * The end of a departed NF: every buffer it still owns (its rx ring, its
  * hands, whatever of its tx ring was not taken) returns to the pool, and
  * its ring region goes.  The NF's own mapping of the pool may live on
- * (host mode) but those buffers are the core's again.
+ * (host mode) but those buffers are the core's again.  A pool of its own
+ * is retired: destroyed by xnv_pools_sweep() once every buffer is home
+ * (packets from it may still wait at a port).
  */
 void
 xnv_nf_finish(struct xnv_core *c, struct xnv_nf *nf)
 {
-	struct xnv_pool *pool = &c->pools[nf->group];
+	struct xnv_pool *pool = &c->pools[nf->pool];
 	uint16_t tag = (uint16_t)(nf->id + 1);
 	uint32_t i;
 
@@ -292,6 +306,7 @@ xnv_nf_finish(struct xnv_core *c, struct xnv_nf *nf)
 	nf->ctl = NULL;
 	gnts_region_destroy(nf->ring_region);
 	nf->ring_region = NULL;
+	xnv_pool_retire(c, nf);
 	XLOG(INFO, "NF %s (domain %u) detached: %s; rx %" PRIu64 " tx %" PRIu64
 	     " drop %" PRIu64 " bad %" PRIu64 ", %" PRIu64 " buffers "
 	     "reclaimed\n", nf->name, nf->dom, nf->gone_reason, nf->rx_pkts,
@@ -349,6 +364,7 @@ xnv_nf_sweep(struct xnv_core *c)
 		else
 			i++;
 	}
+	xnv_pools_sweep(c);
 }
 
 void

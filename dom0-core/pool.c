@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Trust-group pools.  The packet data of a group lives in one gntshare
+ * Packet pools.  The packet data of a trust group lives in one gntshare
  * region (granted to every NF of the group); the DPDK mempool is built over
  * it as pinned external buffers, so struct rte_mbuf headers stay in
- * core-private memory where no guest can reach them.
+ * core-private memory where no guest can reach them.  With nf_pools = own
+ * (or the xen backend under gntalloc, which cannot share a region) each NF
+ * gets a pool of its own, built the same way over a region made for its
+ * domain; the data path copies packets between pools.
  *
  *   region:  | buf 0 | buf 1 | ... | buf n-1 |   (buf_size bytes each,
  *                                                 128 B headroom first)
@@ -41,36 +44,28 @@ find_linear_layout(struct xnv_pool *p)
 	p->mbuf_stride = stride;
 }
 
-int
-xnv_pool_create(struct xnv_core *c, uint16_t g, char *err, size_t errlen)
+/*
+ * Build pool @p idx over c->pools[idx].region (made by the caller, with
+ * n_bufs and buf_size set): extmem, mempool, buffer tables.  @p what
+ * names the pool in errors.  On error the pool is destroyed, region too.
+ */
+static int
+pool_build(struct xnv_core *c, uint16_t idx, const char *what,
+	   const char *mp_name, char *err, size_t errlen)
 {
-	const struct xnv_group_cfg *gc = &c->cfg.groups[g];
-	struct xnv_pool *p = &c->pools[g];
+	struct xnv_pool *p = &c->pools[idx];
 	struct rte_pktmbuf_extmem ext;
-	char name[RTE_MEMPOOL_NAMESIZE];
 	uint32_t i, cache;
 	int rc;
 
-	memset(p, 0, sizeof(*p));
-	p->n_bufs = gc->pool_bufs;
-	p->buf_size = gc->buf_size;
-	snprintf(name, sizeof(name), "xnv-pool-%s", gc->name);
-	rc = gnts_region_create(name, (size_t)p->n_bufs * p->buf_size,
-				GNTS_F_HUGE, &p->region);
-	if (rc < 0) {
-		snprintf(err, errlen, "group %s: cannot allocate %u x %u B "
-			 "pool: %s", gc->name, p->n_bufs, p->buf_size,
-			 strerror(-rc));
-		return rc;
-	}
 	/* Tell DPDK about the memory so drivers may use it (DMA map). */
 	rc = rte_extmem_register(p->region->va, p->region->size, NULL, 0,
 				 p->region->page_size);
 	if (rc < 0) {
-		snprintf(err, errlen, "group %s: rte_extmem_register: %s",
-			 gc->name, rte_strerror(rte_errno));
-		xnv_pool_destroy(p);
-		return -rte_errno;
+		rc = -rte_errno;
+		snprintf(err, errlen, "%s: rte_extmem_register: %s", what,
+			 rte_strerror(-rc));
+		goto fail;
 	}
 	p->extmem_registered = 1;
 	ext.buf_ptr = p->region->va;
@@ -79,23 +74,23 @@ xnv_pool_create(struct xnv_core *c, uint16_t g, char *err, size_t errlen)
 	ext.buf_len = (size_t)p->n_bufs * p->buf_size;
 	ext.elt_size = (uint16_t)p->buf_size;
 	cache = p->n_bufs >= 1024 ? 256 : 0;
-	p->mp = rte_pktmbuf_pool_create_extbuf(name, p->n_bufs, cache,
+	p->mp = rte_pktmbuf_pool_create_extbuf(mp_name, p->n_bufs, cache,
 					       sizeof(struct xnv_mbuf_priv),
 					       (uint16_t)p->buf_size,
 					       (int)rte_socket_id(), &ext, 1);
 	if (p->mp == NULL) {
-		snprintf(err, errlen, "group %s: mempool over the pool "
-			 "region: %s", gc->name, rte_strerror(rte_errno));
-		xnv_pool_destroy(p);
-		return -ENOMEM;
+		snprintf(err, errlen, "%s: mempool over the pool region: %s",
+			 what, rte_strerror(rte_errno));
+		rc = -ENOMEM;
+		goto fail;
 	}
 	p->mbufs = rte_zmalloc("xnv-mbufs", sizeof(*p->mbufs) * p->n_bufs, 0);
 	p->owner = rte_zmalloc("xnv-owner", sizeof(*p->owner) * p->n_bufs, 0);
 	if (p->mbufs == NULL || p->owner == NULL) {
-		snprintf(err, errlen, "group %s: out of memory for the "
-			 "buffer tables", gc->name);
-		xnv_pool_destroy(p);
-		return -ENOMEM;
+		snprintf(err, errlen, "%s: out of memory for the buffer tables",
+			 what);
+		rc = -ENOMEM;
+		goto fail;
 	}
 	/* Take every mbuf once to learn which buffer each one points at. */
 	for (i = 0; i < p->n_bufs; i++) {
@@ -112,25 +107,129 @@ xnv_pool_create(struct xnv_core *c, uint16_t g, char *err, size_t errlen)
 		}
 		p->mbufs[off / p->buf_size] = m;
 		xnv_priv(m)->buf = (uint32_t)(off / p->buf_size);
-		xnv_priv(m)->group = g;
+		xnv_priv(m)->pool = idx;
 	}
 	rc = i == p->n_bufs ? 0 : -EINVAL;
 	if (rc == 0)
 		find_linear_layout(p);
 	while (i-- > 0)
 		rte_pktmbuf_free(p->mbufs[i]);
+	if (rc == 0)
+		return 0;
+	snprintf(err, errlen, "%s: mempool does not map one mbuf per buffer",
+		 what);
+fail:
+	xnv_pool_destroy(p);
+	return rc;
+}
+
+int
+xnv_pool_create(struct xnv_core *c, uint16_t g, char *err, size_t errlen)
+{
+	const struct xnv_group_cfg *gc = &c->cfg.groups[g];
+	struct xnv_pool *p = &c->pools[g];
+	char name[RTE_MEMPOOL_NAMESIZE], what[XNV_NAME_LEN + 8];
+	int rc;
+
+	memset(p, 0, sizeof(*p));
+	p->group = g;
+	p->n_bufs = gc->pool_bufs;
+	p->buf_size = gc->buf_size;
+	snprintf(name, sizeof(name), "xnv-pool-%s", gc->name);
+	snprintf(what, sizeof(what), "group %s", gc->name);
+	rc = gnts_region_create(name, (size_t)p->n_bufs * p->buf_size,
+				GNTS_F_HUGE, &p->region);
 	if (rc < 0) {
-		snprintf(err, errlen, "group %s: mempool does not map one "
-			 "mbuf per buffer", gc->name);
-		xnv_pool_destroy(p);
+		snprintf(err, errlen, "group %s: cannot allocate %u x %u B "
+			 "pool: %s", gc->name, p->n_bufs, p->buf_size,
+			 strerror(-rc));
 		return rc;
 	}
+	rc = pool_build(c, g, what, name, err, errlen);
+	if (rc < 0)
+		return rc;
 	XLOG(INFO, "group %s: pool of %u x %u B in region %u (%zu MiB, %s "
 	     "pages; mbuf lookup by %s)\n", gc->name, p->n_bufs, p->buf_size,
 	     p->region->ref, p->region->size >> 20,
 	     p->region->page_size == GNTS_HUGE_PAGE ? "2 MiB huge" : "4 KiB",
 	     p->mbuf_base ? "stride" : "table");
 	return 0;
+}
+
+/*
+ * A pool of @p nf's own, of its group's size, made for its domain alone
+ * (under gntalloc: pages gntalloc grants to that domain).  Sets nf->pool.
+ */
+int
+xnv_pool_create_own(struct xnv_core *c, struct xnv_nf *nf, char *err,
+		    size_t errlen)
+{
+	const struct xnv_group_cfg *gc = &c->cfg.groups[nf->group];
+	char name[GNTS_NAME_LEN], mp[RTE_MEMPOOL_NAMESIZE], what[64];
+	char gerr[400];
+	struct xnv_pool *p = NULL;
+	uint16_t i;
+	int rc;
+
+	for (i = XNV_MAX_GROUPS; i < XNV_MAX_POOLS && p == NULL; i++)
+		if (c->pools[i].mp == NULL && c->pools[i].region == NULL)
+			p = &c->pools[i];
+	if (p == NULL) {
+		snprintf(err, errlen, "no room for another pool of an NF's own "
+			 "(%d, some wait for buffers to come home)", XNV_MAX_NFS);
+		return -ENOSPC;
+	}
+	i = (uint16_t)(p - c->pools);
+	memset(p, 0, sizeof(*p));
+	p->group = nf->group;
+	p->nf = nf->id;
+	p->own = 1;
+	p->n_bufs = gc->pool_bufs;
+	p->buf_size = gc->buf_size;
+	snprintf(name, sizeof(name), "xnv-pool-%.22s", nf->name);
+	snprintf(mp, sizeof(mp), "xnv-nfpool-%u", i);
+	snprintf(what, sizeof(what), "NF %s: pool of its own", nf->name);
+	rc = gnts_region_create_for(name, (size_t)p->n_bufs * p->buf_size,
+				    GNTS_F_HUGE, nf->dom, 0, &p->region, gerr,
+				    sizeof(gerr));
+	if (rc < 0) {
+		p->region = NULL;
+		snprintf(err, errlen, "pool of its own (%u x %u B): %s",
+			 p->n_bufs, p->buf_size, gerr);
+		return rc;
+	}
+	rc = pool_build(c, i, what, mp, err, errlen);
+	if (rc == 0)
+		nf->pool = i;
+	return rc;
+}
+
+/* @p nf is gone: its own pool goes once every buffer is home. */
+void
+xnv_pool_retire(struct xnv_core *c, struct xnv_nf *nf)
+{
+	struct xnv_pool *p = &c->pools[nf->pool];
+
+	if (p->own)
+		p->retired = 1;
+}
+
+/* Destroy retired pools whose buffers are all home (control path). */
+void
+xnv_pools_sweep(struct xnv_core *c)
+{
+	unsigned i;
+
+	for (i = XNV_MAX_GROUPS; i < XNV_MAX_POOLS; i++) {
+		struct xnv_pool *p = &c->pools[i];
+
+		if (!p->retired || xnv_pool_free(p) != p->n_bufs)
+			continue;
+		XLOG(INFO, "pool %u (%s, group %s) released: its NF is gone "
+		     "and its %u buffers are home\n", i, p->region->name,
+		     c->cfg.groups[p->group].name, p->n_bufs);
+		xnv_pool_destroy(p);
+	}
 }
 
 void
@@ -149,6 +248,7 @@ xnv_pool_destroy(struct xnv_pool *p)
 	}
 	p->region = NULL;
 	p->extmem_registered = 0;
+	p->retired = 0;
 }
 
 unsigned

@@ -7,6 +7,8 @@
 
 #include <rte_ethdev.h>
 
+#include <gntshare/xen.h>
+
 #include "core.h"
 
 static const char *const state_names[] = {
@@ -81,6 +83,19 @@ xnv_stats_print(const struct xnv_core *c, FILE *f, double elapsed)
 		fprintf(f, "  group %-10s pool %u buffers, %u free, %" PRIu64
 			" copied in\n", cfg->groups[i].name, c->pools[i].n_bufs,
 			xnv_pool_free(&c->pools[i]), c->pools[i].copies_in);
+	/* NFs' own pools: pool <region> group <g> <n> buffers, <n> free */
+	for (i = XNV_MAX_GROUPS; i < XNV_MAX_POOLS; i++) {
+		const struct xnv_pool *p = &c->pools[i];
+
+		if (p->mp != NULL)
+			fprintf(f, "  pool %-20s group %-10s %u buffers, %u "
+				"free%s\n", p->region->name,
+				cfg->groups[p->group].name, p->n_bufs,
+				xnv_pool_free(p), p->retired ? " (its NF is "
+				"gone; released once all are home)" : "");
+	}
+	if (c->xen != NULL && !gnts_region_shareable())
+		fprintf(f, "  gntalloc: %zu pages held\n", gnts_galloc_pages());
 	fprintf(f, "  core drops:");
 	for (i = 0; i < XNV_DROP_N; i++)
 		fprintf(f, " %s %" PRIu64, xnv_drop_names[i], c->drops[i]);
@@ -120,6 +135,7 @@ xnv_stats_json(const struct xnv_core *c, const char *path, double elapsed)
 			continue;
 		fprintf(f, "%s\n  {\"name\": \"%s\", \"service\": \"%s\", "
 			"\"group\": \"%s\", \"domain\": %u, \"pid\": %d, "
+			"\"own_pool\": %s, "
 			"\"state\": \"%s\", \"rx\": %" PRIu64 ", \"tx\": %" PRIu64
 			", \"drop\": %" PRIu64 ", \"bad\": %" PRIu64
 			", \"reclaimed\": %" PRIu64 ", \"alloc\": %" PRIu64
@@ -128,6 +144,7 @@ xnv_stats_json(const struct xnv_core *c, const char *path, double elapsed)
 			first ? "" : ",", nf->name,
 			cfg->services[nf->service].name,
 			cfg->groups[nf->group].name, nf->dom, (int)nf->pid,
+			nf->pool >= XNV_MAX_GROUPS ? "true" : "false",
 			state_names[nf->state], nf->rx_pkts, nf->tx_pkts,
 			nf->drops, nf->bad, nf->reclaimed, nf->allocs, nf->held,
 			nf->quarantined ? "true" : "false", nf->gone_reason);
@@ -148,7 +165,21 @@ xnv_stats_json(const struct xnv_core *c, const char *path, double elapsed)
 				cfg->groups[j].name, c->copies[i][j]);
 		fprintf(f, "}}");
 	}
-	fprintf(f, "\n ],\n \"drops\": {");
+	fprintf(f, "\n ],\n \"nf_pools\": [");
+	for (i = XNV_MAX_GROUPS, first = 1; i < XNV_MAX_POOLS; i++) {
+		const struct xnv_pool *p = &c->pools[i];
+
+		if (p->mp == NULL)
+			continue;
+		fprintf(f, "%s\n  {\"index\": %u, \"region\": \"%s\", "
+			"\"group\": \"%s\", \"pool_bufs\": %u, \"free\": %u, "
+			"\"retired\": %s}", first ? "" : ",", i, p->region->name,
+			cfg->groups[p->group].name, p->n_bufs, xnv_pool_free(p),
+			p->retired ? "true" : "false");
+		first = 0;
+	}
+	fprintf(f, "\n ],\n \"gntalloc_pages\": %zu,\n \"drops\": {",
+		gnts_galloc_pages());
 	for (i = 0; i < XNV_DROP_N; i++)
 		fprintf(f, "%s\"%s\": %" PRIu64, i ? ", " : "",
 			xnv_drop_names[i], c->drops[i]);

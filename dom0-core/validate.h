@@ -19,7 +19,7 @@
  * A descriptor that fails 3-5 still names a buffer the NF owned: that
  * buffer is taken back and freed, so a bad descriptor never leaks.
  * Packet *contents* are never trusted: the core does not parse a buffer
- * after an NF has held it (only cross-group copies read it, as bytes).
+ * after an NF has held it (only copies between pools read it, as bytes).
  *
  * What happens to an NF that keeps failing them: guard.c (error budget,
  * quarantine, heartbeat).  This header needs no DPDK, so the fuzz harness

@@ -1,6 +1,7 @@
 # libgntshare: regions, rendezvous (host and xen backends), descriptor rings.
 # Programs using the xen backend link $(XEN_LIBS) too.
-GNTS_SRC := gntshare/ring.c gntshare/region.c gntshare/kgrant.c gntshare/host_msg.c \
+GNTS_SRC := gntshare/ring.c gntshare/region.c gntshare/kgrant.c gntshare/galloc.c \
+            gntshare/host_msg.c \
             gntshare/host_server.c gntshare/host_client.c \
             gntshare/xen_server.c gntshare/xen_client.c
 GNTS_OBJ := $(GNTS_SRC:%.c=$(B)/obj/%.o)

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Host backend regions: memfds in a process-wide grant table.
- * See include/gntshare/gntshare.h for the contract.
+ * Regions: memfds (host backend, and the xen backend with the gntshare
+ * module), or gntalloc pages (the xen fallback, galloc.c), in a
+ * process-wide grant table.  See include/gntshare/gntshare.h for the
+ * contract.
  */
 
 #include <errno.h>
@@ -12,13 +14,16 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "galloc.h"
 #include "gntshare/gntshare.h"
+#include "gntshare/xen.h"
 #include "kgrant.h"
 
 #ifndef MFD_HUGE_2MB
 #define MFD_HUGE_2MB (21 << 26)
 #endif
 
+const struct gnts_galloc_ops *gnts_galloc_ops;
 static struct gnts_region *table[GNTS_MAX_REGIONS];
 static gnts_ref_t next_ref = 1;
 static void (*logger)(int, const char *);
@@ -185,6 +190,76 @@ out:
 	return rc;
 }
 
+int
+gnts_region_create_for(const char *name, size_t size, unsigned flags,
+		       gnts_domid_t dom, int readonly,
+		       struct gnts_region **out, char *err, size_t errlen)
+{
+	struct gnts_region *r;
+	int rc;
+
+	if (gnts_galloc_ops == NULL) {
+		rc = gnts_region_create(name, size, flags, &r);
+		if (rc < 0) {
+			snprintf(err, errlen, "region %s of %zu bytes: %s",
+				 name, size, strerror(-rc));
+			return rc;
+		}
+		rc = gnts_region_grant(r, dom, readonly);
+		if (rc < 0) {
+			snprintf(err, errlen, "granting region %s to domain "
+				 "%u: %s%s", name, gnts_kgrant_on() ?
+				 GNTS_XEN_DOMID(dom) : dom, strerror(-rc),
+				 rc == -ENOSPC && gnts_kgrant_on() ?
+				 " (Dom0's grant table is full: raise Xen's "
+				 "gnttab_max_frames)" : "");
+			gnts_region_destroy(r);
+			return rc;
+		}
+		*out = r;
+		return 0;
+	}
+	r = size != 0 ? calloc(1, sizeof(*r)) : NULL;
+	if (r == NULL) {
+		rc = size != 0 ? -ENOMEM : -EINVAL;
+		snprintf(err, errlen, "region %s of %zu bytes: %s", name, size,
+			 strerror(-rc));
+		return rc;
+	}
+	snprintf(r->name, sizeof(r->name), "%s", name);
+	rc = gnts_galloc_ops->share(r, size, dom, readonly, err, errlen);
+	if (rc < 0) {
+		free(r);
+		return rc;
+	}
+	rc = table_insert(r);
+	if (rc < 0) {
+		snprintf(err, errlen, "region %s: the grant table holds %u "
+			 "regions already", name, GNTS_MAX_REGIONS);
+		gnts_region_destroy(r);
+		return rc;
+	}
+	*out = r;
+	return 0;
+}
+
+int
+gnts_region_shareable(void)
+{
+	return gnts_galloc_ops == NULL;
+}
+
+/* End @p g (module: REVOKE) and free its refs.  @return busy frames. */
+static int
+end_grant(struct gnts_grant *g)
+{
+	int busy = gnts_kgrant_revoke(g);
+
+	free(g->refs);
+	g->refs = NULL;
+	return busy;
+}
+
 void
 gnts_region_destroy(struct gnts_region *r)
 {
@@ -196,11 +271,17 @@ gnts_region_destroy(struct gnts_region *r)
 		if (table[i] == r)
 			table[i] = NULL;
 	/* Frames a domain still maps stay pinned by the module (and out of
-	 * the kernel's hands) after the munmap below, until it unmaps. */
+	 * the kernel's hands) after the munmap below, until it unmaps.
+	 * gntalloc pages: the kernel ends their grant once nobody maps them
+	 * (see gntshare/README.md). */
 	for (i = 0; i < r->n_grants; i++)
-		(void)gnts_kgrant_revoke(&r->grants[i]);
-	munmap(r->va, r->size);
-	close(r->fd);
+		end_grant(&r->grants[i]);
+	if (r->galloc) {
+		gnts_galloc_ops->unshare(r);
+	} else {
+		munmap(r->va, r->size);
+		close(r->fd);
+	}
 	free(r);
 }
 
@@ -221,6 +302,9 @@ gnts_region_grant(struct gnts_region *r, gnts_domid_t dom, int readonly)
 	struct gnts_grant *g;
 	int i = grant_index(r, dom), rc;
 
+	if (r->galloc || gnts_galloc_ops != NULL)	/* made granted, or not */
+		return i >= 0 && r->grants[i].readonly == (readonly != 0) ?
+		       0 : -EOPNOTSUPP;
 	if (i >= 0 && (r->grants[i].readonly == (readonly != 0) ||
 		       !gnts_kgrant_on())) {
 		r->grants[i].readonly = readonly != 0;
@@ -251,7 +335,7 @@ gnts_region_revoke(struct gnts_region *r, gnts_domid_t dom)
 
 	if (i < 0)
 		return -ENOENT;
-	busy = gnts_kgrant_revoke(&r->grants[i]);
+	busy = end_grant(&r->grants[i]);
 	r->grants[i] = r->grants[--r->n_grants];
 	return busy;
 }

@@ -20,11 +20,13 @@
 
 #include <xenstore.h>
 
+#include "galloc.h"
 #include "gntshare/ring.h"
 #include "gntshare/xen.h"
 
 #define MAX_DEVS 256u
 #define VAL_MAX  4096u		/* XenStore value limit */
+#define ERR_MAX  512u		/* a refusal: may name limits and knobs */
 
 struct xdev {
 	int used;
@@ -219,7 +221,8 @@ refs_string(const uint32_t *refs, uint32_t n, char *buf, size_t len)
 
 /* Directory pages listing the pool's refs for @p d, granted read-only. */
 static int
-make_directory(struct xdev *d, const uint32_t *refs, uint32_t n)
+make_directory(struct xdev *d, const uint32_t *refs, uint32_t n, char *err,
+	       size_t errlen)
 {
 	char name[GNTS_NAME_LEN];
 	uint32_t *dir, i;
@@ -227,18 +230,14 @@ make_directory(struct xdev *d, const uint32_t *refs, uint32_t n)
 	int rc;
 
 	snprintf(name, sizeof(name), "xnv-dir-%u.%u", d->domid, d->devid);
-	rc = gnts_region_create(name, pages * GNTS_XEN_PAGE, 0, &d->dir);
+	rc = gnts_region_create_for(name, pages * GNTS_XEN_PAGE, 0, d->dom, 1,
+				    &d->dir, err, errlen);
 	if (rc < 0)
 		return rc;
 	dir = d->dir->va;
 	for (i = 0; i < n; i++)
 		dir[i] = htole32(refs[i]);
-	rc = gnts_region_grant(d->dir, d->dom, 1);
-	if (rc < 0) {
-		gnts_region_destroy(d->dir);
-		d->dir = NULL;
-	}
-	return rc;
+	return 0;
 }
 
 static int
@@ -260,12 +259,9 @@ publish(struct gnts_xen_server *s, struct xdev *d,
 		snprintf(err, errlen, "ring or pool not granted to the domain");
 		return -EINVAL;
 	}
-	rc = make_directory(d, prefs, np);
-	if (rc < 0) {
-		snprintf(err, errlen, "cannot grant the pool directory: %s",
-			 strerror(-rc));
+	rc = make_directory(d, prefs, np, err, errlen);
+	if (rc < 0)
 		return rc;
-	}
 	drefs = gnts_region_refs(d->dir, d->dom, &nd);
 	if (refs_string(rrefs, nr, rstr, sizeof(rstr)) < 0 ||
 	    refs_string(drefs, nd, dstr, sizeof(dstr)) < 0) {
@@ -306,7 +302,7 @@ do_attach(struct gnts_xen_server *s, struct xdev *d)
 {
 	struct gnts_attach_req req;
 	struct gnts_attach_rsp rsp;
-	char err[GNTS_ERR_LEN], rid[24];
+	char err[ERR_MAX], rid[24];
 	int rc;
 
 	if (xread(s, d->fe, "request-id", rid, sizeof(rid)) < 0)
@@ -501,7 +497,7 @@ gnts_xen_server_open(const struct gnts_server_ops *ops,
 	struct gnts_xen_server *s;
 	int rc;
 
-	rc = gnts_kgrant_enable(err, errlen);
+	rc = gnts_xen_grants_enable(err, errlen);
 	if (rc < 0)
 		return rc;
 	s = calloc(1, sizeof(*s));

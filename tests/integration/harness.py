@@ -211,7 +211,7 @@ class Core(Proc):
     def snapshot(self, timeout=5):
         """Counters now: SIGUSR1 makes the core print its table on stdout.
         Returns {"ports": {name: {rx, tx, missed, nombuf}}, "nfs": {name: {...}},
-        "drops": {reason: n}}."""
+        "groups": {name: {...}}, "pools": {region: {...}}, "drops": {reason: n}}."""
         before = self.stdout().count("\n  core drops:")
         self.signal(signal.SIGUSR1)
         wait_until(lambda: self.stdout().count("\n  core drops:") > before,
@@ -222,7 +222,7 @@ class Core(Proc):
 def parse_stats_table(text):
     """Parse the last table xnv_stats_print() wrote."""
     block = text[text.rindex("xnv-core statistics after"):]
-    res = {"ports": {}, "nfs": {}, "groups": {}, "drops": {}}
+    res = {"ports": {}, "nfs": {}, "groups": {}, "pools": {}, "drops": {}}
     mode = None
     for line in block.splitlines()[1:]:
         f = line.split()
@@ -233,7 +233,13 @@ def parse_stats_table(text):
         elif f[0] == "nf" and f[1] == "service":
             mode = "nfs"
         elif f[0] == "group":
-            res["groups"][f[1]] = {"pool_bufs": int(f[3]), "free": int(f[5])}
+            res["groups"][f[1]] = {"pool_bufs": int(f[3]), "free": int(f[5]),
+                                   "copied_in": int(f[7])}
+        elif f[0] == "pool":    # an NF's own pool, by region name
+            res["pools"][f[1]] = {"group": f[3], "pool_bufs": int(f[4]),
+                                  "free": int(f[6]), "retired": "gone;" in f}
+        elif f[0] == "gntalloc:":
+            res["gntalloc_pages"] = int(f[1])
         elif f[:2] == ["core", "drops:"]:
             res["drops"] = {f[i]: int(f[i + 1]) for i in range(2, len(f) - 1, 2)}
             break
@@ -347,10 +353,12 @@ def xnv_env(logdir, probe_bin):
 # scenarios shared by several modules
 
 def pcap_chain_config(env, in_pcap, out_pcap, services=("fwd-a", "fwd-b"),
-                      group="blue", pool_bufs=4096, name="chain.ini"):
-    """port in (pcap) -> services... -> port out (pcap), one group."""
+                      group="blue", pool_bufs=4096, name="chain.ini",
+                      core_opts=None):
+    """port in (pcap) -> services... -> port out (pcap), one group;
+    core_opts: more [core] keys."""
     return write_config(env.path(name), [
-        ("core", {"socket": env.socket}),
+        ("core", {"socket": env.socket, **(core_opts or {})}),
         (f"group {group}", {"pool_bufs": pool_bufs}),
         ("port in", {"dev": f"net_pcap0,rx_pcap={in_pcap}", "group": group,
                      "chain": " -> ".join([*services, "out"])}),
@@ -360,13 +368,15 @@ def pcap_chain_config(env, in_pcap, out_pcap, services=("fwd-a", "fwd-b"),
 
 
 def run_pcap_chain(env, packets, services=("fwd-a", "fwd-b"), group="blue",
-                   pool_bufs=4096, wrapper=(), idle_exit=500, timeout=60):
+                   pool_bufs=4096, wrapper=(), idle_exit=500, timeout=60,
+                   core_opts=None):
     """Send `packets` through port -> services -> port with forwarder NFs;
     the core stops by itself (--idle-exit).  Returns a dict with the core,
     the NFs, the output packets and the final counters."""
     in_pcap = write_pcap(env.path("in.pcap"), packets)
     out_pcap = env.path("out.pcap")
-    cfg = pcap_chain_config(env, in_pcap, out_pcap, services, group, pool_bufs)
+    cfg = pcap_chain_config(env, in_pcap, out_pcap, services, group, pool_bufs,
+                            core_opts=core_opts)
     core = env.start_core(cfg, idle_exit=idle_exit, wrapper=wrapper)
     core.wait_ready()
     nfs = [env.start_nf(s, group, f"{s}-1") for s in services]

@@ -78,6 +78,10 @@ CASES = {
         config(core="[core]\nheartbeat_timeout_ms = 1s\n"),
         (), r"config error: .*\[core\] heartbeat_timeout_ms = 1s: expected a number",
         False),
+    "nf-pools-unknown": (
+        config(core="[core]\nnf_pools = mine\n"),
+        (), r"config error: .*\[core\] nf_pools = mine: expected 'group' or "
+            r"'own'$", False),
     "bad-number": (
         config(group="[group g]\npool_bufs = abc\n"),
         (), r"config error: .*\[group g\] pool_bufs = abc: expected a number", False),

@@ -5,7 +5,9 @@
 # The ring tests are also built with ThreadSanitizer (tsan/, whatever SAN
 # says: TSan cannot be combined with ASan) and run by check-unit: the
 # two-thread stress then checks the ring's memory ordering too.
-UNIT_TESTS  := test_ring test_ring_ctl test_host_backend
+UNIT_TESTS  := test_ring test_ring_ctl test_host_backend test_galloc
+# libraries a test needs beyond libgntshare (galloc.o calls libxengnttab)
+UNIT_LIBS_test_galloc := $(XEN_LIBS)
 TSAN_TESTS  := test_ring test_ring_ctl
 TSAN_BINS   := $(TSAN_TESTS:%=$(B)/tests/tsan/%)
 TSAN_STRESS_N ?= 10000000
@@ -22,7 +24,7 @@ EXTRA_CFLAGS_tests := -Iexamples -Iexamples/common -Idom0-core
 
 $(UNIT_TESTS:%=$(B)/tests/unit/%): $(B)/tests/unit/%: $(B)/obj/tests/unit/%.o $(GNTS_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDSAN) -o $@ $< $(GNTS_LIB) $(CMOCKA_LIBS) -lpthread
+	$(CC) $(LDSAN) -o $@ $< $(GNTS_LIB) $(UNIT_LIBS_$*) $(CMOCKA_LIBS) -lpthread
 
 .SECONDEXPANSION:
 $(EX_UNIT_TESTS:%=$(B)/tests/unit/%): $(B)/tests/unit/%: $(B)/obj/tests/unit/%.o \

@@ -22,6 +22,7 @@ dump() {
 	timeout 10 xl list
 	for f in /var/log/xen/console/*; do [ -f "$f" ] && { echo "== $f"; tail -n 40 "$f"; }; done
 	dmesg | grep -iE 'gntshare|grant' | tail -n 20
+	for f in /tmp/core*.log; do [ -f "$f" ] && { echo "== $f"; grep -v '^EAL' "$f" | tail -n 30; }; done
 }
 ( sleep "$WD"; echo "XT: watchdog fired after ${WD}s"; dump; echo "XT-DONE rc=watchdog"; poweroff -f ) &
 for m in xen-privcmd xenfs xen-evtchn xen-gntdev; do insmod /lib/modules/$m.ko; done

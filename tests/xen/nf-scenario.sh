@@ -82,7 +82,7 @@ snap
 if [ "$(col nf-c1.0 3)" != 0 ]; then V=nf-c1 S=nf-c2; else V=nf-c2 S=nf-c1; fi
 t1=$(col nout 3)
 xl destroy $V
-wait_for 10 finished $V.0
+wait_for 60 finished $V.0
 fin=$?
 sleep 2; snap
 t2=$(col nout 3)
@@ -90,7 +90,7 @@ t2=$(col nout 3)
 	[ "$(col $S.0 3)" -gt 0 ]
 check destroy-under-traffic $? "xl destroy $V: $(grep -o "NF $V.0 (domain [0-9]*) detached.*" $LOG | cut -c1-160); port nout tx $t1 -> $t2 via $S (rx $(col $S.0 3))"
 xnv-xl destroy $S >/dev/null 2>&1
-wait_for 10 finished $S.0
+wait_for 60 finished $S.0
 sleep 1; snap
 [ "$(grp blue 4)" = "$(grp blue 6)" ] && [ "$(grp red 4)" = "$(grp red 6)" ]
 check pool-back-to-full $? "blue $(grp blue 6)/$(grp blue 4) free, red $(grp red 6)/$(grp red 4) free, with nout traffic now dropped for lack of an instance"
@@ -110,4 +110,88 @@ for d in a b r; do grep -h "xnv-forwarder exited" /var/log/xen/console/guest-nf-
 [ $ok = 0 ] && [ "$(grep -c 'xnv-forwarder exited rc=0' /tmp/exits)" = 3 ] &&
 	grep -q 'rc=0 (device 1)' /var/log/xen/console/guest-nf-r.log
 check nfs-see-core-shutdown $? "$(tr '\n' ';' </tmp/exits)"
+
+# ---- without the gntshare module: the gntalloc fallback --------------------
+# The core and xt-dom0 are gone, so every grant of the module has ended and
+# it unloads.  The core starts again (same config but a fresh output pcap)
+# on gntalloc: each NF gets a pool of its own, packets are copied between
+# pools, also inside trust group blue.
+echo "XT: t=$(cut -d' ' -f1 /proc/uptime)s gntalloc fallback phase"
+LOG=/tmp/core-fallback.log
+out=$(rmmod gntshare 2>&1); rc=$?
+[ $rc = 0 ] && [ ! -e /dev/xen/gntshare ]
+check gntshare-unloads $? "rmmod gntshare: exit $rc${out:+ ($out)}, /dev/xen/gntshare gone"
+xnv-core $MEM -l 0 -- --config /nf/xnv-fallback.ini --backend xen >$LOG 2>&1 &
+CORE=$!
+FALLBACK="gntshare module not loaded (/dev/xen/gntshare: No such file or directory): falling back to gntalloc, one pool per NF domain; packets crossing NF domains of one trust group are copied"
+wait_for 60 grep -q "NFs attach from Xen domains" $LOG && grep -qF "$FALLBACK" $LOG
+ok=$?
+check fallback-core-starts $ok "$(grep -oE '(gntshare module not loaded|grants by) .*' $LOG | cut -c1-140 | tr '\n' ';')"
+[ $ok = 0 ] || exit 1
+xnv-xl create /domU/nf-a.cfg >/tmp/xl-fa.log 2>&1
+xnv-xl create /domU/nf-b.cfg >/tmp/xl-fb.log 2>&1
+wait_for 150 attached nf-a.0 && wait_for 150 attached nf-b.0 &&
+	[ "$(grep -c 'NF nf-[ab].0 attached.*pool: its own' $LOG)" = 2 ]
+check fallback-nfs-attach $? "$(grep -o 'NF nf-[ab].0 attached.*' $LOG | sed 's/ attached from Xen//; s/: packets.*//' | tr '\n' ';')"
+A=$(xl domid nf-a)
+wait_for 240 port_out_done
+ok=$?
+snap
+[ $ok = 0 ] && [ "$(col nf-a.0 3)" = "$N" ] && [ "$(col nf-b.0 4)" = "$N" ] &&
+	[ "$(grp blue 8)" = $((2 * N)) ]
+check fallback-chain-copies $? "port out tx $(col out 3)/$N, nf-a.0 rx $(col nf-a.0 3), nf-b.0 tx $(col nf-b.0 4); group blue copied-in $(grp blue 8) (want $((2 * N)): port -> nf-a, nf-a -> nf-b); $(awk '$1 == "pool" { printf "%s %s/%s free; ", $2, $7, $5 }' /tmp/snap)$(grep -o 'gntalloc: .*' /tmp/snap)"
+
+# ---- a limit that bites: one line naming the knobs, nothing leaks ---------
+# A second NF device of nf-a's domain, driven through XenStore from here,
+# asks to attach while xen-gntalloc's limit is 1 page: refused; with the
+# limit back it connects, then closes and its pool is released.
+held() { snap; awk '$1 == "gntalloc:" { print $2 }' /tmp/snap; }
+answered() { [ "$(xenstore-read $BE1/request-id 2>/dev/null)" = "$1" ] &&
+	[ "$(xenstore-read $BE1/state 2>/dev/null)" = "$2" ]; }
+LIM=/sys/module/xen_gntalloc/parameters/limit
+FE1=/local/domain/$A/device/xnv/1 BE1=/local/domain/0/backend/xnv/$A/1
+lim0=$(cat $LIM) h0=$(held)
+echo 1 >$LIM
+xenstore-write $FE1/backend $BE1 $FE1/backend-id 0 $FE1/name probe \
+	$FE1/request-id p1 $FE1/state 3
+xenstore-write $BE1/frontend $FE1 $BE1/frontend-id $A $BE1/name nf-a \
+	$BE1/service fwd-r $BE1/trust-group red $BE1/state 1
+wait_for 20 answered p1 6
+r1=$?
+e1=$(xenstore-read $BE1/error 2>/dev/null) h1=$(held)
+echo $lim0 >$LIM
+xenstore-write $FE1/request-id p2 $FE1/state 3
+wait_for 20 answered p2 4 && wait_for 10 attached probe
+r2=$?
+xenstore-write $FE1/state 6
+wait_for 20 grep -q "(xnv-pool-probe, group red) released" $LOG
+r3=$?
+xenstore-rm $BE1; xenstore-rm $FE1
+h2=$(held)
+[ $r1 = 0 ] && echo "$e1" | grep -q 'limit` is 1 page' && echo "$e1" | grep -q gnttab_max_frames &&
+	grep -qF "attach of NF probe (pid 0) refused: $e1" $LOG && [ "$h1" = "$h0" ] &&
+	[ $r2 = 0 ] && [ $r3 = 0 ] && [ "$h2" = "$h0" ] && kill -0 $CORE
+check gntalloc-limit-named $? "limit=1: '$(echo "$e1" | cut -c1-240)...'; gntalloc pages held $h0, $h1 after the refusal; limit=$lim0: attached (rc $r2), closed, pool released (rc $r3), held $h2"
+
+# ---- NF domains destroyed: pools released; clean exit; output intact -------
+xnv-xl destroy nf-a >/dev/null 2>&1; xnv-xl destroy nf-b >/dev/null 2>&1
+released() { [ "$(grep -c 'xnv-pool-nf-[ab].0, group blue) released' $LOG)" = 2 ]; }
+wait_for 20 finished nf-a.0 && wait_for 20 finished nf-b.0 && wait_for 20 released
+ok=$?
+sleep 1; snap
+[ $ok = 0 ] && [ "$(grp blue 4)" = "$(grp blue 6)" ] && ! grep -q '^  pool ' /tmp/snap &&
+	[ "$(awk '$1 == "gntalloc:" { print $2 }' /tmp/snap)" = 0 ]
+check fallback-pools-released $? "blue $(grp blue 6)/$(grp blue 4) free; own pools left: $(grep -c '^  pool ' /tmp/snap); $(grep -o 'gntalloc: .*' /tmp/snap)"
+kill -TERM $CORE; wait $CORE; crc=$?
+check fallback-core-exits-cleanly $crc "exit $crc; $(grep -o 'drops:.*' $LOG | tail -1 | cut -c1-160)"
+cmp=$(xt-pcapcmp /nf/in.pcap /tmp/out-fallback.pcap 2>&1)
+check fallback-chain-intact $? "$cmp"
+
+# ---- neither module: the core refuses to start, naming both ---------------
+out=$(rmmod xen_gntalloc 2>&1); rc=$?
+xnv-core $MEM -l 0 -- --config /nf/xnv-fallback.ini --backend xen >/tmp/core-nomod.log 2>&1
+crc=$?
+line=$(grep -o 'neither the gntshare module.*' /tmp/core-nomod.log)
+[ $rc = 0 ] && [ $crc = 1 ] && echo "$line" | grep -qF '(/dev/xen/gntshare: No such file or directory) nor xen-gntalloc (/dev/xen/gntalloc: No such file or directory)'
+check core-refuses-without-grant-modules $? "rmmod xen_gntalloc: exit $rc${out:+ ($out)}; xnv-core exit $crc: '$line'"
 exit $RC

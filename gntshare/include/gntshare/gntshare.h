@@ -15,6 +15,10 @@
  *         SCM_RIGHTS only to a domain the region is granted to.
  *   xen   regions are pinned and granted per domid through the hypervisor's
  *         grant table; the hypervisor refuses a ref to any other domain.
+ *         Without the gntshare kernel module, the gntalloc fallback can
+ *         only allocate new pages already granted to one domain: regions
+ *         for a domain are then made by gnts_region_create_for(), and a
+ *         region is never shared (gnts_region_shareable() says which).
  * In host mode the reference of a region is its region id (the same for all
  * grantees); the grant table below decides who may map it.
  *
@@ -62,7 +66,9 @@ struct gnts_region {
 	void *va;			/* Dom0 mapping */
 	size_t size;			/* bytes, multiple of page_size */
 	size_t page_size;		/* GNTS_HUGE_PAGE or GNTS_SMALL_PAGE */
-	int fd;				/* memfd (host backend) */
+	int fd;				/* memfd, or -1 (gntalloc pages) */
+	uint8_t galloc;			/* pages of the gntalloc fallback:
+					 * their one grant ends at destroy */
 	unsigned n_grants;
 	struct gnts_grant grants[GNTS_MAX_GRANTEES];
 };
@@ -75,13 +81,35 @@ struct gnts_region {
 int gnts_region_create(const char *name, size_t size, unsigned flags,
 		       struct gnts_region **out);
 
+/**
+ * A region for domain @p dom alone: gnts_region_create() then
+ * gnts_region_grant(r, dom, readonly), in one step.  Under the gntalloc
+ * fallback of the xen backend this is the only way to make a region a
+ * domain can map (gntalloc allocates the pages already granted to one
+ * domid; @p flags are ignored, pages are 4 KiB).
+ * @return 0 and *out, or a negative errno with one line in @p err (under
+ *   gntalloc: the pages asked for and the limits to raise).
+ */
+int gnts_region_create_for(const char *name, size_t size, unsigned flags,
+			   gnts_domid_t dom, int readonly,
+			   struct gnts_region **out, char *err, size_t errlen);
+
+/**
+ * 1 if one region can be granted to several domains (host backend, xen
+ * backend with the gntshare module); 0 under the gntalloc fallback, where
+ * every region belongs to the one domain it was made for.
+ */
+int gnts_region_shareable(void);
+
 /** Unregister, unmap and free a region (all grants end). */
 void gnts_region_destroy(struct gnts_region *r);
 
 /**
  * Grant @p r to domain @p dom.  Granting again to the same domain keeps
  * one grant and sets its read-only flag to @p readonly.
- * @return 0, or -ENOSPC when GNTS_MAX_GRANTEES domains hold it already.
+ * @return 0, or -ENOSPC when GNTS_MAX_GRANTEES domains hold it already,
+ *   or -EOPNOTSUPP under the gntalloc fallback for anything but the grant
+ *   the region was made with.
  */
 int gnts_region_grant(struct gnts_region *r, gnts_domid_t dom, int readonly);
 
@@ -90,6 +118,8 @@ int gnts_region_grant(struct gnts_region *r, gnts_domid_t dom, int readonly);
  * @return pages still mapped by @p dom that could not be reclaimed yet
  *   (always 0 in host mode: the grantee's mapping keeps its own reference;
  *   on Xen see gnts_domain_busy()), or -ENOENT if there was no such grant.
+ *   Under the gntalloc fallback the grant is only forgotten here; it ends
+ *   when the region is destroyed (0).
  */
 int gnts_region_revoke(struct gnts_region *r, gnts_domid_t dom);
 

@@ -7,6 +7,12 @@
  * one ref per 4 KiB frame; the hypervisor refuses a ref to every other
  * domain.  A guest maps refs with gntdev (libxengnttab).
  *
+ * Without the module, gntalloc (/dev/xen/gntalloc) is the fallback: it
+ * can only allocate new pages granted to one domain, so each region is
+ * made for its domain (gnts_region_create_for()) and none is shared; the
+ * core then gives every NF a pool of its own.  Guests see no difference:
+ * refs are refs.
+ *
  * Who is a "domain" for the region API: one NF device of a Xen domain,
  * GNTS_XEN_DOM(domid, devid).  Each device gets grants of its own (its own
  * refs), so one can be revoked while a sibling device keeps its mapping.
@@ -99,6 +105,20 @@ enum gnts_xenbus_state {
  */
 int gnts_kgrant_enable(char *err, size_t errlen);
 
+/**
+ * Grant through gntalloc from now on (process-wide; the fallback when the
+ * gntshare module is not loaded): gnts_region_create_for() then allocates
+ * the region's pages with xengntshr_share_pages() for that domain, and
+ * regions are not shareable.  The xen server enables it by itself when
+ * the module's device is missing (and logs that it did).
+ * @return 0, or -ENOENT (xen-gntalloc not loaded), -EBUSY (the module is
+ *   in use already), with a one-line reason in @p err.
+ */
+int gnts_galloc_enable(char *err, size_t errlen);
+
+/** Pages this process holds through gntalloc (0 when it is not used). */
+size_t gnts_galloc_pages(void);
+
 /** The refs of the grant of @p r to @p dom (NULL if none). */
 const uint32_t *gnts_region_refs(const struct gnts_region *r,
 				 gnts_domid_t dom, uint32_t *n);
@@ -120,8 +140,10 @@ typedef int (*gnts_xen_check_fn)(void *ctx, const struct gnts_attach_req *req,
 				 char *err, size_t errlen);
 
 /**
- * Watch GNTS_XEN_BACKEND_ROOT and @releaseDomain.  Domains already
- * registered (a restarted core) are picked up by the first poll.
+ * Grants through the gntshare module, or else gntalloc (logged; see
+ * gnts_galloc_enable()); then watch GNTS_XEN_BACKEND_ROOT and
+ * @releaseDomain.  Domains already registered (a restarted core) are
+ * picked up by the first poll.
  * ops->attach is called with pid 0; ops->death when the NF leaves, its
  * domain dies or its nodes are removed; ops->map_denied is not used (Xen
  * refuses foreign refs itself).
