@@ -387,6 +387,7 @@ done
 done_line=$(grep -aE '^XT-DONE rc=' "$runlog.txt" | tail -1)
 phase() { grep -aoE "t=[0-9.]+s $1" "$runlog.txt" | head -1 | grep -oE '[0-9.]+' | head -1; }
 phases="Dom0 uptime: /init $(phase 'dom0 /init')s, xl ready $(phase xenstored)s, grant tests done $(phase 'grant tests')s, gntalloc fallback from $(phase 'gntalloc fallback')s, NF tests done $(phase xt-dom0)s"
+[ "$bench" = 1 ] && phases="Dom0 uptime: /init $(phase 'dom0 /init')s, xl ready $(phase xenstored)s, bench done $(phase 'bench finished')s"
 if [ "$done_line" = "XT-DONE rc=0" ]; then
 	ok run-complete "XT-DONE rc=0, QEMU boot-to-poweroff $boot_time ($phases), total $(since "$t_start")"
 else
