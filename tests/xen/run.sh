@@ -298,16 +298,14 @@ if [ "$bench" = 1 ]; then	# bench/xen/tcg/scenario.sh: @SIZE@ set per size
 	[core]
 	stall_timeout_ms = 600000
 	heartbeat_timeout_ms = 0
-	[group blue]
+	[group blue]		; the ports' group: the first one
 	pool_bufs = 4096
+	[service fwd-a]
 	[port gen]
 	dev = net_null0,size=@SIZE@
-	group = blue
 	chain = fwd-a -> sink
 	[port sink]
 	dev = net_null1
-	group = blue
-	[service fwd-a]
 	EOF
 	cat >"$r0/domU/nf-net.cfg" <<-EOF
 	name = "nf-net"
