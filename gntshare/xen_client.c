@@ -341,16 +341,40 @@ fail:
 	return rc;
 }
 
+/* xen-gntdev's `limit`: grants one map request may hold (its default,
+ * 65536, if the parameter cannot be read). */
+static unsigned long
+gntdev_limit(void)
+{
+	FILE *f = fopen("/sys/module/xen_gntdev/parameters/limit", "r");
+	unsigned long v = 65536;
+
+	if (f != NULL) {
+		if (fscanf(f, "%lu", &v) != 1)
+			v = 65536;
+		fclose(f);
+	}
+	return v;
+}
+
 int
 gnts_xen_client_map(struct gnts_xen_client *c, gnts_ref_t ref, void **va,
 		    size_t *size, char *err, size_t errlen)
 {
 	int ring = ref == GNTS_XEN_REF_RING;
 	uint32_t n = ring ? c->n_ring : c->n_pool;
+	unsigned long lim = gntdev_limit();
 	void *p;
 
 	if (ref != GNTS_XEN_REF_RING && ref != GNTS_XEN_REF_POOL)
 		return -EINVAL;
+	if (n > lim) {
+		snprintf(err, errlen, "the %s is %u pages, more than one gntdev "
+			 "map may hold (xen-gntdev `limit` = %lu): raise it "
+			 "(modprobe xen-gntdev limit=N) or make the group's "
+			 "pool_bufs smaller", ring ? "ring" : "pool", n, lim);
+		return -E2BIG;
+	}
 	p = xengnttab_map_domain_grant_refs(c->xgt, n, 0,
 					    ring ? c->ring_refs : c->pool_refs,
 					    PROT_READ | PROT_WRITE);
