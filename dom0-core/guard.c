@@ -15,7 +15,11 @@
  *   - Heartbeat: an NF holding buffers whose heartbeat (ring.h, control
  *     line) has not moved for heartbeat_timeout_ms is declared dead and
  *     detached like one whose socket hung up.  This is how a stopped or
- *     hung guest is found where there is no socket (Xen).
+ *     hung guest is found where there is no socket (Xen).  An NF that has
+ *     not beaten once yet (heartbeat still 0) is still starting: a Xen
+ *     guest maps its rings and pool only after the core has answered, which
+ *     on a busy host takes seconds, and packets are sent to it meanwhile.
+ *     It gets XNV_FIRST_BEAT_GRACE times the timeout.
  */
 #include <stdio.h>
 
@@ -23,6 +27,8 @@
 
 #include "core.h"
 #include "validate.h"
+
+#define XNV_FIRST_BEAT_GRACE 10
 
 const char *const xnv_bad_names[XNV_BAD_KINDS] = {
 	[XNV_OK] = "ok",
@@ -102,12 +108,14 @@ xnv_nf_watch(struct xnv_core *c, uint64_t now)
 			nf->beat_tsc = now;
 			continue;
 		}
-		if (c->heartbeat_tsc == 0 || now - nf->beat_tsc <= c->heartbeat_tsc)
+		if (c->heartbeat_tsc == 0 || now - nf->beat_tsc <=
+		    c->heartbeat_tsc * (beat == 0 ? XNV_FIRST_BEAT_GRACE : 1))
 			continue;
 		snprintf(why, sizeof(why), "no heartbeat for %u ms while "
-			 "holding %u buffers (NF hung or stopped)",
+			 "holding %u buffers (%s)",
 			 (unsigned)((now - nf->beat_tsc) * 1000 / c->tsc_hz),
-			 nf->held);
+			 nf->held, beat == 0 ? "NF never started polling" :
+			 "NF hung or stopped");
 		XLOG(WARNING, "NF %s (domain %u, pid %d): %s\n", nf->name,
 		     nf->dom, (int)nf->pid, why);
 		nf->detach_code = GNTS_DETACH_HEARTBEAT;

@@ -93,6 +93,30 @@ def test_heartbeat_stopped_nf(xnv, timeout_ms):
     assert core.alive()
 
 
+def test_first_heartbeat_gets_a_grace(xnv):
+    """An NF that attached but has not beaten once is still starting (a Xen
+    guest maps its rings after the core's answer): it holds packets for
+    10 x heartbeat_timeout_ms before it is declared dead, then it goes."""
+    core = start_named_core(xnv, chain_config(xnv, "hb0", heartbeat_timeout_ms=300),
+                            "hb0")
+    probe = xnv.start_probe("--socket", core.socket, "--service", "fwd",
+                            "--group", "g", "--hold",
+                            name="silent", stdin="pipe")
+    core.wait_output(r"NF silent \(pid \d+\) attached", 10)
+    t0 = time.monotonic()
+    with Telemetry(core) as t:
+        wait_until(lambda: nf_infos(t)["silent"]["held"] > 0, 10,
+                   "packets held by the silent NF")
+        time.sleep(1.2)             # 4 x the timeout: still given time
+        assert nf_infos(t)["silent"]["state"] == "attached"
+    m = core.wait_output(r"NF silent \(domain \d+\) detached: no heartbeat for "
+                         r"(\d+) ms while holding \d+ buffers \(NF never "
+                         r"started polling\)", 10)
+    assert 3000 <= int(m.group(1)) and time.monotonic() - t0 < 3 + 5
+    probe.wait(10)
+    assert "end=detached" in probe.stdout()
+
+
 # --------------------------------------------------------------------------
 # (b) kill -9, 20 times, with 2 replicas
 
