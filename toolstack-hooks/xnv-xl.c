@@ -257,8 +257,10 @@ unregister(struct xs_handle *xs, int domid)
 	(void)xs_rm(xs, XBT_NULL, path);
 }
 
+/* create's options, up to CFG (what follows CFG is xl's).  Returns -1 and
+ * sets optind to CFG's index, or the exit status to return now. */
 static int
-cmd_create(int argc, char **argv)
+create_opts(int argc, char **argv, int *dry, double *timeout)
 {
 	static const struct option lo[] = {
 		{ "dry-run", no_argument, NULL, 'n' },
@@ -266,22 +268,18 @@ cmd_create(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct nfv_cfg c;
-	struct xs_handle *xs;
-	char err[256], *data, **xargv, *e;
-	double timeout = 10;
-	size_t len;
-	int dry = 0, opt, i, rc, domid;
+	char *e;
+	int opt;
 
 	optind = 1;
 	opterr = 0;
 	/* '+': stop at CFG, what follows is xl's */
 	while ((opt = getopt_long(argc, argv, "+", lo, NULL)) != -1) {
 		switch (opt) {
-		case 'n': dry = 1; break;
+		case 'n': *dry = 1; break;
 		case 't':
-			timeout = strtod(optarg, &e);
-			if (e == optarg || *e != '\0' || timeout <= 0) {
+			*timeout = strtod(optarg, &e);
+			if (e == optarg || *e != '\0' || *timeout <= 0) {
 				ERR("--timeout %s: expected seconds > 0", optarg);
 				return 2;
 			}
@@ -297,81 +295,146 @@ cmd_create(int argc, char **argv)
 		ERR("create: no domain config given (see --help)");
 		return 2;
 	}
-	if (read_file(argv[optind], &data, &len) < 0)
-		return 1;
-	rc = nfv_cfg_parse(argv[optind], data, len, stderr, &c, err,
-			   sizeof(err));
+	return -1;
+}
+
+/* Read and check the nfv_* keys of @p path; 0 or -1 (message printed). */
+static int
+load_cfg(const char *path, struct nfv_cfg *c)
+{
+	char err[256], *data;
+	size_t len;
+	int rc;
+
+	if (read_file(path, &data, &len) < 0)
+		return -1;
+	rc = nfv_cfg_parse(path, data, len, stderr, c, err, sizeof(err));
 	free(data);
 	if (rc < 0) {
 		ERR("%s; no domain created", err);
-		return 1;
+		return -1;
 	}
-	xargv = calloc((size_t)(argc - optind) + 4, sizeof(char *));
+	return 0;
+}
+
+/* `xl create -p CFG [xl args]` from @p argv[first..argc), NULL-terminated. */
+static char **
+xl_create_argv(int argc, char **argv, int first)
+{
+	char **xargv = calloc((size_t)(argc - first) + 4, sizeof(char *));
+	int i;
+
 	if (xargv == NULL)
-		return 1;
+		return NULL;
 	xargv[0] = (char *)xl;
 	xargv[1] = "create";
 	xargv[2] = "-p";
-	for (i = optind; i < argc; i++)
-		xargv[3 + i - optind] = argv[i];
-	if (dry) {
-		printf("domain %s: service %s, trust group %s, %d NF device%s\n",
-		       c.name, c.service, c.group, c.instances,
-		       c.instances > 1 ? "s" : "");
-		printf("1. run:");
-		for (i = 0; xargv[i] != NULL; i++)
-			printf(" %s", xargv[i]);
-		printf("\n2. register %s/<domid>/0..%d and "
-		       "/local/domain/<domid>/device/xnv/0..%d (state 1)\n",
-		       GNTS_XEN_BACKEND_ROOT, c.instances - 1, c.instances - 1);
-		printf("3. wait up to %.0f s for xnv-core to accept them "
-		       "(state 2)\n4. run: %s unpause %s\n", timeout, xl,
-		       c.name);
-		free(xargv);
-		return 0;
+	for (i = first; i < argc; i++)
+		xargv[3 + i - first] = argv[i];
+	return xargv;
+}
+
+/* --dry-run: the steps create would take, touching nothing. */
+static void
+print_plan(const struct nfv_cfg *c, char *const xargv[], double timeout)
+{
+	int i;
+
+	printf("domain %s: service %s, trust group %s, %d NF device%s\n",
+	       c->name, c->service, c->group, c->instances,
+	       c->instances > 1 ? "s" : "");
+	printf("1. run:");
+	for (i = 0; xargv[i] != NULL; i++)
+		printf(" %s", xargv[i]);
+	printf("\n2. register %s/<domid>/0..%d and "
+	       "/local/domain/<domid>/device/xnv/0..%d (state 1)\n",
+	       GNTS_XEN_BACKEND_ROOT, c->instances - 1, c->instances - 1);
+	printf("3. wait up to %.0f s for xnv-core to accept them "
+	       "(state 2)\n4. run: %s unpause %s\n", timeout, xl, c->name);
+}
+
+/* Register the devices of the paused domain @p domid (-1: xl made none),
+ * wait for xnv-core, unpause.  0, or -1 with the domain destroyed. */
+static int
+register_and_start(struct xs_handle *xs, const struct nfv_cfg *c, int domid,
+		   double timeout)
+{
+	int i, rc = domid < 0 ? -1 : 0;
+
+	if (rc < 0)
+		ERR("xl created no domain named %s", c->name);
+	for (i = 0; rc == 0 && i < c->instances; i++)
+		if ((rc = register_dev(xs, c, domid, i)) < 0)
+			ERR("cannot write XenStore nodes of device %d: %s", i,
+			    strerror(errno));
+	if (rc == 0)
+		rc = wait_core(xs, domid, c->instances, timeout);
+	if (rc == 0 && xl_simple("unpause", c->name) != 0) {
+		ERR("xl unpause %s failed", c->name);
+		rc = -1;
 	}
+	if (rc < 0) {
+		if (domid > 0) {
+			(void)xl_simple("destroy", c->name);
+			unregister(xs, domid);
+		}
+		ERR("domain %s destroyed", c->name);
+	}
+	return rc;
+}
+
+/* xl create -p, register, wait, unpause.  Returns the exit status. */
+static int
+create_and_register(const struct nfv_cfg *c, char *const xargv[],
+		    double timeout)
+{
+	struct xs_handle *xs;
+	int rc, domid;
+
 	xs = xs_open(0);
 	if (xs == NULL) {
 		ERR("cannot connect to XenStore: %s (run in Dom0 as root)",
 		    strerror(errno));
-		free(xargv);
 		return 1;
 	}
 	rc = run(xargv, NULL, 0);
-	free(xargv);
 	if (rc != 0) {
 		ERR("xl create failed (exit %d)", rc);
 		xs_close(xs);
 		return 1;
 	}
-	domid = domid_of(c.name);
-	rc = domid < 0 ? -1 : 0;
-	if (rc < 0)
-		ERR("xl created no domain named %s", c.name);
-	for (i = 0; rc == 0 && i < c.instances; i++)
-		if ((rc = register_dev(xs, &c, domid, i)) < 0)
-			ERR("cannot write XenStore nodes of device %d: %s", i,
-			    strerror(errno));
-	if (rc == 0)
-		rc = wait_core(xs, domid, c.instances, timeout);
-	if (rc == 0 && xl_simple("unpause", c.name) != 0) {
-		ERR("xl unpause %s failed", c.name);
-		rc = -1;
-	}
-	if (rc < 0) {
-		if (domid > 0) {
-			(void)xl_simple("destroy", c.name);
-			unregister(xs, domid);
-		}
-		ERR("domain %s destroyed", c.name);
-		xs_close(xs);
-		return 1;
-	}
-	printf("xnv-xl: domain %s (domid %d) started: service %s, trust group "
-	       "%s, %d NF device%s\n", c.name, domid, c.service, c.group,
-	       c.instances, c.instances > 1 ? "s" : "");
+	domid = domid_of(c->name);
+	rc = register_and_start(xs, c, domid, timeout);
 	xs_close(xs);
+	if (rc < 0)
+		return 1;
+	printf("xnv-xl: domain %s (domid %d) started: service %s, trust group "
+	       "%s, %d NF device%s\n", c->name, domid, c->service, c->group,
+	       c->instances, c->instances > 1 ? "s" : "");
 	return 0;
+}
+
+static int
+cmd_create(int argc, char **argv)
+{
+	struct nfv_cfg c;
+	double timeout = 10;
+	char **xargv;
+	int dry = 0, rc;
+
+	rc = create_opts(argc, argv, &dry, &timeout);
+	if (rc >= 0)
+		return rc;
+	if (load_cfg(argv[optind], &c) < 0)
+		return 1;
+	xargv = xl_create_argv(argc, argv, optind);
+	if (xargv == NULL)
+		return 1;
+	if (dry)
+		print_plan(&c, xargv, timeout);
+	rc = dry ? 0 : create_and_register(&c, xargv, timeout);
+	free(xargv);
+	return rc;
 }
 
 static int
