@@ -1,31 +1,44 @@
-# libxnv: the NF library (static, shared, pkg-config file).  No DPDK.
+# libxnv: the NF library (static, shared, pkg-config file).  No DPDK; the
+# Xen client only when the Xen libraries exist (HAVE_XEN, gntshare/build.mk).
 XNV_SRC  := domu-lib/nf.c domu-lib/io.c domu-lib/liveness.c
 XNV_OBJ  := $(XNV_SRC:%.c=$(B)/obj/%.o)
+# What libxnv carries of gntshare: the common and client parts only.
+XNV_GNTS_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(GNTS_COMMON) $(GNTS_CLIENT))
 XNV_A    := $(B)/lib/libxnv.a
 XNV_SO   := $(B)/lib/libxnv.so.0
 XNV_PC   := $(B)/lib/pkgconfig/libxnv.pc
 PREFIX   ?= /usr/local
+# The Xen client is referenced weakly (gntshare/cli.c): a static link pulls
+# it in only when asked to, which libxnv.pc does where it was built.
+ifeq ($(HAVE_XEN),1)
+XNV_PC_LIBS     := -Wl,-u,gnts_xen_cli_ops $(XEN_LIBS)
+XNV_PC_REQUIRES := xengnttab xenstore
+endif
 
 all: $(XNV_A) $(XNV_SO) $(XNV_PC)
 
-# libxnv carries the gntshare objects it needs, so NFs link one library.
-$(XNV_A): $(XNV_OBJ) $(GNTS_OBJ)
+$(XNV_A): $(XNV_OBJ) $(XNV_GNTS_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
-$(XNV_SO): $(XNV_OBJ) $(GNTS_OBJ)
+# Only the API of <xnv/nf.h> is exported (libxnv.map).
+$(XNV_SO): $(XNV_OBJ) $(XNV_GNTS_OBJ) domu-lib/libxnv.map
 	@mkdir -p $(dir $@)
-	$(CC) -shared -Wl,-soname,libxnv.so.0 $(LDSAN) -o $@ $^ $(XEN_LIBS)
+	$(CC) -shared -Wl,-soname,libxnv.so.0 \
+	    -Wl,--version-script=domu-lib/libxnv.map $(LDSAN) -o $@ \
+	    $(XNV_OBJ) $(XNV_GNTS_OBJ) $(XEN_LIBS)
 	ln -sf libxnv.so.0 $(B)/lib/libxnv.so
 
 # In-tree .pc: examples build against the build directory with
 # PKG_CONFIG_PATH=$(B)/lib/pkgconfig, exactly as users do after install.
 # Static linking by default so NF binaries run anywhere (and in DomUs).
-$(XNV_PC): domu-lib/libxnv.pc.in
+xnv_pc = sed -e 's|@LIBDIR@|$(1)|' -e 's|@CFLAGS@|$(2)|' \
+	     -e 's|@VERSION@|$(VERSION)|' -e 's|@XEN_LIBS@|$(XNV_PC_LIBS)|' \
+	     -e 's|@XEN_REQUIRES@|$(XNV_PC_REQUIRES)|' domu-lib/libxnv.pc.in
+
+$(XNV_PC): domu-lib/libxnv.pc.in Makefile
 	@mkdir -p $(dir $@)
-	sed -e 's|@LIBDIR@|$(CURDIR)/$(B)/lib|' \
-	    -e 's|@CFLAGS@|-I$(CURDIR)/domu-lib/include|' \
-	    $< > $@
+	$(call xnv_pc,$(CURDIR)/$(B)/lib,-I$(CURDIR)/domu-lib/include) > $@
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include/xnv
@@ -33,5 +46,5 @@ install: all
 	install -m 644 $(XNV_A) $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(XNV_SO) $(DESTDIR)$(PREFIX)/lib/
 	ln -sf libxnv.so.0 $(DESTDIR)$(PREFIX)/lib/libxnv.so
-	sed -e 's|@LIBDIR@|$(PREFIX)/lib|' -e 's|@CFLAGS@|-I$(PREFIX)/include|' \
-	    domu-lib/libxnv.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/libxnv.pc
+	$(call xnv_pc,$(PREFIX)/lib,-I$(PREFIX)/include) \
+	    > $(DESTDIR)$(PREFIX)/lib/pkgconfig/libxnv.pc

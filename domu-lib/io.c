@@ -43,8 +43,46 @@ idle_backoff(unsigned *idle)
 	}
 }
 
-#define core_alive xnv_core_alive	/* liveness.c */
-#define gone_rc    xnv_gone_rc
+/* <xnv/nf.h> names the protocol's action codes for NF authors. */
+_Static_assert((int)XNV_ACT_DROP == (int)GNTS_ACT_DROP, "action codes: proto.h");
+_Static_assert((int)XNV_ACT_OUT == (int)GNTS_ACT_OUT, "action codes: proto.h");
+_Static_assert((int)XNV_ACT_TO_SERVICE == (int)GNTS_ACT_TO_SERVICE,
+	       "action codes: proto.h");
+_Static_assert((int)XNV_ACT_NEXT == (int)GNTS_ACT_NEXT, "action codes: proto.h");
+
+/* 1 if @p code is an action an NF may ask for (gntshare/proto.h). */
+static inline int
+action_ok(uint32_t code)
+{
+	switch (code) {
+#define GNTS_ACT_CASE(n, v) case v:
+	GNTS_ACTIONS(GNTS_ACT_CASE)
+#undef GNTS_ACT_CASE
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* A verdict as a descriptor's action and dst.  A code that is no action
+ * (the descriptor keeps 8 bits: never truncated) drops the packet, counted
+ * in bad_verdict and said once. */
+static inline void
+apply_verdict(struct xnv_nf *nf, xnv_action_t a, struct gnts_desc *d)
+{
+	uint32_t code = a >> 16;
+
+	if (__builtin_expect(!action_ok(code), 0)) {
+		if (nf->st.bad_verdict++ == 0)
+			LOG("%s: the handler returned action code %u, which "
+			    "is no XNV_ACT_*: packet dropped (counted in "
+			    "bad_verdict)", nf->name, code);
+		code = GNTS_ACT_DROP;
+		a = XNV_DROP;
+	}
+	d->action = (uint8_t)code;
+	d->dst = (uint16_t)a;
+}
 
 /* Tell the core we are alive (ring.h, control line): every pass of the
  * loop, busy or idle.  A store to a line only we write: next to free. */
@@ -86,8 +124,8 @@ push_all(struct xnv_nf *nf, struct gnts_desc *out, unsigned n)
 		if (nf->tx.broken)
 			return -EPROTO;
 		if (done < n) {
-			if ((++idle & 1023u) == 0 && !core_alive(nf))
-				return gone_rc(nf) == 0 ? -ESHUTDOWN
+			if ((++idle & 1023u) == 0 && !libxnv_core_alive(nf))
+				return libxnv_gone_rc(nf) == 0 ? -ESHUTDOWN
 							: -ECONNRESET;
 			cpu_pause();
 			if (!nf->busy_poll && idle > IDLE_PAUSES)
@@ -118,7 +156,7 @@ xnv_nf_poll(struct xnv_nf *nf, xnv_handler_t handler, void *ctx)
 	/* Detached by the core (its notice in shared memory)?  Then
 	 * nothing in the rings is ours any more. */
 	if (__builtin_expect(gnts_ring_detached(nf->ctl) != 0, 0) &&
-	    !core_alive(nf))
+	    !libxnv_core_alive(nf))
 		return -ECONNRESET;
 	if (nf->n_sends > 0 && (rc = xnv_nf_flush(nf)) < 0)
 		return rc;
@@ -140,8 +178,7 @@ xnv_nf_poll(struct xnv_nf *nf, xnv_handler_t handler, void *ctx)
 		a = handler(&p, ctx);
 		out[i].off = (uint16_t)p.off;
 		out[i].len = (uint16_t)p.len;
-		out[i].action = (uint8_t)(a >> 16);
-		out[i].dst = (uint16_t)a;
+		apply_verdict(nf, a, &out[i]);
 		out[i].flags = 0;
 		if (out[i].action == XNV_ACT_DROP)
 			nf->st.dropped++;
@@ -160,18 +197,18 @@ xnv_nf_run(struct xnv_nf *nf, xnv_handler_t handler, void *ctx)
 	unsigned idle = 0, bursts = 0;
 	int rc = 0, n;
 
-	while (!nf->stop && !xnv_signalled) {
+	while (!nf->stop && !libxnv_signalled) {
 		n = xnv_nf_poll(nf, handler, ctx);
 		if (n == 0 &&
 		    ((idle & 255u) == 255u || idle >= IDLE_YIELDS) &&
-		    !core_alive(nf))
+		    !libxnv_core_alive(nf))
 			n = -ECONNRESET;
 		else if (n > 0 && (++bursts & (ALIVE_EVERY - 1)) == 0 &&
-			 !core_alive(nf))
+			 !libxnv_core_alive(nf))
 			n = -ECONNRESET;
-		if (n == -ECONNRESET && xnv_may_reattach(nf)) {
+		if (n == -ECONNRESET && libxnv_may_reattach(nf)) {
 			idle = 0;
-			if ((n = xnv_reattach(nf)) == 0)
+			if ((n = libxnv_reattach(nf)) == 0)
 				continue;
 			if (n == -EINTR)	/* stopped while waiting */
 				n = 0;
@@ -179,7 +216,7 @@ xnv_nf_run(struct xnv_nf *nf, xnv_handler_t handler, void *ctx)
 			break;
 		}
 		if (n < 0) {
-			rc = n == -ECONNRESET ? gone_rc(nf) : n;
+			rc = n == -ECONNRESET ? libxnv_gone_rc(nf) : n;
 			break;
 		}
 		if (n == 0) {

@@ -46,18 +46,16 @@ sleep_ms(unsigned ms)
 	nanosleep(&ts, NULL);
 }
 
-/* The rendezvous' own view: the socket (host) or the backend state in
- * XenStore (xen, read at most every 20 ms). */
+/* The rendezvous' own view (the socket, or the backend state in
+ * XenStore). */
 static int
 peer_alive(struct xnv_nf *nf, char *err, size_t errlen)
 {
-	if (nf->xc != NULL)
-		return gnts_xen_client_alive(nf->xc, err, errlen);
-	return gnts_client_alive(nf->cl, err, errlen);
+	return gnts_cli_alive(nf->cli, err, errlen);
 }
 
 int
-xnv_core_alive(struct xnv_nf *nf)
+libxnv_core_alive(struct xnv_nf *nf)
 {
 	char err[GNTS_ERR_LEN];
 	uint32_t code = nf->ctl != NULL ? gnts_ring_detached(nf->ctl) : 0;
@@ -83,22 +81,20 @@ xnv_core_alive(struct xnv_nf *nf)
 }
 
 int
-xnv_gone_rc(const struct xnv_nf *nf)
+libxnv_gone_rc(const struct xnv_nf *nf)
 {
 	if (nf->gone_code == GNTS_DETACH_SHUTDOWN)
 		return 0;
-	if (nf->xc != NULL)
-		return gnts_xen_client_gone_status(nf->xc) == -ESHUTDOWN ?
-		       0 : -ECONNRESET;
-	return gnts_client_gone_status(nf->cl) == -ESHUTDOWN ? 0 : -ECONNRESET;
+	return gnts_cli_gone_status(nf->cli) == -ESHUTDOWN ? 0 : -ECONNRESET;
 }
 
 int
-xnv_may_reattach(const struct xnv_nf *nf)
+libxnv_may_reattach(const struct xnv_nf *nf)
 {
-	/* xen: the domain's device is re-requested by restarting the NF
-	 * (the core may have new refs); no in-process re-attach. */
-	return nf->reattach && nf->xc == NULL &&
+	/* Only where the backend allows it (host: a new connection; xen:
+	 * the domain's device is re-requested by restarting the NF). */
+	return nf->reattach && nf->cli != NULL &&
+	       (gnts_cli_flags(nf->cli) & GNTS_CLI_REATTACH) &&
 	       (nf->gone_code == GNTS_DETACH_NONE ||
 		nf->gone_code == GNTS_DETACH_SHUTDOWN);
 }
@@ -108,19 +104,19 @@ xnv_may_reattach(const struct xnv_nf *nf)
 static void
 let_go(struct xnv_nf *nf)
 {
-	gnts_client_unmap(nf->pool, nf->pool_bytes);
-	gnts_client_unmap(nf->ring_va, nf->ring_bytes);
-	gnts_client_close(nf->cl);
+	gnts_cli_unmap(nf->cli, nf->pool, nf->pool_bytes);
+	gnts_cli_unmap(nf->cli, nf->ring_va, nf->ring_bytes);
+	gnts_cli_close(nf->cli);
 	nf->pool = NULL;
 	nf->ring_va = NULL;
 	nf->ctl = NULL;
-	nf->cl = NULL;
+	nf->cli = NULL;
 	nf->n_spare = nf->n_sends = 0;
 	nf->gone_code = GNTS_DETACH_NONE;
 }
 
 int
-xnv_reattach(struct xnv_nf *nf)
+libxnv_reattach(struct xnv_nf *nf)
 {
 	char err[GNTS_ERR_LEN];
 	unsigned wait_ms = 50;
@@ -128,11 +124,11 @@ xnv_reattach(struct xnv_nf *nf)
 
 	let_go(nf);
 	LOG("%s: --reattach: waiting for xnv-core at %s", nf->name, nf->sock);
-	while (!nf->stop && !xnv_signalled) {
-		rc = gnts_client_attach(nf->sock, &nf->req, &nf->att, &nf->cl,
-					err, sizeof(err));
+	while (!nf->stop && !libxnv_signalled) {
+		rc = gnts_cli_attach(nf->backend, &nf->cfg, &nf->req, &nf->att,
+				     &nf->cli, err, sizeof(err));
 		if (rc == 0) {
-			rc = xnv_nf_map(nf);
+			rc = libxnv_map(nf);
 			if (rc < 0)
 				return rc;	/* said why */
 			LOG("%s: re-attached as domain %u", nf->name,

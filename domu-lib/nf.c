@@ -18,13 +18,15 @@
 
 #include "nf_pvt.h"
 
-volatile sig_atomic_t xnv_signalled;
+#define ATTACH_TIMEOUT_MS 10000u	/* xen: the core's answer */
+
+volatile sig_atomic_t libxnv_signalled;
 
 static void
 on_signal(int sig)
 {
 	(void)sig;
-	xnv_signalled = 1;
+	libxnv_signalled = 1;
 }
 
 static void
@@ -68,16 +70,47 @@ copy_name(char *dst, const char *src, const char *what)
 	return 0;
 }
 
-/* Parse options into @p req and @p nf; returns arguments consumed. */
+/* What the options say besides the request itself. */
 struct attach_opts {
 	const char *sock;
 	const char *backend;
+	const char *service, *group, *name, *alloc, *reattach;
 	int dev;
 };
 
+/* Defaults from the environment (options override them). */
+static void
+read_env(struct attach_opts *ao)
+{
+	memset(ao, 0, sizeof(*ao));
+	ao->service = getenv("XNV_SERVICE");
+	ao->group = getenv("XNV_GROUP");
+	ao->alloc = getenv("XNV_ALLOC");
+	ao->reattach = getenv("XNV_REATTACH");
+	ao->sock = getenv("XNV_SOCKET");
+	ao->backend = getenv("XNV_BACKEND");
+	ao->dev = -1;
+}
+
 static int
-parse_args(int argc, char **argv, struct gnts_attach_req *req,
-	   struct xnv_nf *nf, struct attach_opts *ao)
+parse_dev(const char *arg, int *dev)
+{
+	char *e;
+	long v = strtol(arg, &e, 10);
+
+	if (*arg == '\0' || *e != '\0' || v < 0 ||
+	    v >= (long)GNTS_XEN_MAX_DEVS) {
+		LOG("--dev %s: expected a device number from 0 to %u", arg,
+		    GNTS_XEN_MAX_DEVS - 1);
+		return -EINVAL;
+	}
+	*dev = (int)v;
+	return 0;
+}
+
+/* getopt over argv[0..end): the options before "--". */
+static int
+read_opts(int end, char **argv, struct xnv_nf *nf, struct attach_opts *ao)
 {
 	static const struct option opts[] = {
 		{ "service", required_argument, NULL, 's' },
@@ -93,47 +126,25 @@ parse_args(int argc, char **argv, struct gnts_attach_req *req,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *service = getenv("XNV_SERVICE");
-	const char *group = getenv("XNV_GROUP");
-	const char *name = NULL, *alloc = getenv("XNV_ALLOC");
-	const char *reattach = getenv("XNV_REATTACH");
-	int c, end = argc, rc;
+	int c;
 
-	/* Only look at arguments before "--": the rest is the NF's. */
-	for (c = 1; c < argc; c++)
-		if (strcmp(argv[c], "--") == 0) {
-			end = c;
-			break;
-		}
-	ao->sock = getenv("XNV_SOCKET");
-	ao->backend = getenv("XNV_BACKEND");
-	ao->dev = -1;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(end, argv, "", opts, NULL)) != -1) {
 		switch (c) {
-		case 's': service = optarg; break;
-		case 'g': group = optarg; break;
-		case 'n': name = optarg; break;
+		case 's': ao->service = optarg; break;
+		case 'g': ao->group = optarg; break;
+		case 'n': ao->name = optarg; break;
 		case 'S': ao->sock = optarg; break;
 		case 'B': ao->backend = optarg; break;
-		case 'D': {
-			char *e;
-			long v = strtol(optarg, &e, 10);
-
-			if (*optarg == '\0' || *e != '\0' || v < 0 ||
-			    v >= (long)GNTS_XEN_MAX_DEVS) {
-				LOG("--dev %s: expected a device number from 0 "
-				    "to %u", optarg, GNTS_XEN_MAX_DEVS - 1);
+		case 'D':
+			if (parse_dev(optarg, &ao->dev) < 0)
 				return -EINVAL;
-			}
-			ao->dev = (int)v;
 			break;
-		}
 		case 'b': nf->busy_poll = 1; break;
-		case 'a': alloc = optarg; break;
+		case 'a': ao->alloc = optarg; break;
 		case 'q': nf->quiet = 1; break;
-		case 'r': reattach = "1"; break;
+		case 'r': ao->reattach = "1"; break;
 		case 'h': usage(argv[0]); return -EAGAIN;
 		default:
 			LOG("unknown or incomplete option '%s' (see --help)",
@@ -146,80 +157,110 @@ parse_args(int argc, char **argv, struct gnts_attach_req *req,
 		    argv[optind]);
 		return -EINVAL;
 	}
-	if (alloc != NULL) {
-		char *e;
-		unsigned long v = strtoul(alloc, &e, 10);
+	return 0;
+}
 
-		if (*alloc == '\0' || *e != '\0' || v > GNTS_RING_MAX) {
-			LOG("--alloc %s: expected a number from 0 to %u", alloc,
-			    GNTS_RING_MAX);
-			return -EINVAL;
-		}
-		req->alloc_bufs = (uint32_t)v;
-	}
-	if (reattach != NULL) {
-		if (strcmp(reattach, "0") != 0 && strcmp(reattach, "1") != 0) {
-			LOG("XNV_REATTACH=%s: expected 0 or 1", reattach);
-			return -EINVAL;
-		}
-		nf->reattach = reattach[0] == '1';
-	}
-	if (ao->backend == NULL || strcmp(ao->backend, "auto") == 0)
-		ao->backend = gnts_xen_client_available() ? "xen" : "host";
-	if (strcmp(ao->backend, "host") != 0 &&
-	    strcmp(ao->backend, "xen") != 0) {
-		LOG("--backend %s: expected auto, host or xen", ao->backend);
+/* --backend: auto picks the first available one (xen in a Xen domain
+ * that has an xnv device, else host). */
+static const struct gnts_cli_ops *
+resolve_backend(struct attach_opts *ao)
+{
+	const struct gnts_cli_ops *ops = gnts_cli_backend(ao->backend);
+
+	if (ops == NULL)
+		LOG("--backend %s: expected auto or one of this libxnv's "
+		    "backends (%s)", ao->backend, gnts_cli_kinds());
+	else
+		ao->backend = ops->name;
+	return ops;
+}
+
+static int
+parse_alloc(const char *alloc, struct gnts_attach_req *req)
+{
+	char *e;
+	unsigned long v = strtoul(alloc, &e, 10);
+
+	if (*alloc == '\0' || *e != '\0' || v > GNTS_RING_MAX) {
+		LOG("--alloc %s: expected a number from 0 to %u", alloc,
+		    GNTS_RING_MAX);
 		return -EINVAL;
 	}
-	if (strcmp(ao->backend, "xen") == 0) {
-		/* The domain's config names service and group; given ones
-		 * are checked against it by the core. */
-		if (service == NULL)
-			service = "";
-		if (group == NULL)
-			group = "";
+	req->alloc_bufs = (uint32_t)v;
+	return 0;
+}
+
+/* The request from the options; the backend decides what may be left
+ * empty.  0 or -EINVAL (said why). */
+static int
+fill_req(const struct attach_opts *ao, const struct gnts_cli_ops *ops,
+	 struct gnts_attach_req *req, struct xnv_nf *nf)
+{
+	const char *service = ao->service, *group = ao->group;
+	int rc;
+
+	if (ao->alloc != NULL && (rc = parse_alloc(ao->alloc, req)) < 0)
+		return rc;
+	if (ao->reattach != NULL) {
+		if (strcmp(ao->reattach, "0") != 0 &&
+		    strcmp(ao->reattach, "1") != 0) {
+			LOG("XNV_REATTACH=%s: expected 0 or 1", ao->reattach);
+			return -EINVAL;
+		}
+		nf->reattach = ao->reattach[0] == '1';
+	}
+	if (ops->flags & GNTS_CLI_DOMAIN_NAMES) {
+		/* The domain's config names service, group and instance;
+		 * given ones are checked against it by the core. */
+		service = service != NULL ? service : "";
+		group = group != NULL ? group : "";
 	} else if (service == NULL) {
 		LOG("no service given: use --service NAME or XNV_SERVICE");
 		return -EINVAL;
+	} else if (group == NULL) {
+		group = "0";
 	}
 	if ((service[0] && (rc = copy_name(req->service, service,
 					    "service")) < 0) ||
-	    (group == NULL && (rc = copy_name(req->group, "0", "group")) < 0) ||
-	    (group != NULL && group[0] &&
-	     (rc = copy_name(req->group, group, "group")) < 0))
+	    (group[0] && (rc = copy_name(req->group, group, "group")) < 0))
 		return rc;
-	if (name != NULL) {
-		if ((rc = copy_name(req->name, name, "name")) < 0)
-			return rc;
-	} else if (strcmp(ao->backend, "host") == 0) {
+	if (ao->name != NULL)
+		return copy_name(req->name, ao->name, "name");
+	if (!(ops->flags & GNTS_CLI_DOMAIN_NAMES))
 		snprintf(req->name, sizeof(req->name), "%.20s-%d", service,
 			 (int)getpid());
-	}	/* xen: the core names it <domain>.<device> */
+	return 0;
+}
+
+/* Parse options into @p req, @p nf and @p ao; returns arguments
+ * consumed. */
+static int
+parse_args(int argc, char **argv, struct gnts_attach_req *req,
+	   struct xnv_nf *nf, struct attach_opts *ao)
+{
+	const struct gnts_cli_ops *ops;
+	int c, end = argc, rc;
+
+	/* Only look at arguments before "--": the rest is the NF's. */
+	for (c = 1; c < argc; c++)
+		if (strcmp(argv[c], "--") == 0) {
+			end = c;
+			break;
+		}
+	read_env(ao);
+	if ((rc = read_opts(end, argv, nf, ao)) < 0)
+		return rc;
+	if ((ops = resolve_backend(ao)) == NULL)
+		return -EINVAL;
+	if ((rc = fill_req(ao, ops, req, nf)) < 0)
+		return rc;
 	if (ao->sock == NULL)
 		ao->sock = GNTS_DEFAULT_SOCKET;
 	return end < argc ? end + 1 : end;
 }
 
-static int
-map_one(struct xnv_nf *nf, gnts_ref_t ref, void **va, size_t *sz, char *err,
-	size_t errlen)
-{
-	if (nf->xc != NULL)
-		return gnts_xen_client_map(nf->xc, ref, va, sz, err, errlen);
-	return gnts_client_map(nf->cl, ref, 0, va, sz, err, errlen);
-}
-
-static void
-unmap_one(struct xnv_nf *nf, void *va, size_t sz)
-{
-	if (nf->xc != NULL)
-		gnts_xen_client_unmap(nf->xc, va, sz);
-	else
-		gnts_client_unmap(va, sz);
-}
-
 int
-xnv_nf_map(struct xnv_nf *nf)
+libxnv_map(struct xnv_nf *nf)
 {
 	struct gnts_ring_port ports[GNTS_RING_COUNT];
 	const struct gnts_attach_rsp *a = &nf->att;
@@ -228,7 +269,7 @@ xnv_nf_map(struct xnv_nf *nf)
 	size_t sz;
 	int rc;
 
-	rc = map_one(nf, a->ring_ref, &nf->ring_va, &nf->ring_bytes, err,
+	rc = gnts_cli_map(nf->cli, a->ring_ref, &nf->ring_va, &nf->ring_bytes, err,
 		     sizeof(err));
 	if (rc < 0) {
 		LOG("%s: cannot map ring region: %s", nf->name, err);
@@ -246,7 +287,7 @@ xnv_nf_map(struct xnv_nf *nf)
 	nf->tx = ports[GNTS_RING_TX];
 	nf->free = ports[GNTS_RING_FREE];
 	nf->ctl = gnts_ring_region_ctl(nf->ring_va);
-	rc = map_one(nf, a->pool_ref, &va, &sz, err, sizeof(err));
+	rc = gnts_cli_map(nf->cli, a->pool_ref, &va, &sz, err, sizeof(err));
 	if (rc < 0) {
 		LOG("%s: cannot map the pool of group '%s': %s", nf->name,
 		    nf->group, err);
@@ -283,15 +324,14 @@ xnv_nf_init(int argc, char **argv, struct xnv_nf **out)
 	}
 	snprintf(nf->name, sizeof(nf->name), "%s", req.name);
 	snprintf(nf->group, sizeof(nf->group), "%s", req.group);
-	if (strcmp(ao.backend, "xen") == 0)
-		rc = gnts_xen_client_attach(ao.dev, &req, 10000, &nf->att,
-					    req.name, req.service, req.group,
-					    &nf->xc, err, sizeof(err));
-	else
-		rc = gnts_client_attach(ao.sock, &req, &nf->att, &nf->cl, err,
-					sizeof(err));
-	snprintf(nf->name, sizeof(nf->name), "%s", req.name);
 	snprintf(nf->sock, sizeof(nf->sock), "%s", ao.sock);
+	nf->backend = ao.backend;	/* a static string of the backend */
+	nf->cfg.socket = nf->sock;
+	nf->cfg.dev = ao.dev;
+	nf->cfg.timeout_ms = ATTACH_TIMEOUT_MS;
+	rc = gnts_cli_attach(nf->backend, &nf->cfg, &req, &nf->att, &nf->cli,
+			     err, sizeof(err));
+	snprintf(nf->name, sizeof(nf->name), "%s", req.name);
 	nf->req = req;
 	snprintf(nf->group, sizeof(nf->group), "%s", req.group);
 	if (rc < 0) {
@@ -299,7 +339,7 @@ xnv_nf_init(int argc, char **argv, struct xnv_nf **out)
 		free(nf);
 		return rc;
 	}
-	rc = xnv_nf_map(nf);
+	rc = libxnv_map(nf);
 	if (rc < 0) {
 		xnv_nf_close(nf);
 		return rc;
@@ -322,10 +362,11 @@ xnv_nf_close(struct xnv_nf *nf)
 {
 	if (nf == NULL)
 		return;
-	unmap_one(nf, nf->pool, nf->pool_bytes);
-	unmap_one(nf, nf->ring_va, nf->ring_bytes);
-	gnts_client_close(nf->cl);
-	gnts_xen_client_close(nf->xc);
+	if (nf->cli != NULL) {
+		gnts_cli_unmap(nf->cli, nf->pool, nf->pool_bytes);
+		gnts_cli_unmap(nf->cli, nf->ring_va, nf->ring_bytes);
+		gnts_cli_close(nf->cli);
+	}
 	free(nf);
 }
 

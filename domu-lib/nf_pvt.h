@@ -7,21 +7,21 @@
 #include <signal.h>
 #include <stdio.h>
 
-#include <gntshare/attach.h>
-#include <gntshare/host.h>
+#include <gntshare/backend.h>
+#include <gntshare/proto.h>
 #include <gntshare/ring.h>
-#include <gntshare/xen.h>
 
 #include "xnv/nf.h"
 
-#define XNV_BURST 32u
+#define XNV_BURST 32u	/* descriptors per ring burst in the NF */
 
 #define LOG(...) do { fprintf(stderr, "xnv: " __VA_ARGS__); \
 		      fputc('\n', stderr); } while (0)
 
 struct xnv_nf {
-	struct gnts_client *cl;		/* host backend, or */
-	struct gnts_xen_client *xc;	/* xen backend (NF in a DomU) */
+	struct gnts_cli *cli;		/* the backend's client (backend.h) */
+	const char *backend;		/* its name, to attach again */
+	struct gnts_cli_cfg cfg;
 	struct gnts_attach_rsp att;
 	char name[GNTS_ATTACH_NAME_LEN];
 	char group[GNTS_ATTACH_NAME_LEN];
@@ -45,18 +45,19 @@ struct xnv_nf {
 	uint32_t gone_code;		/* GNTS_DETACH_* once the core let go */
 	int reattach;
 	struct gnts_attach_req req;	/* to attach again */
-	char sock[108];			/* sun_path */
+	char sock[108];			/* sun_path (cfg.socket points here) */
 };
 
-extern volatile sig_atomic_t xnv_signalled;
+/* Internal names start with libxnv_; libxnv.map exports none of them. */
+extern volatile sig_atomic_t libxnv_signalled;
 
 /* nf.c: map the regions of nf->att (ring, pool). */
-int xnv_nf_map(struct xnv_nf *nf);
+int libxnv_map(struct xnv_nf *nf);
 
 /* liveness.c */
-int xnv_core_alive(struct xnv_nf *nf);
-int xnv_gone_rc(const struct xnv_nf *nf);
-int xnv_may_reattach(const struct xnv_nf *nf);
-int xnv_reattach(struct xnv_nf *nf);
+int libxnv_core_alive(struct xnv_nf *nf);
+int libxnv_gone_rc(const struct xnv_nf *nf);
+int libxnv_may_reattach(const struct xnv_nf *nf);
+int libxnv_reattach(struct xnv_nf *nf);
 
 #endif

@@ -26,4 +26,4 @@ $(EX_COMMON_A): $(EX_COMMON_OBJ)
 $(B)/bin/xnv-%: $$(call ex_objs,$$*) $(EX_COMMON_A) $(XNV_A) $(XNV_PC)
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $(filter %.o,$^) $(EX_COMMON_A) \
-	    $(shell $(XNV_PKG) --libs libxnv) $(LDSAN)
+	    $(shell $(XNV_PKG) --static --libs libxnv) $(LDSAN)

@@ -1,9 +1,23 @@
 # libgntshare: regions, rendezvous (host and xen backends), descriptor rings.
-# Programs using the xen backend link $(XEN_LIBS) too.
-GNTS_SRC := gntshare/ring.c gntshare/region.c gntshare/kgrant.c gntshare/galloc.c \
-            gntshare/host_msg.c \
-            gntshare/host_server.c gntshare/host_client.c \
-            gntshare/xen_server.c gntshare/xen_client.c
+#   GNTS_COMMON  both sides: rings, socket message framing, logging
+#   GNTS_CLIENT  the NF side (linked into libxnv): backend registry, host
+#                client, and the Xen client when the Xen libraries exist
+#   GNTS_SERVER  the core side: regions and grant engines, backend
+#                registry, host server, Xen server
+# HAVE_XEN (pkg-config finds xenstore + xengnttab) builds the Xen parts;
+# programs using them link $(XEN_LIBS) too.
+HAVE_XEN ?= $(shell pkg-config --exists xenstore xengnttab 2>/dev/null && echo 1)
+GNTS_COMMON := gntshare/ring.c gntshare/host_msg.c gntshare/log.c
+GNTS_CLIENT := gntshare/cli.c gntshare/host_client.c
+GNTS_SERVER := gntshare/region.c gntshare/srv.c gntshare/host_server.c
+ifeq ($(HAVE_XEN),1)
+GNTS_CLIENT += gntshare/xen_client.c
+GNTS_SERVER += gntshare/kgrant.c gntshare/galloc.c gntshare/xen_server.c
+EXTRA_CFLAGS_gntshare := -DGNTS_HAVE_XEN
+else
+XEN_LIBS :=
+endif
+GNTS_SRC := $(GNTS_COMMON) $(GNTS_CLIENT) $(GNTS_SERVER)
 GNTS_OBJ := $(GNTS_SRC:%.c=$(B)/obj/%.o)
 GNTS_LIB := $(B)/lib/libgntshare.a
 

@@ -32,7 +32,7 @@
 #include "galloc.h"
 #include "gntshare/kmod.h"
 #include "gntshare/xen.h"
-#include "kgrant.h"
+#include "region_pvt.h"
 
 #define GNTALLOC_DEVICE "/dev/xen/gntalloc"
 #define GNTALLOC_LIMIT  "/sys/module/xen_gntalloc/parameters/limit"
@@ -113,7 +113,7 @@ gnts_galloc_explain(char *buf, size_t len, const char *name, size_t pages,
 }
 
 static int
-share(struct gnts_region *r, size_t size, gnts_domid_t dom, int readonly,
+share(struct gnts_region *r, size_t size, gnts_peer_t dom, int readonly,
       char *err, size_t errlen)
 {
 	size_t pages = (size + GNTS_XEN_PAGE - 1) / GNTS_XEN_PAGE;
@@ -147,9 +147,8 @@ share(struct gnts_region *r, size_t size, gnts_domid_t dom, int readonly,
 	r->size = pages * GNTS_XEN_PAGE;
 	r->page_size = GNTS_SMALL_PAGE;
 	r->fd = -1;
-	r->galloc = 1;
 	memset(g, 0, sizeof(*g));
-	g->dom = dom;
+	g->peer = dom;
 	g->readonly = readonly != 0;
 	g->refs = refs;
 	g->n_refs = (uint32_t)pages;
@@ -167,9 +166,24 @@ unshare(struct gnts_region *r)
 	held -= pages;
 }
 
-static const struct gnts_galloc_ops ops = {
-	.share = share,
-	.unshare = unshare,
+static size_t
+pages_held(void)
+{
+	return held;
+}
+
+static unsigned
+peer_domid(gnts_peer_t peer)
+{
+	return GNTS_XEN_DOMID(peer);
+}
+
+static const struct gnts_grant_engine galloc_engine = {
+	.name = "gntalloc",
+	.create_for = share,
+	.destroy = unshare,
+	.pages = pages_held,
+	.peer_dom = peer_domid,
 };
 
 int
@@ -179,9 +193,9 @@ gnts_galloc_enable(char *err, size_t errlen)
 
 	if (xgs != NULL)
 		return 0;
-	if (gnts_kgrant_on()) {
-		snprintf(err, errlen, "grants go through the gntshare module "
-			 "already");
+	if (strcmp(gnts_grant_engine_name(), "memfd") != 0) {
+		snprintf(err, errlen, "grants go through %s already",
+			 gnts_grant_engine_name());
 		return -EBUSY;
 	}
 	errno = 0;
@@ -193,14 +207,8 @@ gnts_galloc_enable(char *err, size_t errlen)
 			 strerror(e));
 		return -e;
 	}
-	gnts_galloc_ops = &ops;
+	gnts_grant_engine_install(&galloc_engine);
 	return 0;
-}
-
-size_t
-gnts_galloc_pages(void)
-{
-	return held;
 }
 
 int

@@ -74,7 +74,9 @@ gnts_msg_recv(int sock, struct gnts_msg *m, int *fd, int dontwait)
 		}
 	}
 	if (n != (ssize_t)sizeof(*m) || (mh.msg_flags & MSG_TRUNC) ||
-	    m->magic != GNTS_MSG_MAGIC || m->version != GNTS_MSG_VERSION) {
+	    m->magic != GNTS_MSG_MAGIC ||
+	    !gnts_version_ok(m->version, m->min_version, GNTS_MSG_VERSION_MIN,
+			     GNTS_MSG_VERSION)) {
 		if (fd != NULL && *fd >= 0) {
 			close(*fd);
 			*fd = -1;

@@ -17,13 +17,15 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "backends.h"
+#include "gntshare/host.h"
 #include "host_msg.h"
 
 #define MAX_CONNS 128
 
 struct conn {
 	int fd;			/* -1: free slot */
-	gnts_domid_t dom;
+	gnts_peer_t dom;
 	pid_t pid;
 	int attached;
 };
@@ -31,9 +33,9 @@ struct conn {
 struct gnts_server {
 	int lfd;
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
-	struct gnts_server_ops ops;
+	struct gnts_srv_cb cb;
 	void *ctx;
-	gnts_domid_t next_dom;
+	gnts_peer_t next_dom;
 	struct conn conns[MAX_CONNS];
 };
 
@@ -67,7 +69,7 @@ socket_live(const struct sockaddr_un *sa)
 }
 
 int
-gnts_server_open(const char *path, const struct gnts_server_ops *ops,
+gnts_server_open(const char *path, const struct gnts_srv_cb *cb,
 		 void *ctx, struct gnts_server **out, char *err, size_t errlen)
 {
 	struct gnts_server *s;
@@ -114,7 +116,7 @@ gnts_server_open(const char *path, const struct gnts_server_ops *ops,
 		goto fail;
 	}
 	snprintf(s->path, sizeof(s->path), "%s", path);
-	s->ops = *ops;
+	s->cb = *cb;
 	s->ctx = ctx;
 	s->next_dom = 1;
 	for (i = 0; i < MAX_CONNS; i++)
@@ -144,14 +146,14 @@ static void
 conn_close(struct gnts_server *s, struct conn *c)
 {
 	int was = c->attached;
-	gnts_domid_t dom = c->dom;
+	gnts_peer_t dom = c->dom;
 
 	close(c->fd);
 	c->fd = -1;
 	c->attached = 0;
 	if (was) {
 		gnts_revoke_domain(dom);
-		s->ops.death(s->ctx, dom);
+		s->cb.death(s->ctx, dom);
 	}
 }
 
@@ -201,7 +203,7 @@ do_attach(struct gnts_server *s, struct conn *c, struct gnts_msg *m)
 		return;
 	}
 	gnts_msg_init(&r, GNTS_MSG_ATTACH_OK);
-	rc = s->ops.attach(s->ctx, c->dom, c->pid, &m->u.req, &r.u.rsp,
+	rc = s->cb.attach(s->ctx, c->dom, c->pid, &m->u.req, &r.u.rsp,
 			   err, sizeof(err));
 	if (rc < 0) {
 		send_text(c->fd, GNTS_MSG_ERROR, rc, err);
@@ -227,8 +229,8 @@ do_map(struct gnts_server *s, struct conn *c, struct gnts_msg *m)
 		snprintf(why, sizeof(why), "map of region %u refused: "
 			 "connection (pid %d) has not attached", m->ref,
 			 (int)c->pid);
-		if (s->ops.map_denied != NULL)
-			s->ops.map_denied(s->ctx, c->dom, m->ref, why);
+		if (s->cb.map_denied != NULL)
+			s->cb.map_denied(s->ctx, c->dom, m->ref, why);
 		send_text(c->fd, GNTS_MSG_ERROR, -EACCES, why);
 		return;
 	}
@@ -244,8 +246,8 @@ do_map(struct gnts_server *s, struct conn *c, struct gnts_msg *m)
 				 "map refused: region %u (%s) is not granted %s"
 				 "to domain %u", m->ref, any->name,
 				 r != NULL ? "writable " : "", c->dom);
-		if (s->ops.map_denied != NULL)
-			s->ops.map_denied(s->ctx, c->dom, m->ref, why);
+		if (s->cb.map_denied != NULL)
+			s->cb.map_denied(s->ctx, c->dom, m->ref, why);
 		send_text(c->fd, GNTS_MSG_ERROR, -EACCES, why);
 		return;
 	}
@@ -359,7 +361,7 @@ gnts_server_poll(struct gnts_server *s)
 }
 
 static struct conn *
-find_dom(struct gnts_server *s, gnts_domid_t dom)
+find_dom(struct gnts_server *s, gnts_peer_t dom)
 {
 	int i;
 
@@ -370,7 +372,7 @@ find_dom(struct gnts_server *s, gnts_domid_t dom)
 }
 
 void
-gnts_server_detach_status(struct gnts_server *s, gnts_domid_t dom,
+gnts_server_detach_status(struct gnts_server *s, gnts_peer_t dom,
 			  int status, const char *reason)
 {
 	struct conn *c = find_dom(s, dom);
@@ -382,14 +384,14 @@ gnts_server_detach_status(struct gnts_server *s, gnts_domid_t dom,
 }
 
 void
-gnts_server_detach(struct gnts_server *s, gnts_domid_t dom,
+gnts_server_detach(struct gnts_server *s, gnts_peer_t dom,
 		   const char *reason)
 {
 	gnts_server_detach_status(s, dom, -ECONNRESET, reason);
 }
 
 pid_t
-gnts_server_pid(struct gnts_server *s, gnts_domid_t dom)
+gnts_server_pid(struct gnts_server *s, gnts_peer_t dom)
 {
 	struct conn *c = find_dom(s, dom);
 
@@ -414,3 +416,72 @@ gnts_server_close(struct gnts_server *s)
 	unlink(s->path);
 	free(s);
 }
+
+/* ---- the backend's ops table (backend.h) -------------------------------- */
+
+static int
+srv_open(const struct gnts_srv_cfg *cfg, void **impl, char *err,
+	 size_t errlen)
+{
+	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)], *slash;
+
+	/* The socket's directory (/run/xnv): made private if missing. */
+	snprintf(dir, sizeof(dir), "%s", cfg->socket);
+	slash = strrchr(dir, '/');
+	if (slash != NULL && slash != dir) {
+		*slash = '\0';
+		(void)mkdir(dir, 0700);
+	}
+	return gnts_server_open(cfg->socket, cfg->cb, cfg->ctx,
+				(struct gnts_server **)impl, err, errlen);
+}
+
+static int
+srv_poll(void *impl)
+{
+	return gnts_server_poll(impl);
+}
+
+static void
+srv_detach(void *impl, gnts_peer_t peer, int status, const char *why)
+{
+	gnts_server_detach_status(impl, peer, status, why);
+}
+
+static void
+srv_close(void *impl)
+{
+	gnts_server_close(impl);
+}
+
+static void
+srv_attach_words(gnts_peer_t peer, pid_t pid, char *buf, size_t len)
+{
+	snprintf(buf, len, "(pid %d) attached as domain %u", (int)pid, peer);
+}
+
+static void
+srv_peer_words(gnts_peer_t peer, char *buf, size_t len)
+{
+	snprintf(buf, len, "domain %u", peer);
+}
+
+static void
+srv_where(void *impl, char *buf, size_t len)
+{
+	const struct gnts_server *s = impl;
+
+	snprintf(buf, len, "on %s", s->path);
+}
+
+const struct gnts_srv_ops gnts_host_srv_ops = {
+	.name = "host",
+	.open = srv_open,
+	.poll = srv_poll,
+	.detach = srv_detach,
+	.close = srv_close,
+	.attach_words = srv_attach_words,
+	.peer_words = srv_peer_words,
+	.death_words = "connection closed (NF exited or died)",
+	.where = srv_where,
+};

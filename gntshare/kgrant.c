@@ -3,7 +3,8 @@
  * xen backend grants: the gntshare kernel module pins a region's pages and
  * grants each 4 KiB frame to one domid (see include/gntshare/kmod.h).
  * Revoked grants whose frames a domain still maps are kept in a list and
- * polled by gnts_domain_busy() until the module reports them done.
+ * polled by busy() (gnts_region_busy()) until the module reports them
+ * done.  Installed as region.c's grant engine by gnts_kgrant_enable().
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,24 +16,38 @@
 
 #include "gntshare/kmod.h"
 #include "gntshare/xen.h"
-#include "kgrant.h"
+#include "region_pvt.h"
 
 #define MAX_BUSY 1024u
 
 struct busy_grant {
 	uint32_t handle;
-	gnts_domid_t dom;
+	gnts_peer_t dom;
 };
 
 static int kfd = -1;
 static struct busy_grant busy[MAX_BUSY];
 static unsigned n_busy;
 
-int
-gnts_kgrant_on(void)
+static unsigned
+peer_domid(gnts_peer_t peer)
 {
-	return kfd >= 0;
+	return GNTS_XEN_DOMID(peer);
 }
+
+static int kgrant_grant(const struct gnts_region *r, struct gnts_grant *g);
+static int kgrant_revoke(struct gnts_grant *g);
+static unsigned kgrant_busy(gnts_peer_t dom);
+
+static const struct gnts_grant_engine kgrant_engine = {
+	.name = "kgrant",
+	.grant = kgrant_grant,
+	.revoke = kgrant_revoke,
+	.busy = kgrant_busy,
+	.peer_dom = peer_domid,
+	.full_hint = " (Dom0's grant table is full: raise Xen's "
+		     "gnttab_max_frames)",
+};
 
 int
 gnts_kgrant_enable(char *err, size_t errlen)
@@ -63,11 +78,12 @@ gnts_kgrant_enable(char *err, size_t errlen)
 		return -EPROTO;
 	}
 	kfd = fd;
+	gnts_grant_engine_install(&kgrant_engine);
 	return 0;
 }
 
-int
-gnts_kgrant_grant(const struct gnts_region *r, struct gnts_grant *g)
+static int
+kgrant_grant(const struct gnts_region *r, struct gnts_grant *g)
 {
 	struct gntshare_ioc_grant a;
 	size_t pages = r->size / GNTS_XEN_PAGE;
@@ -85,7 +101,7 @@ gnts_kgrant_grant(const struct gnts_region *r, struct gnts_grant *g)
 	a.refs = (uintptr_t)refs;
 	a.nr_pages = (uint32_t)pages;
 	a.refs_count = (uint32_t)pages;
-	a.domid = GNTS_XEN_DOMID(g->dom);
+	a.domid = GNTS_XEN_DOMID(g->peer);
 	a.flags = g->readonly ? GNTSHARE_GRANT_READONLY : 0;
 	if (ioctl(kfd, GNTSHARE_IOC_GRANT, &a) < 0) {
 		int e = errno;
@@ -109,8 +125,8 @@ gnts_kgrant_grant(const struct gnts_region *r, struct gnts_grant *g)
 	return 0;
 }
 
-int
-gnts_kgrant_revoke(struct gnts_grant *g)
+static int
+kgrant_revoke(struct gnts_grant *g)
 {
 	struct gntshare_ioc_revoke a;
 
@@ -124,19 +140,19 @@ gnts_kgrant_revoke(struct gnts_grant *g)
 		a.flags = GNTSHARE_REVOKE_FORGET;
 	if (ioctl(kfd, GNTSHARE_IOC_REVOKE, &a) < 0) {
 		gnts_log(GNTS_LOG_ERR, "revoking grant %u of domain %u: %s",
-			 g->handle, GNTS_XEN_DOMID(g->dom), strerror(errno));
+			 g->handle, GNTS_XEN_DOMID(g->peer), strerror(errno));
 		return 0;
 	}
 	if (a.busy > 0 && !(a.flags & GNTSHARE_REVOKE_FORGET)) {
 		busy[n_busy].handle = g->handle;
-		busy[n_busy].dom = g->dom;
+		busy[n_busy].dom = g->peer;
 		n_busy++;
 	}
 	return (int)a.busy;
 }
 
-unsigned
-gnts_domain_busy(gnts_domid_t dom)
+static unsigned
+kgrant_busy(gnts_peer_t dom)
 {
 	struct gntshare_ioc_status st;
 	unsigned i = 0, total = 0;

@@ -1,54 +1,29 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Regions: memfds (host backend, and the xen backend with the gntshare
- * module), or gntalloc pages (the xen fallback, galloc.c), in a
- * process-wide grant table.  See include/gntshare/gntshare.h for the
+ * Regions: memfds, or pages a grant engine makes for one peer, in a
+ * process-wide grant table; grants made real by the engine installed at
+ * enable time (region_pvt.h).  See include/gntshare/gntshare.h for the
  * contract.
  */
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "galloc.h"
 #include "gntshare/gntshare.h"
-#include "gntshare/xen.h"
-#include "kgrant.h"
+#include "region_pvt.h"
 
 #ifndef MFD_HUGE_2MB
 #define MFD_HUGE_2MB (21 << 26)
 #endif
 
-const struct gnts_galloc_ops *gnts_galloc_ops;
+static const struct gnts_grant_engine memfd_engine = { .name = "memfd" };
+static const struct gnts_grant_engine *engine = &memfd_engine;
 static struct gnts_region *table[GNTS_MAX_REGIONS];
 static gnts_ref_t next_ref = 1;
-static void (*logger)(int, const char *);
-
-void
-gnts_set_logger(void (*fn)(int level, const char *msg))
-{
-	logger = fn;
-}
-
-void
-gnts_log(int level, const char *fmt, ...)
-{
-	char buf[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	if (logger != NULL)
-		logger(level, buf);
-	else
-		fprintf(stderr, "gntshare: %s\n", buf);
-}
-
 static int
 memfd_region(const char *name, size_t size, int huge)
 {
@@ -93,6 +68,45 @@ gnts_hugepages_available(void)
 	return known;
 }
 
+void
+gnts_grant_engine_install(const struct gnts_grant_engine *e)
+{
+	engine = e != NULL ? e : &memfd_engine;
+}
+
+const char *
+gnts_grant_engine_name(void)
+{
+	return engine->name;
+}
+
+long
+gnts_grant_engine_pages(void)
+{
+	return engine->pages != NULL ? (long)engine->pages() : -1;
+}
+
+unsigned
+gnts_region_busy(gnts_peer_t peer)
+{
+	return engine->busy != NULL ? engine->busy(peer) : 0;
+}
+
+/* A zeroed region record with room for its grants. */
+static struct gnts_region *
+region_alloc(const char *name)
+{
+	struct gnts_region *r = calloc(1, sizeof(*r) + GNTS_MAX_GRANTEES *
+				       sizeof(struct gnts_grant));
+
+	if (r == NULL)
+		return NULL;
+	r->grants = (struct gnts_grant *)(r + 1);
+	r->fd = -1;
+	snprintf(r->name, sizeof(r->name), "%s", name);
+	return r;
+}
+
 static int
 table_insert(struct gnts_region *r)
 {
@@ -121,10 +135,9 @@ gnts_region_create(const char *name, size_t size, unsigned flags,
 
 	if (size == 0)
 		return -EINVAL;
-	r = calloc(1, sizeof(*r));
+	r = region_alloc(name);
 	if (r == NULL)
 		return -ENOMEM;
-	snprintf(r->name, sizeof(r->name), "%s", name);
 
 	if (huge && !gnts_hugepages_available()) {
 		if (flags & GNTS_F_NO_FALLBACK) {
@@ -190,48 +203,59 @@ out:
 	return rc;
 }
 
+/* create_for() without an engine of its own: create, then grant. */
+static int
+create_then_grant(const char *name, size_t size, unsigned flags,
+		  gnts_peer_t peer, int readonly, struct gnts_region **out,
+		  char *err, size_t errlen)
+{
+	struct gnts_region *r;
+	int rc;
+
+	rc = gnts_region_create(name, size, flags, &r);
+	if (rc < 0) {
+		snprintf(err, errlen, "region %s of %zu bytes: %s", name, size,
+			 strerror(-rc));
+		return rc;
+	}
+	rc = gnts_region_grant(r, peer, readonly);
+	if (rc < 0) {
+		snprintf(err, errlen, "granting region %s to domain %u: %s%s",
+			 name, engine->peer_dom != NULL ?
+			 engine->peer_dom(peer) : peer, strerror(-rc),
+			 rc == -ENOSPC && engine->full_hint != NULL ?
+			 engine->full_hint : "");
+		gnts_region_destroy(r);
+		return rc;
+	}
+	*out = r;
+	return 0;
+}
+
 int
 gnts_region_create_for(const char *name, size_t size, unsigned flags,
-		       gnts_domid_t dom, int readonly,
+		       gnts_peer_t peer, int readonly,
 		       struct gnts_region **out, char *err, size_t errlen)
 {
 	struct gnts_region *r;
 	int rc;
 
-	if (gnts_galloc_ops == NULL) {
-		rc = gnts_region_create(name, size, flags, &r);
-		if (rc < 0) {
-			snprintf(err, errlen, "region %s of %zu bytes: %s",
-				 name, size, strerror(-rc));
-			return rc;
-		}
-		rc = gnts_region_grant(r, dom, readonly);
-		if (rc < 0) {
-			snprintf(err, errlen, "granting region %s to domain "
-				 "%u: %s%s", name, gnts_kgrant_on() ?
-				 GNTS_XEN_DOMID(dom) : dom, strerror(-rc),
-				 rc == -ENOSPC && gnts_kgrant_on() ?
-				 " (Dom0's grant table is full: raise Xen's "
-				 "gnttab_max_frames)" : "");
-			gnts_region_destroy(r);
-			return rc;
-		}
-		*out = r;
-		return 0;
-	}
-	r = size != 0 ? calloc(1, sizeof(*r)) : NULL;
+	if (engine->create_for == NULL)
+		return create_then_grant(name, size, flags, peer, readonly,
+					 out, err, errlen);
+	r = size != 0 ? region_alloc(name) : NULL;
 	if (r == NULL) {
 		rc = size != 0 ? -ENOMEM : -EINVAL;
 		snprintf(err, errlen, "region %s of %zu bytes: %s", name, size,
 			 strerror(-rc));
 		return rc;
 	}
-	snprintf(r->name, sizeof(r->name), "%s", name);
-	rc = gnts_galloc_ops->share(r, size, dom, readonly, err, errlen);
+	rc = engine->create_for(r, size, peer, readonly, err, errlen);
 	if (rc < 0) {
 		free(r);
 		return rc;
 	}
+	r->engine_made = 1;
 	rc = table_insert(r);
 	if (rc < 0) {
 		snprintf(err, errlen, "region %s: the grant table holds %u "
@@ -246,14 +270,14 @@ gnts_region_create_for(const char *name, size_t size, unsigned flags,
 int
 gnts_region_shareable(void)
 {
-	return gnts_galloc_ops == NULL;
+	return engine->create_for == NULL;
 }
 
 /* End @p g (module: REVOKE) and free its refs.  @return busy frames. */
 static int
 end_grant(struct gnts_grant *g)
 {
-	int busy = gnts_kgrant_revoke(g);
+	int busy = engine->revoke != NULL ? engine->revoke(g) : 0;
 
 	free(g->refs);
 	g->refs = NULL;
@@ -272,12 +296,12 @@ gnts_region_destroy(struct gnts_region *r)
 			table[i] = NULL;
 	/* Frames a domain still maps stay pinned by the module (and out of
 	 * the kernel's hands) after the munmap below, until it unmaps.
-	 * gntalloc pages: the kernel ends their grant once nobody maps them
-	 * (see gntshare/README.md). */
+	 * Engine-made pages (gntalloc): the kernel ends their grant once
+	 * nobody maps them (see gntshare/README.md). */
 	for (i = 0; i < r->n_grants; i++)
 		end_grant(&r->grants[i]);
-	if (r->galloc) {
-		gnts_galloc_ops->unshare(r);
+	if (r->engine_made) {
+		engine->destroy(r);
 	} else {
 		munmap(r->va, r->size);
 		close(r->fd);
@@ -286,31 +310,31 @@ gnts_region_destroy(struct gnts_region *r)
 }
 
 static int
-grant_index(const struct gnts_region *r, gnts_domid_t dom)
+grant_index(const struct gnts_region *r, gnts_peer_t dom)
 {
 	unsigned i;
 
 	for (i = 0; i < r->n_grants; i++)
-		if (r->grants[i].dom == dom)
+		if (r->grants[i].peer == dom)
 			return (int)i;
 	return -1;
 }
 
 int
-gnts_region_grant(struct gnts_region *r, gnts_domid_t dom, int readonly)
+gnts_region_grant(struct gnts_region *r, gnts_peer_t dom, int readonly)
 {
 	struct gnts_grant *g;
 	int i = grant_index(r, dom), rc;
 
-	if (r->galloc || gnts_galloc_ops != NULL)	/* made granted, or not */
+	if (r->engine_made || engine->create_for != NULL) /* made granted */
 		return i >= 0 && r->grants[i].readonly == (readonly != 0) ?
 		       0 : -EOPNOTSUPP;
 	if (i >= 0 && (r->grants[i].readonly == (readonly != 0) ||
-		       !gnts_kgrant_on())) {
+		       engine->grant == NULL)) {
 		r->grants[i].readonly = readonly != 0;
 		return 0;
 	}
-	if (i >= 0) {	/* Xen: a new mode is a new grant */
+	if (i >= 0) {	/* grants with refs: a new mode is a new grant */
 		rc = gnts_region_revoke(r, dom);
 		if (rc != 0)
 			return rc < 0 ? rc : -EBUSY;
@@ -319,9 +343,9 @@ gnts_region_grant(struct gnts_region *r, gnts_domid_t dom, int readonly)
 		return -ENOSPC;
 	g = &r->grants[r->n_grants];
 	memset(g, 0, sizeof(*g));
-	g->dom = dom;
+	g->peer = dom;
 	g->readonly = readonly != 0;
-	rc = gnts_kgrant_grant(r, g);
+	rc = engine->grant != NULL ? engine->grant(r, g) : 0;
 	if (rc < 0)
 		return rc;
 	r->n_grants++;
@@ -329,7 +353,7 @@ gnts_region_grant(struct gnts_region *r, gnts_domid_t dom, int readonly)
 }
 
 int
-gnts_region_revoke(struct gnts_region *r, gnts_domid_t dom)
+gnts_region_revoke(struct gnts_region *r, gnts_peer_t dom)
 {
 	int i = grant_index(r, dom), busy;
 
@@ -341,7 +365,7 @@ gnts_region_revoke(struct gnts_region *r, gnts_domid_t dom)
 }
 
 const uint32_t *
-gnts_region_refs(const struct gnts_region *r, gnts_domid_t dom, uint32_t *n)
+gnts_region_refs(const struct gnts_region *r, gnts_peer_t dom, uint32_t *n)
 {
 	int i = grant_index(r, dom);
 
@@ -352,7 +376,7 @@ gnts_region_refs(const struct gnts_region *r, gnts_domid_t dom, uint32_t *n)
 }
 
 void
-gnts_revoke_domain(gnts_domid_t dom)
+gnts_revoke_domain(gnts_peer_t dom)
 {
 	unsigned i;
 
@@ -375,7 +399,7 @@ gnts_region_find(gnts_ref_t ref)
 }
 
 struct gnts_region *
-gnts_region_lookup(gnts_ref_t ref, gnts_domid_t dom, int *readonly)
+gnts_region_lookup(gnts_ref_t ref, gnts_peer_t dom, int *readonly)
 {
 	struct gnts_region *r = gnts_region_find(ref);
 	int i;

@@ -18,6 +18,7 @@ gnts_ring_region_format(void *region, size_t region_size, uint32_t ring_size)
 	memset(region, 0, need);
 	h->magic = GNTS_RING_MAGIC;
 	h->version = GNTS_RING_VERSION;
+	h->min_version = GNTS_RING_VERSION_MIN;
 	h->n_rings = GNTS_RING_COUNT;
 	h->ring_size = ring_size;
 	h->desc_size = sizeof(struct gnts_desc);
@@ -45,7 +46,9 @@ gnts_ring_region_attach(void *region, size_t region_size,
 		return -EINVAL;
 	/* Read the shared header once into private memory; check the copy. */
 	memcpy(&h, (const void *)vh, sizeof(h));
-	if (h.magic != GNTS_RING_MAGIC || h.version != GNTS_RING_VERSION)
+	if (h.magic != GNTS_RING_MAGIC ||
+	    !gnts_version_ok(h.version, h.min_version, GNTS_RING_VERSION_MIN,
+			     GNTS_RING_VERSION))
 		return -EPROTO;
 	if (h.n_rings != GNTS_RING_COUNT ||
 	    h.desc_size != sizeof(struct gnts_desc) ||

@@ -17,6 +17,7 @@
 #include <xengnttab.h>
 #include <xenstore.h>
 
+#include "backends.h"
 #include "gntshare/xen.h"
 
 #define VAL_MAX 4096u
@@ -130,7 +131,7 @@ gnts_xen_client_available(void)
 	xs = xs_open(0);
 	if (xs == NULL)
 		return 0;
-	d = xs_directory(xs, XBT_NULL, "device/xnv", &n);
+	d = xs_directory(xs, XBT_NULL, GNTS_XS_FRONTEND_DIR, &n);
 	free(d);
 	xs_close(xs);
 	return d != NULL && n > 0;
@@ -144,8 +145,8 @@ pick_device(struct gnts_xen_client *c, int devid, char *err, size_t errlen)
 	int i;
 
 	for (i = devid < 0 ? 0 : devid; i < (int)GNTS_XEN_MAX_DEVS; i++) {
-		snprintf(dir, sizeof(dir), "device/xnv/%d", i);
-		st = xget_num(c, dir, "state");
+		snprintf(dir, sizeof(dir), GNTS_XS_FRONTEND_DIR "/%d", i);
+		st = xget_num(c, dir, GNTS_XS_STATE);
 		if (st < 0) {
 			if (devid >= 0)
 				break;
@@ -153,7 +154,7 @@ pick_device(struct gnts_xen_client *c, int devid, char *err, size_t errlen)
 		}
 		if (devid >= 0 || st != GNTS_XB_CONNECTED) {
 			snprintf(c->fe, sizeof(c->fe), "%s", dir);
-			if (xget_str(c, dir, "backend", c->be,
+			if (xget_str(c, dir, GNTS_XS_BACKEND, c->be,
 				     sizeof(c->be)) < 0) {
 				snprintf(err, errlen, "%s/backend missing", dir);
 				return -ENOENT;
@@ -182,13 +183,13 @@ wait_answer(struct gnts_xen_client *c, const char *rid, unsigned timeout_ms,
 	long st;
 
 	for (;;) {
-		st = xget_num(c, c->be, "state");
-		if (xget_str(c, c->be, "request-id", got, sizeof(got)) == 0 &&
+		st = xget_num(c, c->be, GNTS_XS_STATE);
+		if (xget_str(c, c->be, GNTS_XS_REQUEST_ID, got, sizeof(got)) == 0 &&
 		    strcmp(got, rid) == 0) {
 			if (st == GNTS_XB_CONNECTED)
 				return 0;
 			if (st == GNTS_XB_CLOSED) {
-				if (xget_str(c, c->be, "error", err, errlen) < 0)
+				if (xget_str(c, c->be, GNTS_XS_ERROR, err, errlen) < 0)
 					snprintf(err, errlen, "refused");
 				return -ECONNREFUSED;
 			}
@@ -209,9 +210,9 @@ static int
 read_geometry(struct gnts_xen_client *c, struct gnts_attach_rsp *rsp,
 	      char *err, size_t errlen)
 {
-	static const char *const num[] = { "nf-id", "service-id", "ring-size",
-		"pool-bufs", "buf-size", "n-ports", "ring-pages",
-		"pool-pages" };
+	static const char *const num[] = { GNTS_XS_NF_ID, GNTS_XS_SERVICE_ID,
+		GNTS_XS_RING_SIZE, GNTS_XS_POOL_BUFS, GNTS_XS_BUF_SIZE,
+		GNTS_XS_N_PORTS, GNTS_XS_RING_PAGES, GNTS_XS_POOL_PAGES };
 	long v[8];
 	unsigned i;
 
@@ -262,10 +263,10 @@ read_refs(struct gnts_xen_client *c, char *err, size_t errlen)
 	c->pool_refs = calloc(c->n_pool, sizeof(uint32_t));
 	if (c->ring_refs == NULL || c->pool_refs == NULL || nd > 64)
 		return -ENOMEM;
-	s = xget(c, c->be, "ring-ref", &len);
+	s = xget(c, c->be, GNTS_XS_RING_REF, &len);
 	rc = s ? parse_refs(s, c->ring_refs, c->n_ring) : -EPROTO;
 	free(s);
-	s = xget(c, c->be, "pool-dir-refs", &len);
+	s = xget(c, c->be, GNTS_XS_POOL_DIR_REFS, &len);
 	if (rc == 0)
 		rc = s ? parse_refs(s, dref, nd) : -EPROTO;
 	free(s);
@@ -288,9 +289,8 @@ read_refs(struct gnts_xen_client *c, char *err, size_t errlen)
 }
 
 int
-gnts_xen_client_attach(int devid, const struct gnts_attach_req *req,
+gnts_xen_client_attach(int devid, struct gnts_attach_req *req,
 		       unsigned timeout_ms, struct gnts_attach_rsp *rsp,
-		       char *name, char *service, char *group,
 		       struct gnts_xen_client **out, char *err, size_t errlen)
 {
 	struct gnts_xen_client *c = calloc(1, sizeof(*c));
@@ -315,11 +315,11 @@ gnts_xen_client_attach(int devid, const struct gnts_attach_req *req,
 	snprintf(rid, sizeof(rid), "%d.%ld", (int)getpid(),
 		 (long)time(NULL));
 	snprintf(num, sizeof(num), "%u", req->alloc_bufs);
-	if ((rc = xput(c, "name", req->name)) < 0 ||
-	    (rc = xput(c, "service", req->service)) < 0 ||
-	    (rc = xput(c, "alloc-bufs", num)) < 0 ||
-	    (rc = xput(c, "request-id", rid)) < 0 ||
-	    (rc = xput(c, "state", "3")) < 0) {
+	if ((rc = xput(c, GNTS_XS_NAME, req->name)) < 0 ||
+	    (rc = xput(c, GNTS_XS_SERVICE, req->service)) < 0 ||
+	    (rc = xput(c, GNTS_XS_ALLOC_BUFS, num)) < 0 ||
+	    (rc = xput(c, GNTS_XS_REQUEST_ID, rid)) < 0 ||
+	    (rc = xput(c, GNTS_XS_STATE, gnts_xb_state_str(GNTS_XB_INITIALISED))) < 0) {
 		snprintf(err, errlen, "cannot write %s: %s", c->fe,
 			 strerror(-rc));
 		goto fail;
@@ -331,9 +331,12 @@ gnts_xen_client_attach(int devid, const struct gnts_attach_req *req,
 		rc = read_refs(c, err, errlen);
 	if (rc < 0)
 		goto fail;
-	(void)xget_str(c, c->be, "nf-name", name, GNTS_ATTACH_NAME_LEN);
-	(void)xget_str(c, c->be, "service", service, GNTS_ATTACH_NAME_LEN);
-	(void)xget_str(c, c->be, "trust-group", group, GNTS_ATTACH_NAME_LEN);
+	(void)xget_str(c, c->be, GNTS_XS_NF_NAME, req->name,
+		       sizeof(req->name));
+	(void)xget_str(c, c->be, GNTS_XS_SERVICE, req->service,
+		       sizeof(req->service));
+	(void)xget_str(c, c->be, GNTS_XS_TRUST_GROUP, req->group,
+		       sizeof(req->group));
 	*out = c;
 	return 0;
 fail:
@@ -392,7 +395,8 @@ gnts_xen_client_map(struct gnts_xen_client *c, gnts_ref_t ref, void **va,
 	else
 		c->pool_va = p;
 	if (c->ring_va != NULL && c->pool_va != NULL)
-		(void)xput(c, "state", "4");	/* Connected: both mapped */
+		(void)xput(c, GNTS_XS_STATE,
+			   gnts_xb_state_str(GNTS_XB_CONNECTED));	/* Connected: both mapped */
 	*va = p;
 	*size = (size_t)n * GNTS_XEN_PAGE;
 	return 0;
@@ -426,13 +430,13 @@ gnts_xen_client_alive(struct gnts_xen_client *c, char *err, size_t errlen)
 	if (now < c->next_check_ns)
 		return 1;
 	c->next_check_ns = now + CHECK_EVERY_NS;
-	st = xget_num(c, c->be, "state");
+	st = xget_num(c, c->be, GNTS_XS_STATE);
 	if (st == GNTS_XB_CONNECTED)
 		return 1;
-	if (xget_str(c, c->be, "detach-reason", err, errlen) < 0 ||
+	if (xget_str(c, c->be, GNTS_XS_DETACH_REASON, err, errlen) < 0 ||
 	    err[0] == '\0')
 		snprintf(err, errlen, "backend state %ld", st);
-	status = xget_num(c, c->be, "detach-status");
+	status = xget_num(c, c->be, GNTS_XS_DETACH_STATUS);
 	/* detach-status is a negative errno; anything else means reset */
 	c->gone_status = (status == -ESHUTDOWN) ? -ESHUTDOWN : -ECONNRESET;
 	return 0;
@@ -455,7 +459,8 @@ gnts_xen_client_close(struct gnts_xen_client *c)
 		xengnttab_unmap(c->xgt, c->pool_va, c->n_pool);
 	/* Unmapped first: the core's revoke then finds nothing busy. */
 	if (c->xs != NULL && c->fe[0] != '\0')
-		(void)xput(c, "state", "6");
+		(void)xput(c, GNTS_XS_STATE,
+			   gnts_xb_state_str(GNTS_XB_CLOSED));
 	if (c->xgt != NULL)
 		xengnttab_close(c->xgt);
 	if (c->xs != NULL)
@@ -464,3 +469,66 @@ gnts_xen_client_close(struct gnts_xen_client *c)
 	free(c->pool_refs);
 	free(c);
 }
+
+/* ---- the backend's ops table (backend.h) -------------------------------- */
+
+static int
+cli_available(void)
+{
+	return gnts_xen_client_available();
+}
+
+static int
+cli_attach(const struct gnts_cli_cfg *cfg, struct gnts_attach_req *req,
+	   struct gnts_attach_rsp *rsp, void **impl, char *err, size_t errlen)
+{
+	return gnts_xen_client_attach(cfg->dev, req, cfg->timeout_ms, rsp,
+				      (struct gnts_xen_client **)impl, err,
+				      errlen);
+}
+
+static int
+cli_map(void *impl, gnts_ref_t ref, void **va, size_t *size, char *err,
+	size_t errlen)
+{
+	return gnts_xen_client_map(impl, ref, va, size, err, errlen);
+}
+
+static void
+cli_unmap(void *impl, void *va, size_t size)
+{
+	gnts_xen_client_unmap(impl, va, size);
+}
+
+static int
+cli_alive(void *impl, char *err, size_t errlen)
+{
+	return gnts_xen_client_alive(impl, err, errlen);
+}
+
+static int
+cli_gone_status(const void *impl)
+{
+	return gnts_xen_client_gone_status(impl);
+}
+
+static void
+cli_close(void *impl)
+{
+	gnts_xen_client_close(impl);
+}
+
+/* The domain's config names the NF; its device is re-requested by
+ * restarting the NF (the core may have new refs): no in-process
+ * re-attach. */
+const struct gnts_cli_ops gnts_xen_cli_ops = {
+	.name = "xen",
+	.flags = GNTS_CLI_DOMAIN_NAMES,
+	.available = cli_available,
+	.attach = cli_attach,
+	.map = cli_map,
+	.unmap = cli_unmap,
+	.alive = cli_alive,
+	.gone_status = cli_gone_status,
+	.close = cli_close,
+};

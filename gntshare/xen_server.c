@@ -20,6 +20,7 @@
 
 #include <xenstore.h>
 
+#include "backends.h"
 #include "galloc.h"
 #include "gntshare/ring.h"
 #include "gntshare/xen.h"
@@ -34,7 +35,7 @@ struct xdev {
 	int attached;
 	uint16_t domid;
 	uint8_t devid;
-	gnts_domid_t dom;
+	gnts_peer_t dom;
 	struct gnts_region *dir;	/* directory pages of the pool refs */
 	char be[80];
 	char fe[96];
@@ -43,8 +44,7 @@ struct xdev {
 
 struct gnts_xen_server {
 	struct xs_handle *xs;
-	struct gnts_server_ops ops;
-	gnts_xen_check_fn check;
+	struct gnts_srv_cb cb;
 	void *ctx;
 	int dirty;
 	struct xdev devs[MAX_DEVS];
@@ -126,7 +126,7 @@ xwrite(struct gnts_xen_server *s, xs_transaction_t t, const char *dir,
 static void
 set_state(struct gnts_xen_server *s, struct xdev *d, int st)
 {
-	(void)xwrite(s, XBT_NULL, d->be, "state", "%d", st);
+	(void)xwrite(s, XBT_NULL, d->be, GNTS_XS_STATE, "%d", st);
 }
 
 /* Refuse the device's current request: the guest reads why. */
@@ -137,9 +137,9 @@ refuse(struct gnts_xen_server *s, struct xdev *d, const char *why)
 
 	gnts_log(GNTS_LOG_WARNING, "domain %u device %u: %s", d->domid,
 		 d->devid, why);
-	(void)xwrite(s, XBT_NULL, d->be, "error", "%s", why);
-	if (xread(s, d->fe, "request-id", rid, sizeof(rid)) == 0)
-		(void)xwrite(s, XBT_NULL, d->be, "request-id", "%s", rid);
+	(void)xwrite(s, XBT_NULL, d->be, GNTS_XS_ERROR, "%s", why);
+	if (xread(s, d->fe, GNTS_XS_REQUEST_ID, rid, sizeof(rid)) == 0)
+		(void)xwrite(s, XBT_NULL, d->be, GNTS_XS_REQUEST_ID, "%s", rid);
 	set_state(s, d, GNTS_XB_CLOSED);
 }
 
@@ -149,8 +149,8 @@ drop_connection(struct gnts_xen_server *s, struct xdev *d)
 	d->attached = 0;
 	gnts_region_destroy(d->dir);	/* ends its grant */
 	d->dir = NULL;
-	if (s->ops.death != NULL)
-		s->ops.death(s->ctx, d->dom);
+	if (s->cb.death != NULL)
+		s->cb.death(s->ctx, d->dom);
 }
 
 /* The request of device @p d: service and group from its domain config
@@ -164,14 +164,14 @@ read_request(struct gnts_xen_server *s, struct xdev *d,
 	long n;
 
 	memset(req, 0, sizeof(*req));
-	if (xread(s, d->be, "service", req->service, sizeof(req->service)) ||
-	    xread(s, d->be, "trust-group", req->group, sizeof(req->group))) {
+	if (xread(s, d->be, GNTS_XS_SERVICE, req->service, sizeof(req->service)) ||
+	    xread(s, d->be, GNTS_XS_TRUST_GROUP, req->group, sizeof(req->group))) {
 		snprintf(err, errlen, "backend nodes service/trust-group "
 			 "missing or too long (register with xnv-xl)");
 		return -EINVAL;
 	}
 	/* Default instance name: <domain name>.<device>, logs-safe. */
-	if (xread(s, d->be, "name", v, sizeof(v)) < 0 || v[0] == '\0')
+	if (xread(s, d->be, GNTS_XS_NAME, v, sizeof(v)) < 0 || v[0] == '\0')
 		snprintf(v, sizeof(v), "dom%u", d->domid);
 	snprintf(req->name, sizeof(req->name), "%.27s.%u", v, d->devid);
 	for (char *p = req->name; *p; p++)
@@ -179,16 +179,16 @@ read_request(struct gnts_xen_server *s, struct xdev *d,
 			*p = '_';
 	if (!with_guest)
 		return 0;
-	if (xread(s, d->fe, "name", v, sizeof(v)) == 0 && v[0] != '\0')
+	if (xread(s, d->fe, GNTS_XS_NAME, v, sizeof(v)) == 0 && v[0] != '\0')
 		snprintf(req->name, sizeof(req->name), "%s", v);
-	if (xread(s, d->fe, "service", v, sizeof(v)) == 0 && v[0] != '\0' &&
+	if (xread(s, d->fe, GNTS_XS_SERVICE, v, sizeof(v)) == 0 && v[0] != '\0' &&
 	    strcmp(v, req->service) != 0) {
 		snprintf(err, errlen, "the NF asks for service '%.31s' but the "
 			 "domain is declared nfv_service=\"%s\"", v,
 			 req->service);
 		return -EINVAL;
 	}
-	if (xread(s, d->fe, "alloc-bufs", v, sizeof(v)) == 0) {
+	if (xread(s, d->fe, GNTS_XS_ALLOC_BUFS, v, sizeof(v)) == 0) {
 		n = parse_num(v);
 		if (n < 0 || n > GNTS_RING_MAX) {
 			snprintf(err, errlen, "alloc-bufs '%.15s' is not a "
@@ -273,20 +273,20 @@ publish(struct gnts_xen_server *s, struct xdev *d,
 		t = xs_transaction_start(s->xs);
 		if (t == XBT_NULL)
 			break;
-		rc = xwrite(s, t, d->be, "ring-ref", "%s", rstr);
-		rc |= xwrite(s, t, d->be, "ring-pages", "%u", nr);
-		rc |= xwrite(s, t, d->be, "ring-size", "%u", rsp->ring_size);
-		rc |= xwrite(s, t, d->be, "pool-dir-refs", "%s", dstr);
-		rc |= xwrite(s, t, d->be, "pool-pages", "%u", np);
-		rc |= xwrite(s, t, d->be, "pool-bufs", "%u", rsp->pool_bufs);
-		rc |= xwrite(s, t, d->be, "buf-size", "%u", rsp->buf_size);
-		rc |= xwrite(s, t, d->be, "service-id", "%u", rsp->service_id);
-		rc |= xwrite(s, t, d->be, "nf-id", "%u", rsp->nf_id);
-		rc |= xwrite(s, t, d->be, "nf-name", "%s", name);
-		rc |= xwrite(s, t, d->be, "n-ports", "%u", rsp->n_ports);
-		rc |= xwrite(s, t, d->be, "request-id", "%s", rid);
-		rc |= xwrite(s, t, d->be, "error", "%s", "");
-		rc |= xwrite(s, t, d->be, "state", "%d", GNTS_XB_CONNECTED);
+		rc = xwrite(s, t, d->be, GNTS_XS_RING_REF, "%s", rstr);
+		rc |= xwrite(s, t, d->be, GNTS_XS_RING_PAGES, "%u", nr);
+		rc |= xwrite(s, t, d->be, GNTS_XS_RING_SIZE, "%u", rsp->ring_size);
+		rc |= xwrite(s, t, d->be, GNTS_XS_POOL_DIR_REFS, "%s", dstr);
+		rc |= xwrite(s, t, d->be, GNTS_XS_POOL_PAGES, "%u", np);
+		rc |= xwrite(s, t, d->be, GNTS_XS_POOL_BUFS, "%u", rsp->pool_bufs);
+		rc |= xwrite(s, t, d->be, GNTS_XS_BUF_SIZE, "%u", rsp->buf_size);
+		rc |= xwrite(s, t, d->be, GNTS_XS_SERVICE_ID, "%u", rsp->service_id);
+		rc |= xwrite(s, t, d->be, GNTS_XS_NF_ID, "%u", rsp->nf_id);
+		rc |= xwrite(s, t, d->be, GNTS_XS_NF_NAME, "%s", name);
+		rc |= xwrite(s, t, d->be, GNTS_XS_N_PORTS, "%u", rsp->n_ports);
+		rc |= xwrite(s, t, d->be, GNTS_XS_REQUEST_ID, "%s", rid);
+		rc |= xwrite(s, t, d->be, GNTS_XS_ERROR, "%s", "");
+		rc |= xwrite(s, t, d->be, GNTS_XS_STATE, "%d", GNTS_XB_CONNECTED);
 		if (xs_transaction_end(s->xs, t, rc != 0))
 			return rc == 0 ? 0 : -EIO;
 		if (errno != EAGAIN)
@@ -305,11 +305,11 @@ do_attach(struct gnts_xen_server *s, struct xdev *d)
 	char err[ERR_MAX], rid[24];
 	int rc;
 
-	if (xread(s, d->fe, "request-id", rid, sizeof(rid)) < 0)
+	if (xread(s, d->fe, GNTS_XS_REQUEST_ID, rid, sizeof(rid)) < 0)
 		rid[0] = '\0';
 	rc = read_request(s, d, &req, 1, err, sizeof(err));
 	if (rc == 0)
-		rc = s->ops.attach(s->ctx, d->dom, 0, &req, &rsp, err,
+		rc = s->cb.attach(s->ctx, d->dom, 0, &req, &rsp, err,
 				   sizeof(err));
 	if (rc < 0) {
 		refuse(s, d, err);
@@ -336,14 +336,14 @@ do_check(struct gnts_xen_server *s, struct xdev *d, int be)
 
 	if (be == GNTS_XB_CONNECTED || be == GNTS_XB_INITIALISED) {
 		/* Connected to a core that is gone. */
-		(void)xwrite(s, XBT_NULL, d->be, "detach-reason", "%s",
+		(void)xwrite(s, XBT_NULL, d->be, GNTS_XS_DETACH_REASON, "%s",
 			     "xnv-core restarted");
-		(void)xwrite(s, XBT_NULL, d->be, "detach-status", "%d",
+		(void)xwrite(s, XBT_NULL, d->be, GNTS_XS_DETACH_STATUS, "%d",
 			     -ECONNRESET);
 		set_state(s, d, GNTS_XB_CLOSED);
 	}
 	if (read_request(s, d, &req, 0, err, sizeof(err)) < 0 ||
-	    (s->check != NULL && s->check(s->ctx, &req, err, sizeof(err)) < 0)) {
+	    (s->cb.check != NULL && s->cb.check(s->ctx, &req, err, sizeof(err)) < 0)) {
 		refuse(s, d, err);
 		return;
 	}
@@ -354,8 +354,8 @@ do_check(struct gnts_xen_server *s, struct xdev *d, int be)
 static void
 step(struct gnts_xen_server *s, struct xdev *d)
 {
-	int be = xread_num(s, d->be, "state");
-	int fe = xread_num(s, d->fe, "state");
+	int be = xread_num(s, d->be, GNTS_XS_STATE);
+	int fe = xread_num(s, d->fe, GNTS_XS_STATE);
 
 	if (d->attached) {
 		if (fe == GNTS_XB_CLOSING || fe == GNTS_XB_CLOSED || fe < 0) {
@@ -369,16 +369,16 @@ step(struct gnts_xen_server *s, struct xdev *d)
 	if (d->fresh || be == GNTS_XB_INITIALISING) {
 		d->fresh = 0;
 		do_check(s, d, be);
-		be = xread_num(s, d->be, "state");
+		be = xread_num(s, d->be, GNTS_XS_STATE);
 	}
 	if (fe == GNTS_XB_INITIALISED &&
 	    (be == GNTS_XB_INITWAIT || be == GNTS_XB_CLOSED)) {
 		char rid[24], done[24];
 
 		/* Answered this request already (refused)? */
-		if (xread(s, d->fe, "request-id", rid, sizeof(rid)) == 0 &&
+		if (xread(s, d->fe, GNTS_XS_REQUEST_ID, rid, sizeof(rid)) == 0 &&
 		    be == GNTS_XB_CLOSED &&
-		    xread(s, d->be, "request-id", done, sizeof(done)) == 0 &&
+		    xread(s, d->be, GNTS_XS_REQUEST_ID, done, sizeof(done)) == 0 &&
 		    strcmp(rid, done) == 0)
 			return;
 		do_attach(s, d);
@@ -404,7 +404,7 @@ forget_dev(struct gnts_xen_server *s, struct xdev *d)
 
 	if (d->attached)
 		drop_connection(s, d);
-	snprintf(path, sizeof(path), "%s/state", d->fe);
+	snprintf(path, sizeof(path), "%s/%s", d->fe, GNTS_XS_STATE);
 	(void)xs_unwatch(s->xs, path, "fe");
 	memset(d, 0, sizeof(*d));
 }
@@ -428,12 +428,12 @@ add_dev(struct gnts_xen_server *s, unsigned domid, unsigned devid)
 	d->used = d->fresh = d->seen = 1;
 	d->domid = (uint16_t)domid;
 	d->devid = (uint8_t)devid;
-	d->dom = GNTS_XEN_DOM(domid, devid);
+	d->dom = GNTS_XEN_PEER(domid, devid);
 	snprintf(d->be, sizeof(d->be), "%s/%u/%u", GNTS_XEN_BACKEND_ROOT,
 		 domid, devid);
-	snprintf(d->fe, sizeof(d->fe), "/local/domain/%u/device/xnv/%u",
-		 domid, devid);
-	snprintf(path, sizeof(path), "%s/state", d->fe);
+	snprintf(d->fe, sizeof(d->fe), "/local/domain/%u/%s/%u", domid,
+		 GNTS_XS_FRONTEND_DIR, devid);
+	snprintf(path, sizeof(path), "%s/%s", d->fe, GNTS_XS_STATE);
 	if (!xs_watch(s->xs, path, "fe"))
 		gnts_log(GNTS_LOG_ERR, "cannot watch %s: %s", path,
 			 strerror(errno));
@@ -490,8 +490,7 @@ scan(struct gnts_xen_server *s)
 }
 
 int
-gnts_xen_server_open(const struct gnts_server_ops *ops,
-		     gnts_xen_check_fn check, void *ctx,
+gnts_xen_server_open(const struct gnts_srv_cb *cb, void *ctx,
 		     struct gnts_xen_server **out, char *err, size_t errlen)
 {
 	struct gnts_xen_server *s;
@@ -520,8 +519,7 @@ gnts_xen_server_open(const struct gnts_server_ops *ops,
 		free(s);
 		return rc;
 	}
-	s->ops = *ops;
-	s->check = check;
+	s->cb = *cb;
 	s->ctx = ctx;
 	s->dirty = 1;
 	*out = s;
@@ -553,7 +551,7 @@ gnts_xen_server_poll(struct gnts_xen_server *s)
 }
 
 void
-gnts_xen_server_detach(struct gnts_xen_server *s, gnts_domid_t dom,
+gnts_xen_server_detach(struct gnts_xen_server *s, gnts_peer_t dom,
 		       int status, const char *reason)
 {
 	unsigned i;
@@ -565,9 +563,9 @@ gnts_xen_server_detach(struct gnts_xen_server *s, gnts_domid_t dom,
 
 		if (!d->used || d->dom != dom || !d->attached)
 			continue;
-		(void)xwrite(s, XBT_NULL, d->be, "detach-reason", "%s",
+		(void)xwrite(s, XBT_NULL, d->be, GNTS_XS_DETACH_REASON, "%s",
 			     reason);
-		(void)xwrite(s, XBT_NULL, d->be, "detach-status", "%d", status);
+		(void)xwrite(s, XBT_NULL, d->be, GNTS_XS_DETACH_STATUS, "%d", status);
 		set_state(s, d, GNTS_XB_CLOSING);
 		drop_connection(s, d);
 		set_state(s, d, GNTS_XB_CLOSED);
@@ -591,3 +589,69 @@ gnts_xen_server_close(struct gnts_xen_server *s)
 	xs_close(s->xs);
 	free(s);
 }
+
+/* ---- the backend's ops table (backend.h) -------------------------------- */
+
+static int
+srv_open(const struct gnts_srv_cfg *cfg, void **impl, char *err,
+	 size_t errlen)
+{
+	return gnts_xen_server_open(cfg->cb, cfg->ctx,
+				    (struct gnts_xen_server **)impl, err,
+				    errlen);
+}
+
+static int
+srv_poll(void *impl)
+{
+	return gnts_xen_server_poll(impl);
+}
+
+static void
+srv_detach(void *impl, gnts_peer_t peer, int status, const char *why)
+{
+	gnts_xen_server_detach(impl, peer, status, why);
+}
+
+static void
+srv_close(void *impl)
+{
+	gnts_xen_server_close(impl);
+}
+
+static void
+srv_attach_words(gnts_peer_t peer, pid_t pid, char *buf, size_t len)
+{
+	(void)pid;
+	snprintf(buf, len, "attached from Xen domain %u device %u",
+		 GNTS_XEN_DOMID(peer), GNTS_XEN_DEVID(peer));
+}
+
+static void
+srv_peer_words(gnts_peer_t peer, char *buf, size_t len)
+{
+	snprintf(buf, len, "Xen domain %u device %u", GNTS_XEN_DOMID(peer),
+		 GNTS_XEN_DEVID(peer));
+}
+
+static void
+srv_where(void *impl, char *buf, size_t len)
+{
+	(void)impl;
+	snprintf(buf, len, "from Xen domains registered under %s (xnv-xl); "
+		 "grants by %s", GNTS_XS_BACKEND_ROOT,
+		 gnts_region_shareable() ? "the gntshare module" : "gntalloc, "
+		 "each NF with a pool of its own of its group's pool_bufs");
+}
+
+const struct gnts_srv_ops gnts_xen_srv_ops = {
+	.name = "xen",
+	.open = srv_open,
+	.poll = srv_poll,
+	.detach = srv_detach,
+	.close = srv_close,
+	.attach_words = srv_attach_words,
+	.peer_words = srv_peer_words,
+	.death_words = "the NF closed its device, or its domain is gone",
+	.where = srv_where,
+};

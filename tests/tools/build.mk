@@ -19,7 +19,7 @@ $(PROBE_BIN): tests/tools/xnv-probe.c tests/tools/tool_time.h $(GNTS_LIB)
 $(TESTNF_BIN): tests/tools/xnv-testnf.c $(XNV_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(WARN) $(OPT) -Idomu-lib/include \
-	    -o $@ $< $(XNV_A) $(XEN_LIBS) $(LDSAN)
+	    -o $@ $< $(XNV_A) $(LDSAN)
 
 $(HOSTILE_BIN): tests/tools/xnv-hostile.c tests/tools/tool_time.h $(GNTS_LIB)
 	@mkdir -p $(dir $@)

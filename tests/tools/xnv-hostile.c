@@ -37,7 +37,7 @@
 #include <string.h>
 #include <time.h>
 
-#include <gntshare/attach.h>
+#include <gntshare/proto.h>
 #include <gntshare/host.h>
 #include <gntshare/ring.h>
 

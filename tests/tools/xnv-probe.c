@@ -49,7 +49,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <gntshare/attach.h>
+#include <gntshare/proto.h>
 #include <gntshare/host.h>
 
 #include "host_msg.h"	/* gntshare's private wire format, for --raw-check */

@@ -31,7 +31,7 @@ TEST(test_create_for_grants_that_domain_only)
 	assert_int_equal(gnts_region_create_for("for", 5000, 0, 7, 1, &r, err,
 						sizeof(err)), 0);
 	assert_int_equal(r->size, 8192);
-	assert_int_equal(r->galloc, 0);
+	assert_int_equal(r->engine_made, 0);
 	assert_int_equal(r->n_grants, 1);
 	assert_ptr_equal(gnts_region_lookup(r->ref, 7, &ro), r);
 	assert_int_equal(ro, 1);

@@ -34,7 +34,7 @@
 /* What the server's callbacks saw (the first 4 of each). */
 struct rec {
 	int n_attach, n_death, n_denied;
-	gnts_domid_t attach_dom[4], death_dom[4], denied_dom;
+	gnts_peer_t attach_dom[4], death_dom[4], denied_dom;
 	pid_t attach_pid[4];
 	struct gnts_attach_req attach_req[4];
 	gnts_ref_t denied_ref;
@@ -49,7 +49,7 @@ static struct {
 	char dir[64], path[100];
 	struct rec rec;
 	struct gnts_client *c;	/* "fw-0", attached by setup_server() */
-	gnts_domid_t dom;	/* its domain id */
+	gnts_peer_t dom;	/* its domain id */
 	struct gnts_region *regions[4];	/* destroyed by teardown_server() */
 	int n_regions;
 } S = { .lock = PTHREAD_MUTEX_INITIALIZER };
@@ -86,7 +86,7 @@ static const struct gnts_attach_rsp RSP = {
 };
 
 static int
-cb_attach(void *ctx UNUSED, gnts_domid_t dom, pid_t pid,
+cb_attach(void *ctx UNUSED, gnts_peer_t dom, pid_t pid,
 	  const struct gnts_attach_req *req, struct gnts_attach_rsp *rsp,
 	  char *e, size_t elen)
 {
@@ -105,13 +105,13 @@ cb_attach(void *ctx UNUSED, gnts_domid_t dom, pid_t pid,
 }
 
 static void
-cb_death(void *ctx UNUSED, gnts_domid_t dom)
+cb_death(void *ctx UNUSED, gnts_peer_t dom)
 {
 	S.rec.death_dom[S.rec.n_death++ & 3] = dom;
 }
 
 static void
-cb_map_denied(void *ctx UNUSED, gnts_domid_t dom, gnts_ref_t ref, const char *why)
+cb_map_denied(void *ctx UNUSED, gnts_peer_t dom, gnts_ref_t ref, const char *why)
 {
 	S.rec.n_denied++;
 	S.rec.denied_dom = dom;
@@ -119,7 +119,7 @@ cb_map_denied(void *ctx UNUSED, gnts_domid_t dom, gnts_ref_t ref, const char *wh
 	snprintf(S.rec.denied_why, sizeof(S.rec.denied_why), "%s", why);
 }
 
-static const struct gnts_server_ops ops = {
+static const struct gnts_srv_cb ops = {
 	.attach = cb_attach, .death = cb_death, .map_denied = cb_map_denied,
 };
 
@@ -168,7 +168,7 @@ map(struct gnts_client *c, gnts_ref_t ref, int ro)
 
 /* Region of @p size granted to @p dom (0: to nobody), for this test. */
 static struct gnts_region *
-make_region(const char *name, size_t size, unsigned flags, gnts_domid_t dom,
+make_region(const char *name, size_t size, unsigned flags, gnts_peer_t dom,
 	    int ro)
 {
 	struct gnts_region *r = NULL;
@@ -304,7 +304,7 @@ TEST(test_grant_lookup_revoke)
 	assert_null(gnts_region_lookup(r2->ref, 6, NULL));
 	assert_ptr_equal(gnts_region_lookup(r2->ref, 8, NULL), r2);
 	/* The set of grantees is bounded. */
-	for (gnts_domid_t d = 100; d < 100 + GNTS_MAX_GRANTEES - 1; d++)
+	for (gnts_peer_t d = 100; d < 100 + GNTS_MAX_GRANTEES - 1; d++)
 		assert_int_equal(gnts_region_grant(r2, d, 0), 0);
 	assert_int_equal(gnts_region_grant(r2, 999, 0), -ENOSPC);
 	assert_int_equal(gnts_region_grant(r2, 8, 0), 0);	/* existing */

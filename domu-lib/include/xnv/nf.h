@@ -74,7 +74,8 @@ extern "C" {
  *  macros below. */
 typedef uint32_t xnv_action_t;
 
-/** Action codes, as carried in descriptors (see gntshare/ring.h). */
+/** Action codes, as carried in descriptors (the wire protocol,
+ *  gntshare/proto.h, has the same values). */
 enum xnv_action_code {
 	XNV_ACT_DROP = 1,	/**< free the packet */
 	XNV_ACT_OUT = 2,	/**< send out of port `arg` */
@@ -188,6 +189,9 @@ struct xnv_nf_stats {
 	uint64_t sent;		/**< packets the NF originated and sent */
 	uint64_t alloc_fail;	/**< xnv_pkt_alloc() calls that found no
 				 *   buffer */
+	uint64_t bad_verdict;	/**< verdicts whose action is no XNV_ACT_*:
+				 *   the packet was dropped (also counted
+				 *   in dropped), said once on stderr */
 };
 
 /** Copy the counters into @p st. */

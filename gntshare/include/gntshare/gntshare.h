@@ -34,10 +34,14 @@
 extern "C" {
 #endif
 
-typedef uint32_t gnts_domid_t;
+/* Who a region is granted to: a peer of the core.  Host backend: an id
+ * the core's socket server assigns per connection.  Xen backend: one NF
+ * device of a domain, GNTS_XEN_PEER(domid, devid) (xen.h).  Only the
+ * backend knows how to print one (gnts_srv_peer_str(), backend.h). */
+typedef uint32_t gnts_peer_t;
 typedef uint32_t gnts_ref_t;
 
-#define GNTS_DOMID_CORE    0u		/* the granting domain (Dom0) */
+#define GNTS_PEER_CORE     0u		/* the granting side (Dom0) */
 #define GNTS_REF_INVALID   0u
 #define GNTS_MAX_REGIONS   1024u
 #define GNTS_MAX_GRANTEES  64u
@@ -49,15 +53,7 @@ typedef uint32_t gnts_ref_t;
 #define GNTS_F_HUGE      0x1u	/* try 2 MiB hugetlb pages first */
 #define GNTS_F_NO_FALLBACK 0x2u	/* with GNTS_F_HUGE: fail instead of 4 KiB */
 
-struct gnts_grant {
-	gnts_domid_t dom;
-	uint8_t readonly;
-	/* xen backend (gnts_kgrant_enable()): the module's handle and one
-	 * ref per 4 KiB frame of the region */
-	uint32_t handle;
-	uint32_t n_refs;
-	uint32_t *refs;
-};
+struct gnts_grant;	/* private to libgntshare */
 
 /* Dom0-private description of one region. */
 struct gnts_region {
@@ -66,11 +62,12 @@ struct gnts_region {
 	void *va;			/* Dom0 mapping */
 	size_t size;			/* bytes, multiple of page_size */
 	size_t page_size;		/* GNTS_HUGE_PAGE or GNTS_SMALL_PAGE */
-	int fd;				/* memfd, or -1 (gntalloc pages) */
-	uint8_t galloc;			/* pages of the gntalloc fallback:
-					 * their one grant ends at destroy */
-	unsigned n_grants;
-	struct gnts_grant grants[GNTS_MAX_GRANTEES];
+	int fd;				/* memfd, or -1 (engine pages) */
+	uint8_t engine_made;		/* pages made by the grant engine for
+					 * one peer: their grant ends at
+					 * destroy */
+	unsigned n_grants;		/* peers it is granted to */
+	struct gnts_grant *grants;	/* GNTS_MAX_GRANTEES, private */
 };
 
 /**
@@ -91,7 +88,7 @@ int gnts_region_create(const char *name, size_t size, unsigned flags,
  *   gntalloc: the pages asked for and the limits to raise).
  */
 int gnts_region_create_for(const char *name, size_t size, unsigned flags,
-			   gnts_domid_t dom, int readonly,
+			   gnts_peer_t dom, int readonly,
 			   struct gnts_region **out, char *err, size_t errlen);
 
 /**
@@ -111,30 +108,49 @@ void gnts_region_destroy(struct gnts_region *r);
  *   or -EOPNOTSUPP under the gntalloc fallback for anything but the grant
  *   the region was made with.
  */
-int gnts_region_grant(struct gnts_region *r, gnts_domid_t dom, int readonly);
+int gnts_region_grant(struct gnts_region *r, gnts_peer_t dom, int readonly);
 
 /**
  * End the grant of @p r to @p dom.
  * @return pages still mapped by @p dom that could not be reclaimed yet
  *   (always 0 in host mode: the grantee's mapping keeps its own reference;
- *   on Xen see gnts_domain_busy()), or -ENOENT if there was no such grant.
+ *   on Xen see gnts_region_busy()), or -ENOENT if there was no such grant.
  *   Under the gntalloc fallback the grant is only forgotten here; it ends
  *   when the region is destroyed (0).
  */
-int gnts_region_revoke(struct gnts_region *r, gnts_domid_t dom);
+int gnts_region_revoke(struct gnts_region *r, gnts_peer_t dom);
+
+/** The refs of the grant of @p r to @p peer (NULL if none, or if the
+ *  engine's grants have no refs, as in host mode). */
+const uint32_t *gnts_region_refs(const struct gnts_region *r,
+				 gnts_peer_t peer, uint32_t *n);
 
 /** End every grant held by @p dom on every region (domain death). */
-void gnts_revoke_domain(gnts_domid_t dom);
+void gnts_revoke_domain(gnts_peer_t dom);
 
 /**
  * Grant check.  @return the region if @p ref is granted to @p dom (with
  * *readonly set), else NULL.
  */
-struct gnts_region *gnts_region_lookup(gnts_ref_t ref, gnts_domid_t dom,
+struct gnts_region *gnts_region_lookup(gnts_ref_t ref, gnts_peer_t dom,
 				       int *readonly);
 
 /** Region by reference whatever its grants (for error messages). */
 struct gnts_region *gnts_region_find(gnts_ref_t ref);
+
+/**
+ * Frames of ended grants to @p peer that it still maps (every region).
+ * 0 once all have ended, and always 0 where mappings keep their own
+ * reference (host mode, gntalloc).  Never reuse memory a peer was granted
+ * while this is above zero.
+ */
+unsigned gnts_region_busy(gnts_peer_t peer);
+
+/** The grant engine in use: "memfd", "kgrant" or "gntalloc". */
+const char *gnts_grant_engine_name(void);
+
+/** Pages the grant engine holds, or -1 where it does not count them. */
+long gnts_grant_engine_pages(void);
 
 /** 1 if hugetlb memfds work on this system (cached after the first call). */
 int gnts_hugepages_available(void);

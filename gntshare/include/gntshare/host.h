@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * gntshare host backend rendezvous: xnv-core's unix socket.
+ * gntshare host backend rendezvous: xnv-core's unix socket.  Programs
+ * reach it through backend.h (gnts_srv_open("host"), gnts_cli_attach());
+ * the calls below are for its own tests and tools.
  *
  * One SOCK_SEQPACKET connection per attached domain.  The core side
  * (server) assigns the domain id, hands the attach request to its owner
@@ -17,38 +19,23 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "attach.h"
+#include "backend.h"
 #include "gntshare.h"
+#include "proto.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define GNTS_ERR_LEN 160u
-#define GNTS_DEFAULT_SOCKET "/run/xnv/xnv.sock"
-
 struct gnts_server;
 struct gnts_client;
-
-struct gnts_server_ops {
-	/* A domain asks to attach.  Fill @p rsp and return 0, or return a
-	 * negative errno and write a one-line reason into @p err. */
-	int (*attach)(void *ctx, gnts_domid_t dom, pid_t pid,
-		      const struct gnts_attach_req *req,
-		      struct gnts_attach_rsp *rsp, char *err, size_t errlen);
-	/* A domain is gone (hang-up, bye, or detached by the core). */
-	void (*death)(void *ctx, gnts_domid_t dom);
-	/* A MAP request was refused (for logs and counters); may be NULL. */
-	void (*map_denied)(void *ctx, gnts_domid_t dom, gnts_ref_t ref,
-			   const char *why);
-};
 
 /**
  * Listen on @p path.  A stale socket file (nobody answers on it) is removed
  * and logged through gnts_log(); a live one is an error (-EADDRINUSE) and
  * @p err says why.
  */
-int gnts_server_open(const char *path, const struct gnts_server_ops *ops,
+int gnts_server_open(const char *path, const struct gnts_srv_cb *cb,
 		     void *ctx, struct gnts_server **out, char *err,
 		     size_t errlen);
 
@@ -57,16 +44,16 @@ int gnts_server_open(const char *path, const struct gnts_server_ops *ops,
 int gnts_server_poll(struct gnts_server *s);
 
 /** Detach @p dom: send it @p reason, close its connection, call death(). */
-void gnts_server_detach(struct gnts_server *s, gnts_domid_t dom,
+void gnts_server_detach(struct gnts_server *s, gnts_peer_t dom,
 			const char *reason);
 
 /** The same with the status the domain sees (gnts_client_gone_status):
  *  -ESHUTDOWN for a clean shutdown of the core. */
-void gnts_server_detach_status(struct gnts_server *s, gnts_domid_t dom,
+void gnts_server_detach_status(struct gnts_server *s, gnts_peer_t dom,
 			       int status, const char *reason);
 
 /** Pid of an attached domain, or 0. */
-pid_t gnts_server_pid(struct gnts_server *s, gnts_domid_t dom);
+pid_t gnts_server_pid(struct gnts_server *s, gnts_peer_t dom);
 
 /** Close every connection (death() for each), close and unlink the socket. */
 void gnts_server_close(struct gnts_server *s);

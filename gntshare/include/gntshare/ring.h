@@ -16,12 +16,15 @@
  * A check that fails marks the port `broken`; the caller decides what to do
  * (the core detaches the NF, the NF stops).
  *
- * Layout of one ring region (granted to exactly one domain):
+ * The structures are the wire protocol and live in proto.h; this header
+ * holds the ring code.  Layout of one ring region (granted to exactly one
+ * domain):
  *
  *   offset 0     +--------------------------------------------------+
  *                | struct gnts_ring_region_hdr (64 B)               |
  *                |  magic "XNVR", version, n_rings, ring_size,      |
- *                |  desc_size, ring_off[] (byte offsets of rings)   |
+ *                |  desc_size, ring_off[] (byte offsets of rings),  |
+ *                |  min_version                                     |
  *   offset 64    +--------------------------------------------------+
  *                | struct gnts_ring_ctl (64 B)                      |
  *                |  heartbeat (u32)         NF writes, core reads   |
@@ -36,7 +39,8 @@
  *
  * Ring GNTS_RING_RX (index 0) carries core -> NF; GNTS_RING_TX (index 1)
  * carries NF -> core; GNTS_RING_FREE (index 2) carries empty buffers
- * core -> NF for NFs that originate packets (they come back through TX).  prod and cons are free-running 32-bit counters;
+ * core -> NF for NFs that originate packets (they come back through TX).
+ * prod and cons are free-running 32-bit counters;
  * slot = counter & (ring_size - 1); the ring is full when
  * prod - cons == ring_size and empty when prod == cons.
  *
@@ -67,76 +71,11 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "proto.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-#define GNTS_RING_MAGIC   0x52564e58u	/* "XNVR" little-endian */
-#define GNTS_RING_VERSION 2u	/* 2: control line at offset 64 */
-#define GNTS_CACHE_LINE   64u
-#define GNTS_MAX_RINGS    4u
-#define GNTS_RING_MIN     16u
-#define GNTS_RING_MAX     (1u << 16)
-
-enum gnts_ring_id {
-	GNTS_RING_RX = 0,	/* core -> NF: packets to process */
-	GNTS_RING_TX = 1,	/* NF -> core: processed packets + verdicts */
-	GNTS_RING_FREE = 2,	/* core -> NF: empty buffers it may fill */
-	GNTS_RING_COUNT = 3,
-};
-
-/*
- * One 16-byte descriptor.  Offsets and indices only, never pointers: the
- * two sides map the pool at different addresses.
- */
-struct gnts_desc {
-	uint32_t buf;		/* buffer index in the trust group's pool */
-	uint16_t off;		/* data offset from the start of the buffer */
-	uint16_t len;		/* data length in bytes */
-	uint8_t action;		/* NF -> core: XNV_ACT_*; core -> NF: 0 */
-	uint8_t flags;		/* reserved, 0 */
-	uint16_t dst;		/* NF -> core: port index or service id;
-				 * core -> NF: input port index */
-	uint32_t hash;		/* RSS hash / flow hint */
-};
-
-_Static_assert(sizeof(struct gnts_desc) == 16, "descriptor must be 16 bytes");
-
-/* Shared header at offset 0 of a ring region; written once by the core. */
-struct gnts_ring_region_hdr {
-	uint32_t magic;			/* GNTS_RING_MAGIC */
-	uint32_t version;		/* GNTS_RING_VERSION */
-	uint32_t n_rings;		/* GNTS_RING_COUNT */
-	uint32_t ring_size;		/* descriptors per ring, power of two */
-	uint32_t desc_size;		/* sizeof(struct gnts_desc) */
-	uint32_t region_size;		/* bytes of the whole region */
-	uint32_t ring_off[GNTS_MAX_RINGS]; /* byte offset of each ring */
-	uint8_t reserved[GNTS_CACHE_LINE - 6 * 4 - GNTS_MAX_RINGS * 4];
-};
-
-_Static_assert(sizeof(struct gnts_ring_region_hdr) == GNTS_CACHE_LINE,
-	       "region header is one cache line");
-
-/* Why the core detached an NF, as written in gnts_ring_ctl.detached. */
-enum gnts_detach_code {
-	GNTS_DETACH_NONE = 0,		/* attached */
-	GNTS_DETACH_SHUTDOWN = 1,	/* the core is stopping cleanly */
-	GNTS_DETACH_QUARANTINE = 2,	/* bad descriptors or ring indices */
-	GNTS_DETACH_HEARTBEAT = 3,	/* heartbeat stood still too long */
-	GNTS_DETACH_OTHER = 4,		/* anything else (see the core's log) */
-};
-
-#define GNTS_RING_CTL_OFF GNTS_CACHE_LINE	/* right after the header */
-
-/* The control line: one cache line, mostly written by the NF. */
-struct gnts_ring_ctl {
-	_Atomic uint32_t heartbeat;	/* NF writes: bumped by its poll loop */
-	_Atomic uint32_t detached;	/* core writes once: GNTS_DETACH_* */
-	uint8_t reserved[GNTS_CACHE_LINE - 2 * 4];
-};
-
-_Static_assert(sizeof(struct gnts_ring_ctl) == GNTS_CACHE_LINE,
-	       "control line is one cache line");
 
 /* One ring in shared memory. */
 struct gnts_ring {

@@ -14,7 +14,7 @@
  * refs are refs.
  *
  * Who is a "domain" for the region API: one NF device of a Xen domain,
- * GNTS_XEN_DOM(domid, devid).  Each device gets grants of its own (its own
+ * GNTS_XEN_PEER(domid, devid).  Each device gets grants of its own (its own
  * refs), so one can be revoked while a sibling device keeps its mapping.
  *
  * XenStore, one directory pair per NF device (xenbus conventions):
@@ -59,23 +59,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "attach.h"
 #include "gntshare.h"
 #include "host.h"
+#include "proto.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define GNTS_XEN_BACKEND_ROOT "/local/domain/0/backend/xnv"
-#define GNTS_XEN_MAX_DEVS     16u	/* NF devices per domain (nfv_instances) */
+#define GNTS_XEN_BACKEND_ROOT GNTS_XS_BACKEND_ROOT
 #define GNTS_XEN_MAX_DOMID    0x7fefu	/* DOMID_FIRST_RESERVED - 1 */
 #define GNTS_XEN_REFS_PER_DIR 1024u	/* u32 refs in one directory page */
 #define GNTS_XEN_PAGE         4096u
 #define GNTS_XEN_GNTDEV_MAX   65536u	/* grants gntdev maps in one request */
 
-#define GNTS_XEN_DOM(domid, devid) \
-	((gnts_domid_t)(((uint32_t)(domid) << 4) | ((uint32_t)(devid) & 0xfu)))
+#define GNTS_XEN_PEER(domid, devid) \
+	((gnts_peer_t)(((uint32_t)(domid) << 4) | ((uint32_t)(devid) & 0xfu)))
 #define GNTS_XEN_DOMID(dom)  ((uint16_t)((dom) >> 4))
 #define GNTS_XEN_DEVID(dom)  ((unsigned)((dom) & 0xfu))
 
@@ -83,16 +82,6 @@ extern "C" {
  * gnts_xen_client_map() maps. */
 #define GNTS_XEN_REF_RING 1u
 #define GNTS_XEN_REF_POOL 2u
-
-enum gnts_xenbus_state {
-	GNTS_XB_UNKNOWN = 0,
-	GNTS_XB_INITIALISING = 1,
-	GNTS_XB_INITWAIT = 2,
-	GNTS_XB_INITIALISED = 3,
-	GNTS_XB_CONNECTED = 4,
-	GNTS_XB_CLOSING = 5,
-	GNTS_XB_CLOSED = 6,
-};
 
 /* ---- Dom0: grants through the gntshare kernel module ------------------ */
 
@@ -116,40 +105,21 @@ int gnts_kgrant_enable(char *err, size_t errlen);
  */
 int gnts_galloc_enable(char *err, size_t errlen);
 
-/** Pages this process holds through gntalloc (0 when it is not used). */
-size_t gnts_galloc_pages(void);
-
-/** The refs of the grant of @p r to @p dom (NULL if none). */
-const uint32_t *gnts_region_refs(const struct gnts_region *r,
-				 gnts_domid_t dom, uint32_t *n);
-
-/**
- * Frames of revoked grants to @p dom that the domain still maps (on every
- * region).  Polls the module; 0 once all have ended.  Never reuse memory a
- * domain was granted while this is above zero.
- */
-unsigned gnts_domain_busy(gnts_domid_t dom);
 
 /* ---- Dom0: XenStore rendezvous ----------------------------------------- */
 
 struct gnts_xen_server;
-
-/* Check a domain's service and group before it boots (xnv-xl waits for
- * the answer).  0, or a negative errno with a reason in @p err. */
-typedef int (*gnts_xen_check_fn)(void *ctx, const struct gnts_attach_req *req,
-				 char *err, size_t errlen);
 
 /**
  * Grants through the gntshare module, or else gntalloc (logged; see
  * gnts_galloc_enable()); then watch GNTS_XEN_BACKEND_ROOT and
  * @releaseDomain.  Domains already registered (a restarted core) are
  * picked up by the first poll.
- * ops->attach is called with pid 0; ops->death when the NF leaves, its
- * domain dies or its nodes are removed; ops->map_denied is not used (Xen
- * refuses foreign refs itself).
+ * cb->check before a domain boots; cb->attach with pid 0; cb->death when
+ * the NF leaves, its domain dies or its nodes are removed;
+ * cb->map_denied is not used (Xen refuses foreign refs itself).
  */
-int gnts_xen_server_open(const struct gnts_server_ops *ops,
-			 gnts_xen_check_fn check, void *ctx,
+int gnts_xen_server_open(const struct gnts_srv_cb *cb, void *ctx,
 			 struct gnts_xen_server **out, char *err,
 			 size_t errlen);
 
@@ -159,7 +129,7 @@ int gnts_xen_server_poll(struct gnts_xen_server *s);
 
 /** Detach device @p dom: tell the guest why (@p status, @p reason), end
  *  its directory grant, call death(). */
-void gnts_xen_server_detach(struct gnts_xen_server *s, gnts_domid_t dom,
+void gnts_xen_server_detach(struct gnts_xen_server *s, gnts_peer_t dom,
 			    int status, const char *reason);
 
 /** Detach every connected device, stop watching. */
@@ -178,12 +148,10 @@ int gnts_xen_client_available(void);
  * when given they must match the domain's.  Waits up to @p timeout_ms for
  * the core.  Fills @p rsp like the host backend, with ring_ref/pool_ref
  * set to GNTS_XEN_REF_RING/POOL, and the instance name, service and group
- * the core gave the NF into @p name, @p service, @p group
- * (GNTS_ATTACH_NAME_LEN bytes each).
+ * the core gave the NF into @p req.
  */
-int gnts_xen_client_attach(int devid, const struct gnts_attach_req *req,
+int gnts_xen_client_attach(int devid, struct gnts_attach_req *req,
 			   unsigned timeout_ms, struct gnts_attach_rsp *rsp,
-			   char *name, char *service, char *group,
 			   struct gnts_xen_client **out, char *err,
 			   size_t errlen);
 

@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Backends: how NFs find the core, get their regions and learn that the
+ * other side went away.  Each backend is two tables of functions, one per
+ * side, picked once by name:
+ *
+ *   backend  server (xnv-core)            client (libxnv, in the NF)
+ *   host     host_server.c: unix socket,  host_client.c: connect, fds by
+ *            fds by SCM_RIGHTS            SCM_RIGHTS, mmap
+ *   xen      xen_server.c: XenStore       xen_client.c: XenStore + gntdev
+ *            watches, grants (kgrant.c,   (built only with the Xen libs)
+ *            or galloc.c)
+ *
+ * The core holds one struct gnts_srv, libxnv one struct gnts_cli; neither
+ * tests which backend it has.  What differs and shows (how a peer is
+ * named in a log line, whether a departed peer still maps frames) comes
+ * from an op.  Adding a backend: gntshare/README.md, "How to add a
+ * backend".
+ *
+ * Errors are negative errno values with one line in @p err.
+ */
+#ifndef GNTSHARE_BACKEND_H
+#define GNTSHARE_BACKEND_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "gntshare.h"
+#include "proto.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- server side (xnv-core) ---------------------------------------------- */
+
+/* What the server tells its owner.  Called from gnts_srv_poll(). */
+struct gnts_srv_cb {
+	/* xen: check a domain's service and group before it boots (xnv-xl
+	 * waits for the answer); may be NULL.  0 or -errno + @p err. */
+	int (*check)(void *ctx, const struct gnts_attach_req *req, char *err,
+		     size_t errlen);
+	/* A peer asks to attach (@p pid: its process in host mode, else
+	 * 0).  Fill @p rsp and return 0, or -errno + @p err. */
+	int (*attach)(void *ctx, gnts_peer_t peer, pid_t pid,
+		      const struct gnts_attach_req *req,
+		      struct gnts_attach_rsp *rsp, char *err, size_t errlen);
+	/* A peer is gone (hang-up, bye, closed device, dead domain, or
+	 * detached by the core). */
+	void (*death)(void *ctx, gnts_peer_t peer);
+	/* A MAP request was refused (host); may be NULL. */
+	void (*map_denied)(void *ctx, gnts_peer_t peer, gnts_ref_t ref,
+			   const char *why);
+};
+
+struct gnts_srv_cfg {
+	const char *socket;		/* host: where NFs connect */
+	const struct gnts_srv_cb *cb;
+	void *ctx;			/* passed to every callback */
+};
+
+struct gnts_srv_ops {
+	const char *name;
+	/* Listen / watch.  0 and *impl, or -errno + @p err. */
+	int (*open)(const struct gnts_srv_cfg *cfg, void **impl, char *err,
+		    size_t errlen);
+	/* Serve pending events without blocking: events handled or -errno. */
+	int (*poll)(void *impl);
+	/* Detach @p peer: tell it why (@p status: -ESHUTDOWN for a clean
+	 * stop of the core), end its channel, call death(). */
+	void (*detach)(void *impl, gnts_peer_t peer, int status,
+		       const char *why);
+	/* Detach everyone, stop listening. */
+	void (*close)(void *impl);
+	/* "(pid 12) attached as domain 3" / "attached from Xen domain 7
+	 * device 0": how the core's log names a peer that attaches. */
+	void (*attach_words)(gnts_peer_t peer, pid_t pid, char *buf,
+			     size_t len);
+	/* "domain 3" / "Xen domain 7 device 0". */
+	void (*peer_words)(gnts_peer_t peer, char *buf, size_t len);
+	/* Why a peer's death() came, in the core's words. */
+	const char *death_words;
+	/* One line for the log once open: where NFs attach. */
+	void (*where)(void *impl, char *buf, size_t len);
+};
+
+struct gnts_srv;
+
+/**
+ * Open the server of backend @p kind ("host", "xen").
+ * @return 0 and *out, or -EINVAL (unknown kind), -ENOTSUP (not built in),
+ *   or the backend's error; one line in @p err each time.
+ */
+int gnts_srv_open(const char *kind, const struct gnts_srv_cfg *cfg,
+		  struct gnts_srv **out, char *err, size_t errlen);
+int gnts_srv_poll(struct gnts_srv *s);
+void gnts_srv_detach(struct gnts_srv *s, gnts_peer_t peer, int status,
+		     const char *why);
+/** Close (NULL: nothing). */
+void gnts_srv_close(struct gnts_srv *s);
+const char *gnts_srv_kind(const struct gnts_srv *s);
+/** Log words of a backend (see struct gnts_srv_ops); return @p buf. */
+const char *gnts_srv_attach_words(const struct gnts_srv *s, gnts_peer_t peer,
+				  pid_t pid, char *buf, size_t len);
+const char *gnts_srv_peer_words(const struct gnts_srv *s, gnts_peer_t peer,
+				char *buf, size_t len);
+const char *gnts_srv_death_words(const struct gnts_srv *s);
+const char *gnts_srv_where(const struct gnts_srv *s, char *buf, size_t len);
+/** The backends this build has, for --help and errors ("host, xen"). */
+const char *gnts_srv_kinds(void);
+
+/* ---- client side (libxnv) ------------------------------------------------ */
+
+struct gnts_cli_cfg {
+	const char *socket;	/* host: the core's socket */
+	int dev;		/* xen: the domain's xnv device (-1: first free) */
+	unsigned timeout_ms;	/* xen: how long to wait for the core */
+};
+
+/* gnts_cli_ops.flags */
+#define GNTS_CLI_DOMAIN_NAMES 0x1u /* the domain's config names service,
+				    * group and instance: a request may
+				    * leave them empty */
+#define GNTS_CLI_REATTACH     0x2u /* the NF may attach again in the same
+				    * process after the core went away */
+
+struct gnts_cli_ops {
+	const char *name;
+	unsigned flags;
+	/* 1 if this backend can be used here (for --backend auto). */
+	int (*available)(void);
+	/* Attach.  The backend may fill name/service/group of @p req with
+	 * what the core decided.  0 and *impl + *rsp, or -errno + @p err
+	 * (the core's own words when it refused). */
+	int (*attach)(const struct gnts_cli_cfg *cfg,
+		      struct gnts_attach_req *req, struct gnts_attach_rsp *rsp,
+		      void **impl, char *err, size_t errlen);
+	/* Map region @p ref of the reply (read-write). */
+	int (*map)(void *impl, gnts_ref_t ref, void **va, size_t *size,
+		   char *err, size_t errlen);
+	void (*unmap)(void *impl, void *va, size_t size);
+	/* 1 while the core keeps us, 0 once it let go (reason in @p err). */
+	int (*alive)(void *impl, char *err, size_t errlen);
+	/* After alive() said 0: -ESHUTDOWN for a clean stop of the core. */
+	int (*gone_status)(const void *impl);
+	/* Say goodbye, unmap what is left, free. */
+	void (*close)(void *impl);
+};
+
+struct gnts_cli;
+
+/**
+ * Attach through backend @p kind ("host", "xen", or NULL / "auto": the
+ * first available one, xen before host).
+ */
+int gnts_cli_attach(const char *kind, const struct gnts_cli_cfg *cfg,
+		    struct gnts_attach_req *req, struct gnts_attach_rsp *rsp,
+		    struct gnts_cli **out, char *err, size_t errlen);
+/** The backend @p kind would pick (NULL if unknown or not built in). */
+const struct gnts_cli_ops *gnts_cli_backend(const char *kind);
+int gnts_cli_map(struct gnts_cli *c, gnts_ref_t ref, void **va, size_t *size,
+		 char *err, size_t errlen);
+void gnts_cli_unmap(struct gnts_cli *c, void *va, size_t size);
+int gnts_cli_alive(struct gnts_cli *c, char *err, size_t errlen);
+int gnts_cli_gone_status(const struct gnts_cli *c);
+unsigned gnts_cli_flags(const struct gnts_cli *c);
+/** Close (NULL: nothing). */
+void gnts_cli_close(struct gnts_cli *c);
+/** The backends this build has ("host, xen"). */
+const char *gnts_cli_kinds(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GNTSHARE_BACKEND_H */

@@ -1,0 +1,271 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The XenNetVM wire protocol, all of it: what crosses the boundary between
+ * xnv-core and an NF, in every backend.  Nothing here depends on an API
+ * layer (libxnv, DPDK, libxen); the core's validator, libxnv, the
+ * backends, the toolstack hook and the tests all take the protocol from
+ * this header alone.  See docs/DESIGN.md for the picture.
+ *
+ *   1. shared memory: the 16-byte descriptor, the ring region header, the
+ *      control line, action and detach codes (layout drawn in ring.h,
+ *      which holds the ring *code*);
+ *   2. the attach facts (request and reply), the same in both backends;
+ *   3. host backend: the unix-socket messages;
+ *   4. xen backend: the XenStore key names and xenbus states.
+ *
+ * Versions are ranges, as in memif: a reader accepts any version from
+ * its *_VERSION_MIN to its *_VERSION; a writer says which versions it
+ * can be read as (a region header and a socket message carry both the
+ * version written and the oldest one a reader may treat it as).
+ */
+#ifndef GNTSHARE_PROTO_H
+#define GNTSHARE_PROTO_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- 1. shared memory ---------------------------------------------------- */
+
+#define GNTS_RING_MAGIC       0x52564e58u	/* "XNVR" little-endian */
+#define GNTS_RING_VERSION     2u	/* 2: control line at offset 64 */
+#define GNTS_RING_VERSION_MIN 2u	/* oldest layout this side reads */
+#define GNTS_CACHE_LINE       64u
+#define GNTS_MAX_RINGS        4u
+#define GNTS_RING_MIN         16u
+#define GNTS_RING_MAX         (1u << 16)
+
+enum gnts_ring_id {
+	GNTS_RING_RX = 0,	/* core -> NF: packets to process */
+	GNTS_RING_TX = 1,	/* NF -> core: processed packets + verdicts */
+	GNTS_RING_FREE = 2,	/* core -> NF: empty buffers it may fill */
+	GNTS_RING_COUNT = 3,
+};
+
+/* What an NF asks of the core for one packet (gnts_desc.action). */
+#define GNTS_ACTIONS(_)							\
+	_(DROP, 1)		/* free the packet */			\
+	_(OUT, 2)		/* send out of port dst */		\
+	_(TO_SERVICE, 3)	/* hand to an instance of service dst */\
+	_(NEXT, 4)		/* next step of the packet's chain */
+
+enum gnts_action {
+	GNTS_ACT_NONE = 0,	/* core -> NF descriptors */
+#define GNTS_ACT_ENUM(n, v) GNTS_ACT_##n = v,
+	GNTS_ACTIONS(GNTS_ACT_ENUM)
+#undef GNTS_ACT_ENUM
+	GNTS_ACT_MAX = 255,	/* the descriptor keeps 8 bits */
+};
+
+/*
+ * One 16-byte descriptor.  Offsets and indices only, never pointers: the
+ * two sides map the pool at different addresses.
+ */
+struct gnts_desc {
+	uint32_t buf;		/* buffer index in the trust group's pool */
+	uint16_t off;		/* data offset from the start of the buffer */
+	uint16_t len;		/* data length in bytes */
+	uint8_t action;		/* NF -> core: GNTS_ACT_*; core -> NF: 0 */
+	uint8_t flags;		/* reserved, 0 */
+	uint16_t dst;		/* NF -> core: port index or service id;
+				 * core -> NF: input port index */
+	uint32_t hash;		/* RSS hash / flow hint */
+};
+
+_Static_assert(sizeof(struct gnts_desc) == 16, "descriptor must be 16 bytes");
+
+/* Shared header at offset 0 of a ring region; written once by the core. */
+struct gnts_ring_region_hdr {
+	uint32_t magic;			/* GNTS_RING_MAGIC */
+	uint32_t version;		/* GNTS_RING_VERSION of the writer */
+	uint32_t n_rings;		/* GNTS_RING_COUNT */
+	uint32_t ring_size;		/* descriptors per ring, power of two */
+	uint32_t desc_size;		/* sizeof(struct gnts_desc) */
+	uint32_t region_size;		/* bytes of the whole region */
+	uint32_t ring_off[GNTS_MAX_RINGS]; /* byte offset of each ring */
+	uint32_t min_version;		/* oldest version a reader may read
+					 * this region as (0: = version) */
+	uint8_t reserved[GNTS_CACHE_LINE - 7 * 4 - GNTS_MAX_RINGS * 4];
+};
+
+_Static_assert(sizeof(struct gnts_ring_region_hdr) == GNTS_CACHE_LINE,
+	       "region header is one cache line");
+
+/* Why the core detached an NF, as written in gnts_ring_ctl.detached. */
+enum gnts_detach_code {
+	GNTS_DETACH_NONE = 0,		/* attached */
+	GNTS_DETACH_SHUTDOWN = 1,	/* the core is stopping cleanly */
+	GNTS_DETACH_QUARANTINE = 2,	/* bad descriptors or ring indices */
+	GNTS_DETACH_HEARTBEAT = 3,	/* heartbeat stood still too long */
+	GNTS_DETACH_OTHER = 4,		/* anything else (see the core's log) */
+};
+
+#define GNTS_RING_CTL_OFF GNTS_CACHE_LINE	/* right after the header */
+
+/* The control line: one cache line, mostly written by the NF. */
+struct gnts_ring_ctl {
+	_Atomic uint32_t heartbeat;	/* NF writes: bumped by its poll loop */
+	_Atomic uint32_t detached;	/* core writes once: GNTS_DETACH_* */
+	uint8_t reserved[GNTS_CACHE_LINE - 2 * 4];
+};
+
+_Static_assert(sizeof(struct gnts_ring_ctl) == GNTS_CACHE_LINE,
+	       "control line is one cache line");
+
+/* ---- 2. attach facts ----------------------------------------------------- */
+
+/*
+ * What an NF and xnv-core tell each other when the NF attaches: in host
+ * mode in the ATTACH request and reply below, in Xen mode as the XenStore
+ * nodes of section 4.  Strings are NUL-terminated within their arrays; a
+ * receiver that finds no NUL rejects the message.
+ */
+#define GNTS_ATTACH_NAME_LEN 32u
+
+/* NF -> core */
+struct gnts_attach_req {
+	char name[GNTS_ATTACH_NAME_LEN];	/* instance name, for logs */
+	char service[GNTS_ATTACH_NAME_LEN];	/* service it provides */
+	char group[GNTS_ATTACH_NAME_LEN];	/* trust group it belongs to */
+	uint32_t alloc_bufs;			/* empty buffers to keep in the
+						 * NF's free ring (0: none) */
+};
+
+/* core -> NF */
+struct gnts_attach_rsp {
+	uint32_t domid;		/* peer id the core assigned */
+	uint32_t nf_id;		/* NF slot in the core */
+	uint32_t service_id;	/* numeric id of the service */
+	uint32_t ring_ref;	/* reference of the NF's ring region */
+	uint32_t ring_size;	/* descriptors per ring */
+	uint32_t pool_ref;	/* reference of the group's packet pool */
+	uint32_t pool_bufs;	/* buffers in the pool */
+	uint32_t buf_size;	/* bytes per buffer (headroom included) */
+	uint32_t n_ports;	/* ports an NF may name in GNTS_ACT_OUT */
+	uint32_t reserved;
+	uint64_t ring_bytes;	/* size of the ring region mapping */
+	uint64_t pool_bytes;	/* size of the pool region mapping */
+};
+
+/* ---- 3. host backend: unix socket messages -------------------------------- */
+
+/*
+ * One SOCK_SEQPACKET datagram per message, always sizeof(struct gnts_msg).
+ *
+ *   NF                          core
+ *   ATTACH(req)          --->
+ *                        <---   ATTACH_OK(rsp)  | ERROR(text), close
+ *   MAP(ref, readonly)   --->
+ *                        <---   MAP_OK(size) + fd (SCM_RIGHTS) | ERROR(text)
+ *                        <---   DETACH(text), close   (core detaches the NF)
+ *   BYE                  --->   (or hang-up: the NF is gone)
+ */
+#define GNTS_DEFAULT_SOCKET  "/run/xnv/xnv.sock"	/* where NFs find the core */
+#define GNTS_MSG_MAGIC       0x4d564e58u	/* "XNVM" */
+#define GNTS_MSG_VERSION     1u
+#define GNTS_MSG_VERSION_MIN 1u
+#define GNTS_ERR_LEN         160u
+
+enum gnts_msg_type {
+	GNTS_MSG_ATTACH = 1,
+	GNTS_MSG_ATTACH_OK,
+	GNTS_MSG_MAP,
+	GNTS_MSG_MAP_OK,
+	GNTS_MSG_ERROR,
+	GNTS_MSG_DETACH,
+	GNTS_MSG_BYE,
+};
+
+struct gnts_msg {
+	uint32_t magic;
+	uint16_t version;	/* GNTS_MSG_VERSION of the sender */
+	uint16_t type;
+	int32_t status;		/* 0 or negative errno (ERROR) */
+	uint32_t ref;		/* MAP */
+	uint64_t size;		/* MAP_OK: bytes to map */
+	uint32_t readonly;	/* MAP */
+	uint32_t min_version;	/* oldest version the receiver may read
+				 * this message as (0: = version) */
+	union {
+		struct gnts_attach_req req;
+		struct gnts_attach_rsp rsp;
+		char text[GNTS_ERR_LEN];
+	} u;
+};
+
+/* ---- 4. xen backend: XenStore ------------------------------------------- */
+
+/*
+ * One directory pair per NF device (xenbus conventions); the drawing of
+ * who writes what and when is in xen.h.
+ */
+#define GNTS_XEN_MAX_DEVS    16u	/* NF devices per domain (nfv_instances) */
+#define GNTS_XS_BACKEND_ROOT "/local/domain/0/backend/xnv"
+#define GNTS_XS_FRONTEND_DIR "device/xnv"	/* under /local/domain/<id> */
+
+/* both halves */
+#define GNTS_XS_STATE         "state"
+/* frontend (the guest writes; xnv-xl creates) */
+#define GNTS_XS_BACKEND       "backend"
+#define GNTS_XS_BACKEND_ID    "backend-id"
+#define GNTS_XS_NAME          "name"
+#define GNTS_XS_SERVICE       "service"
+#define GNTS_XS_ALLOC_BUFS    "alloc-bufs"
+#define GNTS_XS_REQUEST_ID    "request-id"
+/* backend (Dom0 writes) */
+#define GNTS_XS_FRONTEND      "frontend"
+#define GNTS_XS_FRONTEND_ID   "frontend-id"
+#define GNTS_XS_TRUST_GROUP   "trust-group"
+#define GNTS_XS_RING_REF      "ring-ref"
+#define GNTS_XS_RING_PAGES    "ring-pages"
+#define GNTS_XS_RING_SIZE     "ring-size"
+#define GNTS_XS_POOL_DIR_REFS "pool-dir-refs"
+#define GNTS_XS_POOL_PAGES    "pool-pages"
+#define GNTS_XS_POOL_BUFS     "pool-bufs"
+#define GNTS_XS_BUF_SIZE      "buf-size"
+#define GNTS_XS_SERVICE_ID    "service-id"
+#define GNTS_XS_NF_ID         "nf-id"
+#define GNTS_XS_NF_NAME       "nf-name"
+#define GNTS_XS_N_PORTS       "n-ports"
+#define GNTS_XS_ERROR         "error"
+#define GNTS_XS_DETACH_REASON "detach-reason"
+#define GNTS_XS_DETACH_STATUS "detach-status"
+
+enum gnts_xenbus_state {
+	GNTS_XB_UNKNOWN = 0,
+	GNTS_XB_INITIALISING = 1,
+	GNTS_XB_INITWAIT = 2,
+	GNTS_XB_INITIALISED = 3,
+	GNTS_XB_CONNECTED = 4,
+	GNTS_XB_CLOSING = 5,
+	GNTS_XB_CLOSED = 6,
+};
+
+/** A xenbus state as XenStore holds it ("1" .. "6"; "0" if unknown). */
+static inline const char *
+gnts_xb_state_str(enum gnts_xenbus_state st)
+{
+	static const char *const s[] = { "0", "1", "2", "3", "4", "5", "6" };
+
+	return (unsigned)st < sizeof(s) / sizeof(s[0]) ? s[st] : "0";
+}
+
+/**
+ * 1 if a reader of versions [@p min, @p max] can read what a writer wrote
+ * as @p version, readable down to @p wmin (0: = version).
+ */
+static inline int
+gnts_version_ok(uint32_t version, uint32_t wmin, uint32_t min, uint32_t max)
+{
+	if (wmin == 0 || wmin > version)
+		wmin = version;
+	return version >= min && wmin <= max;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GNTSHARE_PROTO_H */
