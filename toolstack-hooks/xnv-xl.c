@@ -8,7 +8,7 @@
  *
  * create: checks the config's nfv_* keys (nfv_cfg.c) before anything
  * starts, runs `xl create -p` (paused), registers the domain's NF devices
- * in XenStore (include/gntshare/xen.h), waits until xnv-core has accepted
+ * in XenStore (keys: include/gntshare/proto.h; protocol: xen.h), waits until xnv-core has accepted
  * them (service and group known), then unpauses.  Any failure destroys the
  * half-made domain.  xnv-core notices domains that die or are destroyed by
  * plain `xl destroy` through its @releaseDomain watch.
@@ -24,6 +24,7 @@
 
 #include <xenstore.h>
 
+#include <gntshare/proto.h>
 #include <gntshare/xen.h>
 
 #include "nfv_cfg.h"
@@ -178,8 +179,9 @@ register_dev(struct xs_handle *xs, const struct nfv_cfg *c, int domid,
 	xs_transaction_t t;
 	int rc, tries;
 
-	snprintf(be, sizeof(be), "%s/%d/%d", GNTS_XEN_BACKEND_ROOT, domid, dev);
-	snprintf(fe, sizeof(fe), "/local/domain/%d/device/xnv/%d", domid, dev);
+	snprintf(be, sizeof(be), "%s/%d/%d", GNTS_XS_BACKEND_ROOT, domid, dev);
+	snprintf(fe, sizeof(fe), "/local/domain/%d/%s/%d", domid,
+		 GNTS_XS_FRONTEND_DIR, dev);
 	snprintf(id, sizeof(id), "%d", domid);
 	for (tries = 0; tries < 16; tries++) {
 		t = xs_transaction_start(xs);
@@ -187,17 +189,17 @@ register_dev(struct xs_handle *xs, const struct nfv_cfg *c, int domid,
 			return -1;
 		rc = xs_mkdir(xs, t, be) ? 0 : -1;
 		rc |= xs_set_permissions(xs, t, be, be_perm, 2) ? 0 : -1;
-		rc |= xs_put(xs, t, be, "frontend", fe);
-		rc |= xs_put(xs, t, be, "frontend-id", id);
-		rc |= xs_put(xs, t, be, "name", c->name);
-		rc |= xs_put(xs, t, be, "service", c->service);
-		rc |= xs_put(xs, t, be, "trust-group", c->group);
-		rc |= xs_put(xs, t, be, "state", "1");
+		rc |= xs_put(xs, t, be, GNTS_XS_FRONTEND, fe);
+		rc |= xs_put(xs, t, be, GNTS_XS_FRONTEND_ID, id);
+		rc |= xs_put(xs, t, be, GNTS_XS_NAME, c->name);
+		rc |= xs_put(xs, t, be, GNTS_XS_SERVICE, c->service);
+		rc |= xs_put(xs, t, be, GNTS_XS_TRUST_GROUP, c->group);
+		rc |= xs_put(xs, t, be, GNTS_XS_STATE, gnts_xb_state_str(GNTS_XB_INITIALISING));
 		rc |= xs_mkdir(xs, t, fe) ? 0 : -1;
 		rc |= xs_set_permissions(xs, t, fe, fe_perm, 1) ? 0 : -1;
-		rc |= xs_put(xs, t, fe, "backend", be);
-		rc |= xs_put(xs, t, fe, "backend-id", "0");
-		rc |= xs_put(xs, t, fe, "state", "1");
+		rc |= xs_put(xs, t, fe, GNTS_XS_BACKEND, be);
+		rc |= xs_put(xs, t, fe, GNTS_XS_BACKEND_ID, "0");
+		rc |= xs_put(xs, t, fe, GNTS_XS_STATE, gnts_xb_state_str(GNTS_XB_INITIALISING));
 		if (xs_transaction_end(xs, t, rc != 0))
 			return rc;
 		if (errno != EAGAIN)
@@ -220,20 +222,24 @@ wait_core(struct xs_handle *xs, int domid, int n, double timeout)
 	for (;;) {
 		ready = 0;
 		for (dev = 0; dev < n; dev++) {
-			snprintf(path, sizeof(path), "%s/%d/%d/state",
-				 GNTS_XEN_BACKEND_ROOT, domid, dev);
+			snprintf(path, sizeof(path), "%s/%d/%d/%s",
+				 GNTS_XS_BACKEND_ROOT, domid, dev,
+				 GNTS_XS_STATE);
 			v = xs_read(xs, XBT_NULL, path, &len);
-			if (v != NULL && strcmp(v, "6") == 0) {
+			if (v != NULL && strcmp(v, gnts_xb_state_str(
+					GNTS_XB_CLOSED)) == 0) {
 				free(v);
-				snprintf(path, sizeof(path), "%s/%d/%d/error",
-					 GNTS_XEN_BACKEND_ROOT, domid, dev);
+				snprintf(path, sizeof(path), "%s/%d/%d/%s",
+					 GNTS_XS_BACKEND_ROOT, domid, dev,
+					 GNTS_XS_ERROR);
 				v = xs_read(xs, XBT_NULL, path, &len);
 				ERR("xnv-core refused the domain: %s",
 				    v ? v : "no reason given");
 				free(v);
 				return -1;
 			}
-			ready += v != NULL && strcmp(v, "2") == 0;
+			ready += v != NULL && strcmp(v, gnts_xb_state_str(
+					GNTS_XB_INITWAIT)) == 0;
 			free(v);
 		}
 		if (ready == n)
@@ -253,7 +259,7 @@ unregister(struct xs_handle *xs, int domid)
 {
 	char path[96];
 
-	snprintf(path, sizeof(path), "%s/%d", GNTS_XEN_BACKEND_ROOT, domid);
+	snprintf(path, sizeof(path), "%s/%d", GNTS_XS_BACKEND_ROOT, domid);
 	(void)xs_rm(xs, XBT_NULL, path);
 }
 
@@ -347,8 +353,9 @@ print_plan(const struct nfv_cfg *c, char *const xargv[], double timeout)
 	for (i = 0; xargv[i] != NULL; i++)
 		printf(" %s", xargv[i]);
 	printf("\n2. register %s/<domid>/0..%d and "
-	       "/local/domain/<domid>/device/xnv/0..%d (state 1)\n",
-	       GNTS_XEN_BACKEND_ROOT, c->instances - 1, c->instances - 1);
+	       "/local/domain/<domid>/%s/0..%d (state %s)\n",
+	       GNTS_XS_BACKEND_ROOT, c->instances - 1, GNTS_XS_FRONTEND_DIR,
+	       c->instances - 1, gnts_xb_state_str(GNTS_XB_INITIALISING));
 	printf("3. wait up to %.0f s for xnv-core to accept them "
 	       "(state 2)\n4. run: %s unpause %s\n", timeout, xl, c->name);
 }
@@ -493,11 +500,11 @@ cmd_list(void)
 	}
 	printf("%-6s %-16s %-4s %-12s %-12s %-12s %s\n", "domid", "name",
 	       "dev", "service", "group", "backend", "frontend");
-	doms = xs_directory(xs, XBT_NULL, GNTS_XEN_BACKEND_ROOT, &nd);
+	doms = xs_directory(xs, XBT_NULL, GNTS_XS_BACKEND_ROOT, &nd);
 	for (i = 0; doms != NULL && i < nd; i++) {
 		int domid = atoi(doms[i]);
 
-		snprintf(path, sizeof(path), "%s/%d", GNTS_XEN_BACKEND_ROOT,
+		snprintf(path, sizeof(path), "%s/%d", GNTS_XS_BACKEND_ROOT,
 			 domid);
 		nv = 0;
 		devs = xs_directory(xs, XBT_NULL, path, &nv);
@@ -508,12 +515,13 @@ cmd_list(void)
 
 			snprintf(dom, sizeof(dom), "/local/domain/%d", domid);
 			snprintf(be, sizeof(be), "%s/%d", path, dev);
-			snprintf(fe, sizeof(fe), "%s/device/xnv/%d", dom, dev);
+			snprintf(fe, sizeof(fe), "%s/%s/%d", dom,
+				 GNTS_XS_FRONTEND_DIR, dev);
 			nm = node(xs, dom, "name");
-			sv = node(xs, be, "service");
-			gr = node(xs, be, "trust-group");
-			bs = node(xs, be, "state");
-			fs = node(xs, fe, "state");
+			sv = node(xs, be, GNTS_XS_SERVICE);
+			gr = node(xs, be, GNTS_XS_TRUST_GROUP);
+			bs = node(xs, be, GNTS_XS_STATE);
+			fs = node(xs, fe, GNTS_XS_STATE);
 			b = bs ? atoi(bs) : 0;
 			f = fs ? atoi(fs) : 0;
 

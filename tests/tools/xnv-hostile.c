@@ -50,9 +50,6 @@ static const char *const kind_names[K_N] = {
 };
 
 #define HELD_MAX 512
-#define ACT_DROP 1		/* XNV_ACT_DROP, <xnv/nf.h> */
-#define ACT_OUT 2
-#define ACT_TO_SERVICE 3
 
 static struct {
 	struct gnts_client *cl;
@@ -102,7 +99,7 @@ static unsigned
 craft(enum kind k, struct gnts_desc *out)
 {
 	uint32_t bufs = h.att.pool_bufs, bs = h.att.buf_size;
-	struct gnts_desc d = { .off = 128, .len = 64, .action = ACT_DROP };
+	struct gnts_desc d = { .off = 128, .len = 64, .action = GNTS_ACT_DROP };
 
 	if (k >= K_DOUBLE && k != K_FOREIGN) {
 		if (h.n_held == 0)
@@ -136,10 +133,10 @@ craft(enum kind k, struct gnts_desc *out)
 		break;
 	case K_DEST:
 		if (rnd() & 1) {
-			d.action = ACT_OUT;
+			d.action = GNTS_ACT_OUT;
 			d.dst = (uint16_t)(h.att.n_ports + rnd() % 100);
 		} else {
-			d.action = ACT_TO_SERVICE;
+			d.action = GNTS_ACT_TO_SERVICE;
 			d.dst = (uint16_t)(rnd() & 1 ? 0 : 256 + rnd() % 1000);
 		}
 		break;
