@@ -48,7 +48,7 @@ def wait_until(fn, timeout, what, interval=0.05, procs=()):
         for p in procs:
             if not p.alive():
                 raise Exited(f"{p.name} exited ({p.returncode}) while waiting "
-                             f"for {what}:\n{tail(p.log)}")
+                             f"for {what}:\n{tail(p.log_path)}")
         if time.monotonic() > deadline:
             raise Timeout(f"timed out after {timeout:g} s waiting for {what}")
         time.sleep(interval)
@@ -92,7 +92,7 @@ class Proc:
         self.argv = [str(a) for a in argv]
         self.out_path = Path(out)
         self.err_path = Path(err) if err is not None else None
-        self.log = self.err_path or self.out_path      # where errors show
+        self.log_path = self.err_path or self.out_path     # where errors show
         self.stop_sig, self.thread = stop_sig, thread
         with contextlib.ExitStack() as files:
             o = files.enter_context(open(self.out_path, "w"))
@@ -122,7 +122,7 @@ class Proc:
         return self.out_path.read_text(errors="replace")
 
     def stderr(self):
-        return self.log.read_text(errors="replace")
+        return self.log_path.read_text(errors="replace")
 
     def signal(self, sig):
         if self.alive():
