@@ -36,7 +36,7 @@ def tail(path, n=15):
     return "\n".join("    | " + line for line in lines[-n:])
 
 
-def wait_until(fn, timeout, what, interval=0.05, procs=()):
+def wait_until(fn, timeout, what, procs=(), interval=0.05):
     """Call fn() until it returns something truthy; return that value.
     Raises Timeout after `timeout` seconds, Exited as soon as one of
     `procs` (Procs) has exited."""
