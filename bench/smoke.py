@@ -30,7 +30,6 @@ import argparse
 import json
 import os
 import shutil
-import signal
 import statistics
 import subprocess
 import tempfile
@@ -38,7 +37,9 @@ import time
 from pathlib import Path
 
 from xnvbench.measure import ring_limit
-from xnvbench.procs import BenchError, run_main, say, tail
+from xnvbench.procs import BenchError, Proc, run_main, say, stop_all, tail, \
+    wait_until
+from xnv.procs import cpu_ns  # importing xnvbench put xnv on sys.path
 
 CONFIG = """\
 ; bench-smoke: 64 B packets from net_null0 through one forwarder to net_null1
@@ -49,31 +50,6 @@ chain = fwd -> out
 dev = net_null1
 [service fwd]
 """
-
-
-def stop(proc, name, grace=5.0):
-    """Stop one process we started, by its PID: SIGTERM, then SIGKILL."""
-    if proc is None or proc.poll() is not None:
-        return
-    try:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=grace)
-    except subprocess.TimeoutExpired:
-        say("bench-smoke: %s (pid %d) ignored SIGTERM, killing it"
-            % (name, proc.pid))
-        proc.kill()
-        proc.wait(timeout=grace)
-    except ProcessLookupError:
-        pass
-
-
-def cpu_ns(pid):
-    """On-CPU nanoseconds of the main thread of @pid (None if gone)."""
-    try:
-        with open("/proc/%d/task/%d/schedstat" % (pid, pid)) as f:
-            return int(f.read().split()[0])
-    except (OSError, ValueError, IndexError):
-        return None
 
 
 def shares(pids, t_from, t_to):
@@ -111,84 +87,78 @@ def run_raw(a, ring_rt, tmp):
     return s.mpps, list(s.shares.values()), out
 
 
-def run_nf(a, build, tmp, rep):
-    d = os.path.join(tmp, "nf%d" % rep)
-    os.mkdir(d)
+def nf_argvs(a, build, d, prefix):
+    """xnv-core and xnv-forwarder command lines of one 1-NF run in d."""
     cfg = os.path.join(d, "bench.ini")
-    sock = os.path.join(d, "xnv.sock")
-    stats = os.path.join(d, "stats.json")
-    core_log = os.path.join(d, "core.log")
-    nf_log = os.path.join(d, "nf.log")
     with open(cfg, "w") as f:
         f.write(CONFIG)
-    core_cmd = [os.path.join(build, "bin", "xnv-core"), "-l", str(a.core_cpu)]
-    # A file prefix of our own: xnv-core rmdir()s its EAL runtime directory
-    # at exit, and with the default prefix ("rte") that can pull the
-    # directory from under another xnv-core starting at the same moment
-    # (EAL init then fails in telemetry).
-    prefix = "xnv-bench-%d-%d" % (os.getpid(), rep)
-    core_cmd += a.eal_mem.split() + ["--file-prefix", prefix] + [
-                "--", "--config", cfg, "--socket", sock,
-                "--duration", str(a.nf_seconds), "--stats-json", stats]
-    nf_cmd = ["taskset", "-c", str(a.nf_cpu),
-              os.path.join(build, "bin", "xnv-forwarder"), "--service", "fwd",
-              "--socket", sock, "--busy-poll"]
-    core = nf = None
-    with open(core_log, "w") as cl, open(nf_log, "w") as nl:
+    sock = os.path.join(d, "xnv.sock")
+    core = [os.path.join(build, "bin", "xnv-core"), "-l", str(a.core_cpu),
+            *a.eal_mem.split(), "--file-prefix", prefix,
+            "--", "--config", cfg, "--socket", sock,
+            "--duration", str(a.nf_seconds),
+            "--stats-json", os.path.join(d, "stats.json")]
+    nf = ["taskset", "-c", str(a.nf_cpu),
+          os.path.join(build, "bin", "xnv-forwarder"), "--service", "fwd",
+          "--socket", sock, "--busy-poll"]
+    return core, nf, sock
+
+
+def run_pair(a, build, d, prefix):
+    """Start xnv-core, then the forwarder once the core's socket is there;
+    wait until both have ended.  Returns the CPU shares of both sides and
+    the core's exit status.  Both are stopped by PID whatever happens."""
+    core_cmd, nf_cmd, sock = nf_argvs(a, build, d, prefix)
+    procs = []
+    try:
+        core = Proc("core", core_cmd, d)
+        procs.append(core)
+        wait_until(lambda: os.path.exists(sock), 15,
+                   "xnv-core to open %s" % sock, procs=[core], interval=0.01)
+        t_sock = time.monotonic()
+        nf = Proc("nf", nf_cmd, d)
+        procs.append(nf)
+        # CPU share of both sides from 0.3 s after the NF started to
+        # 0.3 s before the core's --duration ends (its clock started
+        # before the socket appeared).
+        time.sleep(0.3)
+        pins = (cpus_allowed(core.pid), cpus_allowed(nf.pid))
+        if pins != (str(a.core_cpu), str(a.nf_cpu)):
+            say("bench-smoke: warning: core / NF main threads may run "
+                "on CPUs %s / %s, expected %d / %d"
+                % (pins + (a.core_cpu, a.nf_cpu)))
+        share = shares([core.pid, nf.pid], time.monotonic(),
+                       t_sock + a.nf_seconds - 0.3)
+        limit = a.nf_seconds + 15
         try:
-            core = subprocess.Popen(core_cmd, stdout=cl,
-                                    stderr=subprocess.STDOUT,
-                                    stdin=subprocess.DEVNULL)
-            deadline = time.monotonic() + 15
-            while not os.path.exists(sock):
-                if core.poll() is not None:
-                    raise BenchError("xnv-core exited (%d) before opening "
-                                     "its socket:\n%s"
-                                     % (core.returncode, tail(core_log)))
-                if time.monotonic() > deadline:
-                    raise BenchError("xnv-core did not open %s within 15 s:"
-                                     "\n%s" % (sock, tail(core_log)))
-                time.sleep(0.01)
-            t_sock = time.monotonic()
-            nf = subprocess.Popen(nf_cmd, stdout=nl, stderr=subprocess.STDOUT,
-                                  stdin=subprocess.DEVNULL)
-            # CPU share of both sides from 0.3 s after the NF started to
-            # 0.3 s before the core's --duration ends (its clock started
-            # before the socket appeared).
-            time.sleep(0.3)
-            pins = (cpus_allowed(core.pid), cpus_allowed(nf.pid))
-            if pins != (str(a.core_cpu), str(a.nf_cpu)):
-                say("bench-smoke: warning: core / NF main threads may run "
-                    "on CPUs %s / %s, expected %d / %d"
-                    % (pins + (a.core_cpu, a.nf_cpu)))
-            share = shares([core.pid, nf.pid], time.monotonic(),
-                           t_sock + a.nf_seconds - 0.3)
-            limit = a.nf_seconds + 15
+            core.popen.wait(timeout=limit)
+        except subprocess.TimeoutExpired:
+            raise BenchError("xnv-core did not stop within %.0f s "
+                             "(--duration %s):\n%s"
+                             % (limit, a.nf_seconds, tail(core.log_path)))
+        # The forwarder exits by itself once the core detached it.
+        try:
+            nf.popen.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            raise BenchError("xnv-forwarder did not exit after the "
+                             "core stopped:\n%s" % tail(nf.log_path))
+        return share, core.returncode
+    finally:
+        stop_all(procs)
+        # Normally removed by xnv-core itself; not if it was killed.
+        for run_dir in ("/var/run/dpdk", os.environ.get(
+                "XDG_RUNTIME_DIR", "/tmp") + "/dpdk"):
             try:
-                core.wait(timeout=limit)
-            except subprocess.TimeoutExpired:
-                raise BenchError("xnv-core did not stop within %.0f s "
-                                 "(--duration %s):\n%s"
-                                 % (limit, a.nf_seconds, tail(core_log)))
-            # The forwarder exits by itself once the core detached it.
-            try:
-                nf.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                raise BenchError("xnv-forwarder did not exit after the "
-                                 "core stopped:\n%s" % tail(nf_log))
-        finally:
-            stop(nf, "xnv-forwarder")
-            stop(core, "xnv-core")
-            # Normally removed by xnv-core itself; not if it was killed.
-            for run_dir in ("/var/run/dpdk", os.environ.get(
-                    "XDG_RUNTIME_DIR", "/tmp") + "/dpdk"):
-                try:
-                    os.rmdir(os.path.join(run_dir, prefix))
-                except OSError:
-                    pass
-    if core.returncode != 0:
-        raise BenchError("xnv-core failed (exit %d):\n%s"
-                         % (core.returncode, tail(core_log)))
+                os.rmdir(os.path.join(run_dir, prefix))
+            except OSError:
+                pass
+
+
+def nf_result(a, d):
+    """Mpps, seconds of traffic and packets of the 1-NF run in d, from
+    its --stats-json; BenchError if nothing went through the NF."""
+    core_log, nf_log = os.path.join(d, "core.log"), os.path.join(d, "nf.log")
+    stats = os.path.join(d, "stats.json")
     try:
         with open(stats) as f:
             st = json.load(f)
@@ -211,14 +181,31 @@ def run_nf(a, build, tmp, rep):
     if lost:
         say("bench-smoke: warning: core dropped %d packets: %s"
             % (lost, st["drops"]))
-    return tx / secs / 1e6, secs, tx, share
+    return tx / secs / 1e6, secs, tx
+
+
+def run_nf(a, build, tmp, rep):
+    """One 1-NF run: (Mpps, seconds of traffic, packets, CPU shares)."""
+    d = os.path.join(tmp, "nf%d" % rep)
+    os.mkdir(d)
+    # A file prefix of our own: xnv-core rmdir()s its EAL runtime directory
+    # at exit, and with the default prefix ("rte") that can pull the
+    # directory from under another xnv-core starting at the same moment
+    # (EAL init then fails in telemetry).
+    prefix = "xnv-bench-%d-%d" % (os.getpid(), rep)
+    share, rc = run_pair(a, build, d, prefix)
+    if rc != 0:
+        raise BenchError("xnv-core failed (exit %d):\n%s"
+                         % (rc, tail(os.path.join(d, "core.log"))))
+    mpps, secs, tx = nf_result(a, d)
+    return mpps, secs, tx, share
 
 
 def spread(v):
     return statistics.median(v), min(v), max(v)
 
 
-def main():
+def parse_args():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--build", default="build")
     ap.add_argument("--reps", type=int, default=3)
@@ -242,11 +229,14 @@ def main():
                     help="no repeat starts after this many seconds")
     ap.add_argument("--keep", action="store_true",
                     help="keep the temporary directory (configs, logs, JSON)")
-    a = ap.parse_args()
+    return ap.parse_args()
 
-    build = os.path.abspath(a.build)
-    ring_rt = os.path.join(build, "bench", "ring-rt")
-    for exe in (ring_rt, os.path.join(build, "bin", "xnv-core"),
+
+def check_setup(a, build):
+    """BenchError unless the binaries, taskset, the CPUs and the options
+    allow a run."""
+    for exe in (os.path.join(build, "bench", "ring-rt"),
+                os.path.join(build, "bin", "xnv-core"),
                 os.path.join(build, "bin", "xnv-forwarder")):
         if not os.access(exe, os.X_OK):
             raise BenchError("%s missing: run make first" % exe)
@@ -261,52 +251,47 @@ def main():
         raise BenchError("need --reps >= 1, --raw-seconds > 0, --warmup >= 0,"
                          " --nf-seconds >= 1.5, --retries >= 0")
 
-    tmp = tempfile.mkdtemp(prefix="xnv-bench-")
+
+def one_run(a, kind, build, tmp, first, n_nf):
+    """One raw or 1-NF run: (value, CPU shares, description, extra)."""
+    if kind == "raw":
+        v, sh, out = run_raw(a, os.path.join(build, "bench", "ring-rt"), tmp)
+        if first:
+            say("  " + out.splitlines()[0])
+        return v, sh, "raw ring round trip  %8.3f Mdesc/s" % v, ""
+    v, secs, tx, sh = run_nf(a, build, tmp, n_nf)
+    return (v, sh, "xnv-core + 1 NF      %8.3f Mpps    " % v,
+            "  (%d pkts in %.3f s of traffic)" % (tx, secs))
+
+
+def run_all(a, build, tmp):
+    """--reps pairs of runs, raw and 1-NF interleaved; a disturbed run is
+    repeated (--retries, within --budget).  {kind: [(value, clean)]}."""
     t_begin = time.monotonic()
     est = {"raw": a.raw_seconds + a.warmup + 1, "nf": a.nf_seconds + 2}
-    say("bench-smoke: %d runs of each, interleaved; core side on CPU %d, NF "
-        "side on CPU %d; work dir %s" % (a.reps, a.core_cpu, a.nf_cpu, tmp))
-    say("  CPU share = time the core / NF side was on its CPU during the "
-        "measured window;\n  a run below %.0f %% was disturbed by other "
-        "load and is repeated (at most %d times, within %.0f s)."
-        % (100 * a.min_share, a.retries, a.budget))
     runs = {"raw": [], "nf": []}	# (value, clean)
     n_nf = 0
-    ok = False
-    try:
-        for rep in range(1, a.reps + 1):
-            for kind in ("raw", "nf"):
-                for attempt in range(a.retries + 1):
-                    if kind == "raw":
-                        v, sh, out = run_raw(a, ring_rt, tmp)
-                        if not runs["raw"] and attempt == 0:
-                            say("  " + out.splitlines()[0])
-                        what = "raw ring round trip  %8.3f Mdesc/s" % v
-                        extra = ""
-                    else:
-                        n_nf += 1
-                        v, secs, tx, sh = run_nf(a, build, tmp, n_nf)
-                        what = "xnv-core + 1 NF      %8.3f Mpps    " % v
-                        extra = "  (%d pkts in %.3f s of traffic)" % (tx,
-                                                                      secs)
-                    clean = all(x is not None and x >= a.min_share
-                                for x in sh)
-                    last = (attempt == a.retries or time.monotonic() +
-                            est[kind] > t_begin + a.budget)
-                    say("  run %d/%d  %s  CPU share %s %% / %s %%%s%s"
-                        % (rep, a.reps, what, pct(sh[0]), pct(sh[1]), extra,
-                           "" if clean else "  DISTURBED" +
-                           ("" if last else ", repeating")))
-                    if clean or last:
-                        runs[kind].append((v, clean))
-                        break
-        ok = True
-    finally:
-        if a.keep or not ok:
-            say("bench-smoke: logs kept in %s" % tmp)
-        else:
-            shutil.rmtree(tmp, ignore_errors=True)
+    for rep in range(1, a.reps + 1):
+        for kind in ("raw", "nf"):
+            for attempt in range(a.retries + 1):
+                n_nf += kind == "nf"
+                v, sh, what, extra = one_run(
+                    a, kind, build, tmp, not runs["raw"] and attempt == 0, n_nf)
+                clean = all(x is not None and x >= a.min_share for x in sh)
+                last = (attempt == a.retries or time.monotonic() +
+                        est[kind] > t_begin + a.budget)
+                say("  run %d/%d  %s  CPU share %s %% / %s %%%s%s"
+                    % (rep, a.reps, what, pct(sh[0]), pct(sh[1]), extra,
+                       "" if clean else "  DISTURBED" +
+                       ("" if last else ", repeating")))
+                if clean or last:
+                    runs[kind].append((v, clean))
+                    break
+    return runs
 
+
+def summary(a, runs):
+    """The table of medians and the closing ratio line."""
     raw = [v for v, _ in runs["raw"]]
     nf = [v for v, _ in runs["nf"]]
     bad = sum(not c for k in runs for _, c in runs[k])
@@ -329,6 +314,29 @@ def main():
             "CPU %d or %d): the numbers are noisy" % (bad, a.core_cpu,
                                                      a.nf_cpu))
     say("bench-smoke: 1-NF/raw = %d %%" % int(100.0 * nm / rm + 0.5))
+
+
+def main():
+    a = parse_args()
+    build = os.path.abspath(a.build)
+    check_setup(a, build)
+    tmp = tempfile.mkdtemp(prefix="xnv-bench-")
+    say("bench-smoke: %d runs of each, interleaved; core side on CPU %d, NF "
+        "side on CPU %d; work dir %s" % (a.reps, a.core_cpu, a.nf_cpu, tmp))
+    say("  CPU share = time the core / NF side was on its CPU during the "
+        "measured window;\n  a run below %.0f %% was disturbed by other "
+        "load and is repeated (at most %d times, within %.0f s)."
+        % (100 * a.min_share, a.retries, a.budget))
+    ok = False
+    try:
+        runs = run_all(a, build, tmp)
+        ok = True
+    finally:
+        if a.keep or not ok:
+            say("bench-smoke: logs kept in %s" % tmp)
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+    summary(a, runs)
     return 0
 
 

@@ -15,9 +15,16 @@ $(B)/bin/xnv-core: $(CORE_OBJ) $(GNTS_LIB)
 	$(CC) -o $@ $(CORE_OBJ) $(GNTS_LIB) $(DPDK_LIBS) $(XEN_LIBS) $(LDSAN)
 
 # xnv-ctl: the operator's client of the control plane (Python 3, stdlib only).
+# The launcher goes to bin/, the xnv package it runs to lib/python/xnv/
+# (the launcher looks in ../lib/python first, then in dom0-core/python).
+XNV_PY := $(wildcard dom0-core/python/xnv/*.py)
 all: $(B)/bin/xnv-ctl
 
-$(B)/bin/xnv-ctl: dom0-core/xnv-ctl
+$(B)/bin/xnv-ctl: dom0-core/xnv-ctl $(XNV_PY:dom0-core/python/%=$(B)/lib/python/%)
 	@mkdir -p $(dir $@)
 	cp $< $@
 	chmod 755 $@
+
+$(B)/lib/python/xnv/%.py: dom0-core/python/xnv/%.py
+	@mkdir -p $(dir $@)
+	cp $< $@

@@ -137,7 +137,7 @@ def measure(setup, logdir, warmup, duration, min_share=0.9,
         for p in procs:
             if not p.alive():
                 raise BenchError("%s stopped during the run:\n%s"
-                                 % (p.name, p.log.read_text()[-1500:]))
+                                 % (p.name, p.log_path.read_text()[-1500:]))
     finally:
         for tel in tels:
             tel.close()

@@ -1,24 +1,31 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Processes, CPUs and host resources of a benchmark run.
 
-Everything started goes through Proc, which keeps its output in a log file
-and is always stopped by its PID (signal, wait, SIGKILL, wait); nothing is
-ever killed by name.  Host changes (hugepages, a hugetlbfs mount, a veth
-pair) are undone by whoever made them, in reverse order.
+Everything started goes through Proc (xnv.procs.Proc), which keeps its
+output in a log file and is always stopped by its PID (signal, wait,
+SIGKILL, wait); nothing is ever killed by name.  Host changes (hugepages, a
+hugetlbfs mount, a veth pair) are undone by whoever made them, in reverse
+order.
 """
 import contextlib
-import json
 import os
 import signal
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
+import xnv
+import xnv.procs
+import xnv.telemetry
+from xnv.hugepages import FREE_HUGE, HUGE_DIR, NR_HUGE, hugetlbfs_mounts, \
+    mount_hugetlbfs, umount
+from xnv.prefix import runtime_dir
+from xnv.procs import stop_all, tail, wait_until  # noqa: F401 (bench imports them from here)
 
-class BenchError(Exception):
-    """Something could not be started or measured (never a low number)."""
+# Something could not be started or measured (never a low number).  The
+# xnv package's failures (a wait timed out, a telemetry socket went quiet)
+# are the same kind of failure, so they are one class.
+BenchError = xnv.Error
 
 
 def say(msg=""):
@@ -40,100 +47,19 @@ def run_main(main, name):
         sys.exit(130)
 
 
-def tail(path, n=15):
-    """The last n lines of a log, indented, for error messages."""
-    try:
-        lines = Path(path).read_text(errors="replace").splitlines()
-    except OSError:
-        return "    (no %s)" % path
-    return "\n".join("    | " + line for line in lines[-n:])
-
-
-def wait_until(fn, timeout, what, procs=()):
-    """Call fn() until it returns something truthy; return it.  Fails after
-    timeout seconds, or as soon as one of procs has exited."""
-    deadline = time.monotonic() + timeout
-    while True:
-        v = fn()
-        if v:
-            return v
-        for p in procs:
-            if not p.alive():
-                raise BenchError("%s exited (%s) while waiting for %s:\n%s"
-                                 % (p.name, p.popen.returncode, what,
-                                    tail(p.log)))
-        if time.monotonic() > deadline:
-            raise BenchError("timed out after %.0f s waiting for %s"
-                             % (timeout, what))
-        time.sleep(0.02)
-
-
 # --------------------------------------------------------------------------
 # processes and their threads
 
-class Proc:
+class Proc(xnv.procs.Proc):
     """One child process; stdout and stderr go to <logdir>/<name>.log.
-    stop_sig: the signal that makes it exit cleanly (testpmd: SIGINT)."""
+    stop_sig: the signal that makes it exit cleanly (testpmd: SIGINT);
+    thread: the comm of its data-path thread (None: the main thread)."""
 
     def __init__(self, name, argv, logdir, stop_sig=signal.SIGTERM,
                  thread=None):
-        self.name = name
-        self.argv = [str(a) for a in argv]
-        self.log = Path(logdir) / ("%s.log" % name)
-        self.stop_sig = stop_sig
-        self.thread = thread	# comm of the data-path thread; None: main
-        with open(self.log, "w") as f:
-            f.write("$ %s\n" % " ".join(self.argv))
-            f.flush()
-            # stdin stays an open pipe: testpmd exits at EOF on it.
-            self.popen = subprocess.Popen(self.argv, stdout=f,
-                                          stderr=subprocess.STDOUT,
-                                          stdin=subprocess.PIPE)
-        self.pid = self.popen.pid
-
-    def alive(self):
-        return self.popen.poll() is None
-
-    def stop(self, grace=5.0):
-        """Ask it to exit (stop_sig), then SIGKILL; by PID only."""
-        if self.alive():
-            with contextlib.suppress(ProcessLookupError):
-                self.popen.send_signal(self.stop_sig)
-            try:
-                self.popen.wait(timeout=grace)
-            except subprocess.TimeoutExpired:
-                say("  %s (pid %d) ignored signal %d: SIGKILL"
-                    % (self.name, self.pid, self.stop_sig))
-                self.popen.kill()
-                self.popen.wait(timeout=grace)
-        if self.popen.stdin:
-            with contextlib.suppress(OSError):
-                self.popen.stdin.close()
-        return self.popen.returncode
-
-    def tid(self):
-        """TID of the data-path thread (the main thread unless .thread
-        names another one by its comm); None if not there (yet)."""
-        if self.thread is None:
-            return self.pid
-        with contextlib.suppress(OSError):
-            for t in os.listdir("/proc/%d/task" % self.pid):
-                comm = Path("/proc/%d/task/%s/comm" % (self.pid, t))
-                with contextlib.suppress(OSError):
-                    if comm.read_text().strip() == self.thread:
-                        return int(t)
-        return None
-
-    def cpu_ns(self):
-        """On-CPU nanoseconds of the data-path thread (None if unknown)."""
-        tid = self.tid()
-        if tid is None:
-            return None
-        try:
-            with open("/proc/%d/task/%d/schedstat" % (self.pid, tid)) as f:
-                return int(f.read().split()[0])
-        except (OSError, ValueError, IndexError):
-            return None
+        # stdin stays an open pipe: testpmd exits at EOF on it.
+        super().__init__(name, argv, Path(logdir) / ("%s.log" % name),
+                         stdin="pipe", stop_sig=stop_sig, thread=thread)
 
 
 def pinned(cpu, argv):
@@ -141,22 +67,10 @@ def pinned(cpu, argv):
     return ["taskset", "-c", str(cpu), *argv]
 
 
-def stop_all(procs):
-    """Stop every process, last started first; report what resisted."""
-    errors = []
-    for p in reversed(procs):
-        try:
-            p.stop()
-        except Exception as e:		# go on with the others
-            errors.append("%s: %s" % (p.name, e))
-    if errors:
-        raise BenchError("could not stop: %s" % "; ".join(errors))
-
-
 # --------------------------------------------------------------------------
 # DPDK: runtime directories and telemetry
 
-DPDK_RUN = Path("/var/run/dpdk")
+DPDK_RUN = Path(runtime_dir())     # /var/run/dpdk for root
 
 
 def remove_runtime_dir(prefix):
@@ -172,31 +86,22 @@ def remove_runtime_dir(prefix):
             d.rmdir()
 
 
-class Telemetry:
+class Telemetry(xnv.telemetry.Telemetry):
     """The telemetry socket of a DPDK process started with
-    --file-prefix PREFIX; reads the standard /ethdev/ counters."""
+    --file-prefix PREFIX; reads the standard /ethdev/ counters.
+    tel("CMD[,PARAMS]") is the data of the reply (None: an unknown
+    command); a lost connection or a silence is a BenchError."""
 
     def __init__(self, prefix, procs, timeout=20):
         path = DPDK_RUN / prefix / "dpdk_telemetry.v2"
         wait_until(path.is_socket, timeout, "telemetry socket %s" % path,
-                   procs)
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        self.sock.settimeout(15)	# a starved process answers late
-        try:
-            self.sock.connect(str(path))
-            self.max_len = int(json.loads(self.sock.recv(4096))
-                               .get("max_output_len", 16384))
-        except (OSError, ValueError) as e:
-            self.sock.close()
-            raise BenchError("telemetry %s: %s" % (path, e))
+                   procs=procs)
+        # a starved process answers late
+        super().__init__(path, timeout=15, who="telemetry %s" % path)
 
     def __call__(self, cmd):
-        try:
-            self.sock.send(cmd.encode())
-            return json.loads(self.sock.recv(self.max_len + 1024))[
-                cmd.split(",")[0]]
-        except (OSError, ValueError, KeyError) as e:	# incl. time-outs
-            raise BenchError("telemetry %s: no answer (%s)" % (cmd, e))
+        name, _, params = cmd.partition(",")
+        return self.call(name, params or None)
 
     def port_id(self, dev_name):
         """ethdev port id of the device named dev_name (e.g. net_null1),
@@ -210,28 +115,14 @@ class Telemetry:
         """port_id(dev_name) once the device is there."""
         return wait_until(lambda: [self.port_id(dev_name)]
                           if self.port_id(dev_name) is not None else None,
-                          timeout, "port %s" % dev_name, procs)[0]
+                          timeout, "port %s" % dev_name, procs=procs)[0]
 
     def opackets(self, port):
         return self("/ethdev/stats,%d" % port)["opackets"]
 
-    def close(self):
-        self.sock.close()
-
 
 # --------------------------------------------------------------------------
 # host resources
-
-NR_HUGE = Path("/proc/sys/vm/nr_hugepages")
-FREE_HUGE = Path("/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages")
-HUGE_DIR = Path("/dev/hugepages")
-
-
-def hugetlbfs_mounted():
-    with open("/proc/mounts") as f:
-        return any(line.split()[2] == "hugetlbfs" for line in f
-                   if len(line.split()) > 2)
-
 
 class Hugepages:
     """Keep `want` free 2 MiB hugepages and a hugetlbfs mount, checked
@@ -261,11 +152,9 @@ class Hugepages:
                     free, self.want)
         except (OSError, ValueError) as e:
             why = "cannot reserve hugepages: %s" % e
-        if why is None and not hugetlbfs_mounted():
+        if why is None and not hugetlbfs_mounts():
             HUGE_DIR.mkdir(exist_ok=True)
-            r = subprocess.run(["mount", "-t", "hugetlbfs", "-o",
-                                "pagesize=2M", "nodev", str(HUGE_DIR)],
-                               capture_output=True, text=True, timeout=10)
+            r = mount_hugetlbfs(HUGE_DIR)
             if r.returncode == 0:
                 self.mounted = True
             else:
@@ -280,8 +169,7 @@ class Hugepages:
 
     def close(self):
         if self.mounted:
-            subprocess.run(["umount", str(HUGE_DIR)], capture_output=True,
-                           timeout=10)
+            umount(HUGE_DIR)
         if self.old_nr is not None:
             with contextlib.suppress(OSError):
                 NR_HUGE.write_text(str(self.old_nr))

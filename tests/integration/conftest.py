@@ -10,21 +10,23 @@
   xnv_module  (module) the same, for scenarios shared by a module's tests
 
 Plain helpers live in harness.py (processes, configs, scenarios) and
-traffic.py (pcap files, crafted packets); test modules import them.
+traffic.py (pcap files, crafted packets); test modules import them.  What
+xnv-ctl and the bench share with the tests (telemetry, processes stopped by
+PID, wait_until, hugepages, the file-prefix) is the xnv package in
+dom0-core/python, which harness.py puts on sys.path.
 """
 import contextlib
 import logging
 import os
 import signal
 import subprocess
-from pathlib import Path
 
 import pytest
 
-from harness import (BUILD, CORE_BIN, FWD_BIN, PROBE_SRC, REPO,
-                     hugetlbfs_mounts, meminfo, xnv_env)
+# harness puts the xnv package (dom0-core/python) on sys.path
+from harness import BUILD, CORE_BIN, FWD_BIN, PROBE_SRC, REPO, xnv_env
+from xnv.hugepages import HUGE_DIR, NR_HUGE, hugetlbfs_mounts, meminfo, mount_hugetlbfs, umount
 
-HUGE_DIR = Path("/dev/hugepages")
 HUGE_WANT = 256                     # 2 MiB pages we try to have in total
 TEST_TIMEOUT_S = 180                # hard limit per test (setup + call + teardown)
 
@@ -68,7 +70,7 @@ def hugepages(request):
     hugetlbfs mounted at /dev/hugepages.  Whatever is changed is undone at
     the end of the session.  Never fails: tests pass either way."""
     st = HugeState()
-    nr_path = Path("/proc/sys/vm/nr_hugepages")
+    nr_path = NR_HUGE
     old_nr = None
     mounted = created_dir = False
     try:
@@ -84,9 +86,7 @@ def hugepages(request):
             if not HUGE_DIR.exists():
                 HUGE_DIR.mkdir()
                 created_dir = True
-            subprocess.run(["mount", "-t", "hugetlbfs", "-o", "pagesize=2M",
-                            "nodev", str(HUGE_DIR)], check=True,
-                           capture_output=True, text=True, timeout=10)
+            mount_hugetlbfs(HUGE_DIR).check_returncode()
             mounted = True
             st.notes.append(f"mounted hugetlbfs at {HUGE_DIR}")
         except (OSError, subprocess.SubprocessError) as e:
@@ -102,8 +102,7 @@ def hugepages(request):
         _say(request.config, repr(st))
     yield st
     if mounted:
-        r = subprocess.run(["umount", str(HUGE_DIR)], capture_output=True,
-                           text=True, timeout=10)
+        r = umount(HUGE_DIR)
         if r.returncode != 0:
             _say(request.config, f"cannot unmount {HUGE_DIR}: {r.stderr.strip()}")
         elif created_dir:

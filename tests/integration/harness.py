@@ -15,15 +15,22 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
+import sys
 import tempfile
-import time
 from pathlib import Path
 
-from traffic import read_pcap, write_pcap
-
 REPO = Path(__file__).resolve().parents[2]
+# The xnv package (dom0-core/python/README.md): the one place the tests
+# (and tests/soak) find it.
+if str(REPO / "dom0-core" / "python") not in sys.path:
+    sys.path.insert(0, str(REPO / "dom0-core" / "python"))
+
+import xnv.telemetry  # noqa: E402
+from traffic import read_pcap, write_pcap  # noqa: E402
+from xnv.hugepages import hugetlbfs_mounts, meminfo  # noqa: E402,F401 (tests import them from here)
+from xnv.procs import Proc as _Proc, stop_all, wait_until  # noqa: E402
+
 BUILD = Path(os.environ.get("XNV_BUILD") or REPO / "build").resolve()
 CORE_BIN = BUILD / "bin" / "xnv-core"
 FWD_BIN = BUILD / "bin" / "xnv-forwarder"
@@ -36,42 +43,10 @@ log = logging.getLogger("xnv-it")
 # --------------------------------------------------------------------------
 # small utilities
 
-def wait_until(fn, timeout, what, interval=0.05):
-    """Call fn() until it returns something truthy; return that value.
-    Fail the test with `what` after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        v = fn()
-        if v:
-            return v
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(interval)
-
-
 def wait_for_socket(path, timeout=20):
     """Until a unix socket exists at `path`."""
     path = Path(path)
     wait_until(path.is_socket, timeout, f"socket {path}")
-
-
-def hugetlbfs_mounts():
-    """Mount points of every hugetlbfs currently mounted."""
-    out = []
-    with open("/proc/mounts") as f:
-        for line in f:
-            parts = line.split()
-            if len(parts) >= 3 and parts[2] == "hugetlbfs":
-                out.append(parts[1])
-    return out
-
-
-def meminfo(key):
-    with open("/proc/meminfo") as f:
-        for line in f:
-            if line.startswith(key + ":"):
-                return int(line.split()[1])
-    return 0
 
 
 def listing(dirs):
@@ -94,84 +69,14 @@ def write_config(path, sections):
 # --------------------------------------------------------------------------
 # processes
 
-class Proc:
-    """One child process with its stdout / stderr in files."""
+class Proc(_Proc):
+    """One child process of a test, run in `logdir` with its stdout and
+    stderr in <logdir>/<name>.out and .err (xnv.procs.Proc: stopped by PID)."""
 
     def __init__(self, name, argv, logdir, stdin=None, env=None):
-        self.name = name
-        self.argv = [str(a) for a in argv]
-        self.out_path = Path(logdir) / f"{name}.out"
-        self.err_path = Path(logdir) / f"{name}.err"
-        with open(self.out_path, "wb") as out, open(self.err_path, "wb") as err:
-            self.popen = subprocess.Popen(
-                self.argv, stdout=out, stderr=err,
-                stdin=subprocess.PIPE if stdin == "pipe" else subprocess.DEVNULL,
-                env=env, cwd=logdir)
-        self.pid = self.popen.pid
-        log.info("started %s pid %d: %s", name, self.pid, " ".join(self.argv))
-
-    def __repr__(self):
-        return f"<{self.name} pid {self.pid} rc {self.popen.returncode}>"
-
-    @property
-    def returncode(self):
-        return self.popen.poll()
-
-    def alive(self):
-        return self.popen.poll() is None
-
-    def stdout(self):
-        return self.out_path.read_text(errors="replace")
-
-    def stderr(self):
-        return self.err_path.read_text(errors="replace")
-
-    def signal(self, sig):
-        if self.alive():
-            os.kill(self.pid, sig)
-
-    def wait(self, timeout):
-        """Exit status; fails the test if still running after timeout."""
-        try:
-            return self.popen.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            raise AssertionError(f"{self.name} (pid {self.pid}) still running "
-                                 f"after {timeout} s") from None
-
-    def close_stdin(self):
-        if self.popen.stdin is not None and not self.popen.stdin.closed:
-            self.popen.stdin.close()
-
-    def wait_output(self, pattern, timeout, stream="err"):
-        """Wait until `pattern` (regex) appears in the process's stderr (or
-        stdout); return the match.  Fails early if the process exits."""
-        rx = re.compile(pattern, re.M)
-
-        def check():
-            text = self.stderr() if stream == "err" else self.stdout()
-            m = rx.search(text)
-            if m is None and not self.alive():
-                text = self.stderr() if stream == "err" else self.stdout()
-                m = rx.search(text)
-                if m is None:
-                    raise AssertionError(
-                        f"{self.name} exited ({self.returncode}) without "
-                        f"printing /{pattern}/; stderr:\n{self.stderr()[-3000:]}")
-            return m
-        return wait_until(check, timeout, f"/{pattern}/ from {self.name}")
-
-    def stop(self, timeout=5.0):
-        """terminate, wait, kill, wait: by PID, never by name."""
-        self.close_stdin()
-        if self.popen.poll() is None:
-            self.popen.terminate()
-            try:
-                self.popen.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                log.warning("%s pid %d ignored SIGTERM: SIGKILL", self.name, self.pid)
-                self.popen.kill()
-                self.popen.wait(timeout=timeout)
-        return self.popen.returncode
+        super().__init__(name, argv, Path(logdir) / f"{name}.out",
+                         Path(logdir) / f"{name}.err", stdin=stdin, env=env,
+                         cwd=logdir)
 
 
 class Core(Proc):
@@ -328,16 +233,12 @@ class XnvEnv:
         alive = [p for p in self.procs if p.alive()]
         if alive:
             log.info("teardown: stopping %s", alive)
-        # NFs and probes first, the core last (it would detach them anyway).
-        errors = []
-        for p in sorted(self.procs, key=lambda p: isinstance(p, Core)):
-            try:
-                p.stop()
-            except Exception as e:      # go on stopping the others
-                errors.append(f"{p!r}: {e}")
-        shutil.rmtree(self.sockdir, ignore_errors=True)
-        if errors:
-            raise RuntimeError(f"could not stop: {errors}")
+        # NFs and probes first (last started first), the cores last (they
+        # would detach the NFs anyway): stop_all stops the list backwards.
+        try:
+            stop_all(sorted(self.procs, key=lambda p: not isinstance(p, Core)))
+        finally:
+            shutil.rmtree(self.sockdir, ignore_errors=True)
 
 
 @contextlib.contextmanager
@@ -391,52 +292,20 @@ def run_pcap_chain(env, packets, services=("fwd-a", "fwd-b"), group="blue",
 # --------------------------------------------------------------------------
 # control commands: DPDK telemetry socket of a running core
 
-class Telemetry:
-    """One connection to a core's DPDK telemetry socket
-    (/var/run/dpdk/<file-prefix>/dpdk_telemetry.v2, the directory the core
-    logs as "EAL runtime directory").  `t(cmd, params)` sends one command
-    and returns the value of its reply ({"error": ...} on a failed /xnv/
-    command, None for a command telemetry does not know)."""
+class Telemetry(xnv.telemetry.Telemetry):
+    """One connection to a core's DPDK telemetry socket, found in the
+    directory the core logs as "EAL runtime directory".  `t(cmd, params)`
+    sends one command and returns the value of its reply ({"error": ...} on
+    a failed /xnv/ command, None for a command telemetry does not know); a
+    command the core withdrew as busy is asked again for up to 30 s."""
 
     def __init__(self, core, timeout=5):
         m = re.search(r"EAL runtime directory (\S+)", core.log())
         assert m, f"no EAL runtime directory in the core's log:\n{core.log()[-2000:]}"
-        self.path = Path(m.group(1)) / "dpdk_telemetry.v2"
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        self.sock.settimeout(timeout)
-        try:
-            self.sock.connect(str(self.path))
-            greeting = json.loads(self.sock.recv(4096))
-        except BaseException:
-            self.sock.close()
-            raise
-        self.max_len = int(greeting.get("max_output_len", 16384))
-
-    # The core runs a command between bursts; if its loop does not get
-    # there within 2 s (a starved CPU) the command is withdrawn unrun and
-    # the error reply says "busy": then it is safe to ask again.
-    BUSY = "xnv-core did not answer within"
+        super().__init__(Path(m.group(1)) / "dpdk_telemetry.v2", timeout)
 
     def __call__(self, cmd, params=None, busy_timeout=30):
-        msg = (cmd if params is None else f"{cmd},{params}").encode()
-        deadline = time.monotonic() + busy_timeout
-        while True:
-            self.sock.send(msg)
-            value = json.loads(self.sock.recv(self.max_len + 1024)).get(cmd)
-            if not (isinstance(value, dict) and (value.get("busy") or
-                    str(value.get("error", "")).startswith(self.BUSY))) or \
-                    time.monotonic() > deadline:
-                return value
-            log.warning("telemetry %s: %s; asking again", cmd, value["error"])
-
-    def close(self):
-        self.sock.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
+        return self.call(cmd, params, busy_timeout)
 
 
 def nf_infos(t):

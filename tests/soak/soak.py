@@ -36,14 +36,8 @@ def rss_kb(pid):
     return 0
 
 
-def main():
-    seconds = float(os.environ.get("SOAK_SECONDS", "600"))
-    churn = float(os.environ.get("SOAK_CHURN", "3"))
-    rss_limit = float(os.environ.get("SOAK_RSS_MB", "8"))
-    logdir = Path(tempfile.mkdtemp(prefix="xnv-soak-"))
-    env = XnvEnv(logdir, None)
-    cfg = logdir / "soak.ini"
-    write_config(cfg, [
+def soak_config(cfg):
+    return write_config(cfg, [
         ("core", {"ring_size": 256, "stall_timeout_ms": 2000}),
         ("group blue", {"pool_bufs": 8192}),
         ("group red", {"pool_bufs": 2048}),
@@ -53,83 +47,118 @@ def main():
         ("service fwd", {"id": 1}), ("service sink", {"id": 2}),
         ("service gen", {"id": 3}),
     ])
+
+
+class Nfs:
+    """The churned NFs, all on CPU 1: fwd0 and fwd1 (replicas of fwd),
+    sink, gen (the generator, red -> service sink)."""
+
+    def __init__(self, env):
+        self.env, self.tasks, self.procs = env, ["taskset", "-c", "1"], {}
+
+    def start(self, name):
+        e, sock = self.env, self.env.socket
+        if name.startswith("fwd"):
+            argv = [BUILD / "bin" / "xnv-forwarder", "--service", "fwd",
+                    "--group", "blue", "--name", name, "--socket", sock]
+        elif name == "sink":
+            argv = [SINK, "--service", "sink", "--group", "blue", "--name",
+                    "sink", "--socket", sock]
+        else:
+            argv = [GEN, "--service", "gen", "--group", "red", "--name", "gen",
+                    "--alloc", "64", "--socket", sock, "--", "--to-service",
+                    "2", "--rate", "20000", "--flows", "64",
+                    "--count", "1000000000"]
+        self.procs[name] = e.start(name, [*self.tasks, *argv])
+
+    def churn(self, turn):
+        """Turn 0, 3, ...: kill -9 a fwd replica; 1, 4, ...: SIGTERM the
+        sink; 2, 5, ...: kill -9 the generator.  Each is started again."""
+        kind = turn % 3
+        name = ("fwd%d" % ((turn + 1) // 3 % 2), "sink", "gen")[kind]
+        if kind == 1:
+            self.procs[name].stop()
+        else:
+            self.procs[name].signal(signal.SIGKILL)
+            self.procs[name].wait(5)
+        self.start(name)
+
+    def stop(self):
+        for p in self.procs.values():
+            p.stop()
+
+
+def sample_line(t, rss, s, turns):
+    return ("soak: t=%4.0fs rss=%d kB out=%d blue free %d/%d red free %d/%d "
+            "restarts=%d" % (t, rss, s["ports"]["out"]["tx"],
+                             s["groups"]["blue"]["free"],
+                             s["groups"]["blue"]["pool_bufs"],
+                             s["groups"]["red"]["free"],
+                             s["groups"]["red"]["pool_bufs"], turns))
+
+
+def churn_and_sample(core, nfs, seconds, churn):
+    """Churn every `churn` s and sample every 10 s for `seconds`; returns
+    (t0, churns, RSS after 30 s or None, RSS samples)."""
+    t0 = time.time()
+    next_churn, next_sample, turn, rss0, samples = t0 + churn, t0, 0, None, []
+    while time.time() - t0 < seconds:
+        now = time.time()
+        if now >= next_churn:
+            next_churn = now + churn
+            nfs.churn(turn)
+            turn += 1
+        if now >= next_sample:
+            next_sample = now + 10
+            s = core.snapshot(timeout=20)
+            rss = rss_kb(core.pid)
+            if rss0 is None and now - t0 >= 30:
+                rss0 = rss
+            samples.append(rss)
+            print(sample_line(now - t0, rss, s, turn), flush=True)
+        time.sleep(0.2)
+    return t0, turn, rss0, samples
+
+
+def verdict(core, t0, turn, rss0, samples, rss_limit):
+    """With the traffic stopped: pools full and RSS flat?  Prints the
+    verdict line; True on PASS."""
+    time.sleep(2)
+    s = core.snapshot(timeout=20)
+    rss = rss_kb(core.pid)
+    growth = (rss - (rss0 or samples[0])) / 1024
+    full = all(g["free"] == g["pool_bufs"] for g in s["groups"].values())
+    ok = full and growth <= rss_limit and core.alive()
+    print("soak: %s after %.0f s, %d restarts: pools %s, core RSS %d kB "
+          "(%+.1f MiB since 30 s; limit %.0f), core drops %s" % (
+              "PASS" if ok else "FAIL", time.time() - t0, turn,
+              " ".join("%s %d/%d" % (k, g["free"], g["pool_bufs"])
+                       for k, g in s["groups"].items()),
+              rss, growth, rss_limit, s["drops"]))
+    return ok
+
+
+def main():
+    seconds = float(os.environ.get("SOAK_SECONDS", "600"))
+    churn = float(os.environ.get("SOAK_CHURN", "3"))
+    rss_limit = float(os.environ.get("SOAK_RSS_MB", "8"))
+    logdir = Path(tempfile.mkdtemp(prefix="xnv-soak-"))
+    env = XnvEnv(logdir, None)
+    cfg = soak_config(logdir / "soak.ini")
     ok = False
     try:
         core = env.start_core(cfg, duration=seconds + 120, eal=("-l", "0"))
         core.wait_ready()
-        tasks = ["taskset", "-c", "1"]
-
-        def fwd(i):
-            return env.start("fwd%d" % i, [*tasks, BUILD / "bin" / "xnv-forwarder",
-                             "--service", "fwd", "--group", "blue", "--name",
-                             "fwd%d" % i, "--socket", env.socket])
-
-        def sink():
-            return env.start("sink", [*tasks, SINK, "--service", "sink",
-                             "--group", "blue", "--name", "sink", "--socket",
-                             env.socket])
-
-        def gen():
-            return env.start("gen", [*tasks, GEN, "--service", "gen", "--group",
-                             "red", "--name", "gen", "--alloc", "64", "--socket",
-                             env.socket, "--", "--to-service", "2",
-                             "--rate", "20000", "--flows", "64",
-                             "--count", "1000000000"])
-
-        procs = {"fwd0": fwd(0), "fwd1": fwd(1), "sink": sink()}
+        nfs = Nfs(env)
+        for name in ("fwd0", "fwd1", "sink"):
+            nfs.start(name)
         time.sleep(1)
-        procs["gen"] = gen()
-        t0 = time.time()
-        next_churn, next_sample, turn, rss0, samples = t0 + churn, t0, 0, None, []
-        while time.time() - t0 < seconds:
-            now = time.time()
-            if now >= next_churn:
-                next_churn = now + churn
-                kind = turn % 3
-                turn += 1
-                if kind == 0:
-                    name = "fwd%d" % (turn // 3 % 2)
-                    procs[name].signal(signal.SIGKILL)
-                    procs[name].wait(5)
-                    procs[name] = fwd(int(name[-1]))
-                elif kind == 1:
-                    procs["sink"].stop()
-                    procs["sink"] = sink()
-                else:
-                    procs["gen"].signal(signal.SIGKILL)
-                    procs["gen"].wait(5)
-                    procs["gen"] = gen()
-            if now >= next_sample:
-                next_sample = now + 10
-                s = core.snapshot(timeout=20)
-                rss = rss_kb(core.pid)
-                if rss0 is None and now - t0 >= 30:
-                    rss0 = rss
-                samples.append(rss)
-                print("soak: t=%4.0fs rss=%d kB out=%d blue free %d/%d red "
-                      "free %d/%d restarts=%d" % (
-                          now - t0, rss, s["ports"]["out"]["tx"],
-                          s["groups"]["blue"]["free"],
-                          s["groups"]["blue"]["pool_bufs"],
-                          s["groups"]["red"]["free"],
-                          s["groups"]["red"]["pool_bufs"], turn), flush=True)
-            time.sleep(0.2)
-        for p in procs.values():
-            p.stop()
-        time.sleep(2)
-        s = core.snapshot(timeout=20)
-        rss = rss_kb(core.pid)
-        growth = (rss - (rss0 or samples[0])) / 1024
-        full = all(g["free"] == g["pool_bufs"] for g in s["groups"].values())
-        ok = full and growth <= rss_limit and core.alive()
-        print("soak: %s after %.0f s, %d restarts: pools %s, core RSS %d kB "
-              "(%+.1f MiB since 30 s; limit %.0f), core drops %s" % (
-                  "PASS" if ok else "FAIL", time.time() - t0, turn,
-                  " ".join("%s %d/%d" % (k, g["free"], g["pool_bufs"])
-                           for k, g in s["groups"].items()),
-                  rss, growth, rss_limit, s["drops"]))
+        nfs.start("gen")
+        t0, turn, rss0, samples = churn_and_sample(core, nfs, seconds, churn)
+        nfs.stop()
+        ok = verdict(core, t0, turn, rss0, samples, rss_limit)
     finally:
-        env.close()
+        env.close()     # every process it started, by PID
         print("soak: logs in %s" % logdir)
     return 0 if ok else 1
 

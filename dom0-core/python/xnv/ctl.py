@@ -1,0 +1,446 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""xnv-ctl: the operator's client of xnv-core's control plane.
+
+It speaks DPDK telemetry v2: a SOCK_SEQPACKET unix socket at
+<runtime dir>/dpdk/<prefix>/dpdk_telemetry.v2 that greets with a JSON object,
+then answers each request "CMD[,PARAMS]" with one JSON object {CMD: data}.
+The core's prefix is xnv-<FNV-1a 32 of its NF socket path> (eal_args.c,
+prefix.py); its commands are listed in dom0-core/CONTROL.md.  Run by
+dom0-core/xnv-ctl; Python 3 standard library only.
+"""
+import argparse
+import json
+import os
+import sys
+import time
+
+from .prefix import file_prefix, telemetry_path
+from .telemetry import NotListening, Telemetry, TelemetryError
+
+DEFAULT_SOCKET = "/run/xnv/xnv.sock"
+TIMEOUT_S = 5.0         # default --timeout; the core gives up on a command after 2 s
+MATCH_KEYS = ("proto", "src", "dst", "sport", "dport")
+PROTOS = ("tcp", "udp", "icmp", "icmp6")
+FLOW_PAGE = 500         # ctl_cmds.c: ids per /xnv/flow/list reply
+
+
+class CtlError(Exception):
+    """A one-line failure: printed as "xnv-ctl: MSG", exit with `status`."""
+    def __init__(self, msg, status=1):
+        super().__init__(msg)
+        self.status = status
+
+
+# --------------------------------------------------------------------------
+# finding and talking to the core
+
+class Core:
+    """One telemetry connection to xnv-core, opened by the first call."""
+
+    def __init__(self, path, hint, timeout):
+        self.path, self.hint, self.timeout, self.tel = path, hint, timeout, None
+
+    def call(self, cmd, param=None, check=True):
+        """Run CMD; its data, or CtlError on {"error": ...} if check."""
+        try:
+            if self.tel is None:
+                self.tel = Telemetry(self.path, self.timeout)
+            data = self.tel.call(cmd, param)
+        except NotListening:
+            raise CtlError(f"no xnv-core answering at {self.path} ({self.hint})", 2) from None
+        except TelemetryError as e:
+            raise CtlError(str(e)) from None
+        if data is None:
+            raise CtlError(f"the core does not know {cmd} (not an xnv-core, or an older one)")
+        if check and isinstance(data, dict) and "error" in data:
+            raise CtlError(data["error"])
+        return data
+
+    def infos(self, what):
+        """Every /xnv/WHAT/info, for the ids of /xnv/WHAT/list (an object
+        that went away in between is left out)."""
+        out = [self.call(f"/xnv/{what}/info", i, check=False)
+               for i in self.ids(what)]
+        return [d for d in out if "error" not in d]
+
+    def ids(self, what):
+        """The ids of /xnv/WHAT/list; the flow list comes in pages of
+        FLOW_PAGE (telemetry arrays hold 512): a full page asks for more."""
+        if what != "flow":
+            return self.call(f"/xnv/{what}/list")
+        out, start = [], 1
+        while True:
+            page = self.call("/xnv/flow/list", start)
+            out += page
+            if len(page) < FLOW_PAGE:
+                return out
+            start = page[-1] + 1
+
+
+def connect(args):
+    prefix = getattr(args, "file_prefix", None)
+    if prefix is not None:
+        hint = f"is it running with --file-prefix {prefix}?"
+    else:
+        sock = getattr(args, "socket", None) or os.environ.get("XNV_SOCKET") or DEFAULT_SOCKET
+        prefix, hint = file_prefix(sock), f"is it running with --socket {sock}?"
+    return Core(telemetry_path(prefix), hint, getattr(args, "timeout", TIMEOUT_S))
+
+
+# --------------------------------------------------------------------------
+# output
+
+def table(headers, rows, out=None):
+    """Columns two spaces apart, numbers right-aligned; printed, or its
+    lines appended to `out`."""
+    rows = [[str(c) for c in r] for r in rows]
+    width = [max(map(len, col)) for col in zip(headers, *rows)]
+    right = [bool(rows) and all(r[i].isdigit() for r in rows) for i in range(len(headers))]
+    lines = ["  ".join(c.rjust(w) if rt else c.ljust(w)
+                       for c, w, rt in zip(r, width, right)).rstrip() for r in [headers, *rows]]
+    if out is None:
+        print("\n".join(lines))
+    else:
+        out += lines
+
+
+def keyvals(d):
+    table(["KEY", "VALUE"], [[k, v] for k, v in d.items()])
+
+
+def ids(lst):
+    return ",".join(map(str, lst)) or "-"
+
+
+PROTO_NAMES = {6: "tcp", 17: "udp", 1: "icmp", 58: "icmp6"}
+
+
+def flow_match(f):
+    """A rule's match, as `flow add` takes it."""
+    proto = PROTO_NAMES.get(f["proto"], str(f["proto"]))
+    ports = "".join(f" {k}={f[k]}" for k in ("sport", "dport") if f[k])
+    return f"proto={proto} src={f['src']} dst={f['dst']}{ports}"
+
+
+def chain_text(steps):
+    return " -> ".join(steps) or "-"
+
+
+def show(args, data, human):
+    if getattr(args, "json", False):
+        print(json.dumps(data, indent=2))
+    else:
+        human(data)
+
+
+# --------------------------------------------------------------------------
+# commands
+
+def cmd_info(core, args):
+    show(args, core.call("/xnv/info"), keyvals)
+
+
+def cmd_stats(core, args):
+    show(args, core.call("/xnv/stats"), keyvals)
+
+
+def cmd_ports(core, args):
+    show(args, core.infos("port"), lambda ps: table(
+        ["ID", "NAME", "DEV", "GROUP", "RX", "TX", "MISSED", "NOMBUF", "CHAIN"],
+        [[p["index"], p["name"], p["dev"], p["group"], p["rx"], p["tx"],
+          p["rx_missed"], p["rx_nombuf"], chain_text(p["chain"])] for p in ps]))
+
+
+def cmd_latency(core, args):
+    """Needs [core] latency = on (the core's error says so otherwise)."""
+    lat = [core.call("/xnv/port/latency", i) for i in core.ids("port")]
+    if args.reset:
+        for p in lat:
+            core.call("/xnv/port/latency/reset", p["index"])
+    us = [("P50_US", "p50_ns"), ("P99_US", "p99_ns"), ("P99.9_US", "p999_ns"),
+          ("MAX_US", "max_ns")]
+    show(args, lat, lambda ps: table(
+        ["ID", "PORT", "PACKETS", *(h for h, _ in us)],
+        [[p["index"], p["name"], p["count"],
+          *("%.2f" % (p[k] / 1e3) for _, k in us)] for p in ps]))
+
+
+def cmd_groups(core, args):
+    show(args, core.infos("group"), lambda gs: table(
+        ["ID", "NAME", "POOL", "FREE", "COPIES_IN", "COPIES_TO"],
+        [[g["index"], g["name"], g["pool_bufs"], g["free"], g["copies_in"],
+          ids(g["copies_to"])] for g in gs]))
+
+
+def cmd_services(core, args):
+    show(args, core.infos("service"), lambda ss: table(
+        ["ID", "NAME", "INSTANCES", "AFFINITY", "SPILL", "NO_INSTANCE"],
+        [[s["id"], s["name"], ids(s["instances"]), s["picks_affinity"],
+          s["picks_spill"], s["no_instance"]] for s in ss]))
+
+
+def cmd_nfs(core, args):
+    show(args, core.infos("nf"), lambda ns: table(
+        ["ID", "NAME", "SERVICE", "GROUP", "INST", "STATE", "RX", "TX", "DROP",
+         "BAD", "HELD", "RX_RING"],
+        [[n["id"], n["name"], n["service"], n["group"], n["instance"],
+          "quarantined" if n.get("quarantined") else n["state"],
+          n["rx"], n["tx"], n["drop"], n["bad"], n["held"],
+          f'{n["rx_ring_used"]}/{n["ring_size"]}'] for n in ns]))
+
+
+def cmd_flow_list(core, args):
+    show(args, core.infos("flow"), lambda fs: table(
+        ["ID", "HITS", "MATCH", "CHAIN"],
+        [[f["id"], f["hits"], flow_match(f), chain_text(f["chain"])] for f in fs]))
+
+
+def steps_text(tokens, what):
+    """'fwd-a -> out', or words 'fwd-a out' / 'fwd-a,out' -> 'fwd-a -> out'."""
+    text = " ".join(tokens)
+    if text.rstrip().endswith("-"):     # chain a -> b unquoted: the shell took "> b"
+        raise CtlError(f"{what}: chain ends in '-': quote it ('fwd-a -> out'), "
+                       "the shell reads '>' as a redirection", 2)
+    parts = text.split("->") if "->" in text else text.replace(",", " ").split()
+    parts = [p.strip() for p in parts]
+    if not any(parts):
+        raise CtlError(f"{what}: no chain steps given (e.g. 'fwd-a -> out')", 2)
+    return " -> ".join(parts)
+
+
+def flow_spec(tokens):
+    """MATCH... chain STEPS -> the /xnv/flow/add param."""
+    match, steps, in_chain = [], [], False
+    for t in tokens:
+        if in_chain:
+            steps.append(t)
+        elif t == "chain" or t.startswith("chain="):
+            in_chain = True
+            steps.append(t[6:])
+        elif t in PROTOS:
+            match.append(f"proto={t}")
+        elif "=" in t and t.split("=", 1)[0] in MATCH_KEYS:
+            match.append(t)
+        else:
+            raise CtlError(f"flow add: '{t}' is not KEY=VALUE with KEY one of "
+                           f"{', '.join(MATCH_KEYS)}, nor 'chain'", 2)
+    if not in_chain:
+        raise CtlError("flow add: missing chain STEPS (e.g. chain 'fwd-b -> out')", 2)
+    return " ".join(match + ["chain=" + steps_text(steps, "flow add")])
+
+
+def cmd_flow_add(core, args):
+    r = core.call("/xnv/flow/add", flow_spec(args.spec))
+    show(args, r, lambda r: print(f"added flow rule {r['id']}"))
+
+
+def cmd_flow_del(core, args):
+    r = core.call("/xnv/flow/del", args.id)
+    show(args, r, lambda r: print(f"removed flow rule {r['id']}"))
+
+
+def cmd_chain_set(core, args):
+    if not args.steps:
+        raise CtlError("chain set: usage: chain set PORT STEPS", 2)
+    param = f"{args.port} {steps_text(args.steps, 'chain set')}"
+    show(args, core.call("/xnv/chain/set", param),
+         lambda r: print(f"port {r['port']}: chain {chain_text(r['chain'])}"))
+
+
+def sample(core):
+    """Counters now; NFs keyed by (id, pid): a reused id is another NF."""
+    return {"t": time.monotonic(), "stats": core.call("/xnv/stats"),
+            "ports": core.infos("port"),
+            "nfs": {(n["id"], n["pid"]): n for n in core.infos("nf")}}
+
+
+def rates(a, b):
+    """Per-second rates between two samples."""
+    dt = b["t"] - a["t"]
+
+    def rate(new, old, key):
+        return round(max(0, new[key] - old.get(key, new[key])) / dt)
+    ports = [{"name": p["name"], "rx_pps": rate(p, q, "rx"), "tx_pps": rate(p, q, "tx")}
+             for p, q in zip(b["ports"], a["ports"])]
+    nfs = []
+    for key, n in b["nfs"].items():
+        old = a["nfs"].get(key, {})     # {}: attached since the last sample
+        nfs.append({"id": n["id"], "name": n["name"], "service": n["service"],
+                    "state": n["state"], "rx_pps": rate(n, old, "rx"),
+                    "tx_pps": rate(n, old, "tx"), "drop_per_s": rate(n, old, "drop")})
+    drops = {k[5:]: rate(b["stats"], a["stats"], k) for k in b["stats"] if k.startswith("drop_")}
+    return {"time": round(time.time(), 3), "interval_s": round(dt, 3), "ports": ports,
+            "nfs": nfs, "core_drops_per_s": sum(drops.values()), "drops_per_s": drops}
+
+
+def rates_text(r):
+    lines = [time.strftime("%H:%M:%S ", time.localtime(r["time"]))
+             + f"rates over {r['interval_s']:.2f} s"]
+    table(["PORT", "RX_PPS", "TX_PPS"], [[p["name"], p["rx_pps"], p["tx_pps"]]
+                                         for p in r["ports"]], lines)
+    table(["NF", "NAME", "SERVICE", "STATE", "RX_PPS", "TX_PPS", "DROP/S"],
+          [[n["id"], n["name"], n["service"], n["state"], n["rx_pps"], n["tx_pps"],
+            n["drop_per_s"]] for n in r["nfs"]], lines)
+    why = ", ".join(f"{k} {v}" for k, v in r["drops_per_s"].items() if v)
+    lines.append(f"core drops/s: {r['core_drops_per_s']}" + (f" ({why})" if why else ""))
+    return "\n".join(lines) + "\n"
+
+
+def cmd_watch(core, args):
+    """A block per interval: redrawn in place on a terminal, else appended
+    (blank line between blocks); --json: one JSON object per line."""
+    tty, n = sys.stdout.isatty(), 0
+    prev = sample(core)
+    while args.count == 0 or n < args.count:
+        n += 1
+        time.sleep(max(0.0, prev["t"] + args.interval - time.monotonic()))
+        cur = sample(core)
+        r = rates(prev, cur)
+        if getattr(args, "json", False):
+            sys.stdout.write(json.dumps(r) + "\n")
+        elif tty:
+            sys.stdout.write("\x1b[H\x1b[2J" + rates_text(r))
+        else:
+            sys.stdout.write(rates_text(r) + "\n")
+        sys.stdout.flush()
+        prev = cur
+
+
+# --------------------------------------------------------------------------
+# command line
+
+def seconds(text):
+    """argparse type of --interval, --timeout: a finite number > 0."""
+    try:
+        v = float(text)
+    except ValueError:
+        v = 0.0
+    if not 0 < v < float("inf"):
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number > 0")
+    return v
+
+
+def count(text):
+    """argparse type of --count: an integer >= 0."""
+    if not text.strip().isdigit():
+        raise argparse.ArgumentTypeError(f"'{text}' is not an integer >= 0")
+    return int(text)
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):       # one line, not usage + message
+        sys.stderr.write(f"{self.prog}: {message} (see {self.prog} --help)\n")
+        sys.exit(2)
+
+
+def common_options():
+    """The options valid before or after the subcommand."""
+    S = argparse.SUPPRESS
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--socket", metavar="PATH", default=S,
+                        help="xnv-core's NF socket, exactly as it was given to it "
+                        f"(default: $XNV_SOCKET or {DEFAULT_SOCKET})")
+    common.add_argument("--file-prefix", metavar="P", default=S,
+                        help="the core's DPDK file-prefix instead (xnv-XXXXXXXX)")
+    common.add_argument("--json", action="store_true", default=S,
+                        help="machine output: the same data as JSON")
+    common.add_argument("--timeout", type=seconds, default=S, metavar="S",
+                        help=f"give up on a reply after S seconds; a busy core is asked "
+                        f"again meanwhile (default {TIMEOUT_S:g})")
+    return common
+
+
+def adder(common):
+    """add(parent, name, fn, help, **kw): a subcommand running fn."""
+    def add(parent, name, fn, hlp, **kw):
+        sp = parent.add_parser(name, parents=[common], help=hlp, description=hlp,
+                               formatter_class=argparse.RawDescriptionHelpFormatter, **kw)
+        sp.set_defaults(fn=fn)
+        return sp
+    return add
+
+
+def add_views(sub, add):
+    """The read-only views, and watch."""
+    add(sub, "info", cmd_info, "core summary")
+    add(sub, "ports", cmd_ports, "ports: device, group, counters, chain")
+    add(sub, "groups", cmd_groups, "trust groups: pool size, free buffers, copies")
+    lt = add(sub, "latency", cmd_latency,
+             "per port: rx-to-tx latency of the packets it sent ([core] latency = on)")
+    lt.add_argument("--reset", action="store_true",
+                    help="empty the histograms after reading them")
+    add(sub, "services", cmd_services, "services: NF instances and replica picks")
+    add(sub, "nfs", cmd_nfs, "NFs: service, group, state, counters, rx ring use")
+    add(sub, "stats", cmd_stats, "totals and core drop counters")
+    w = add(sub, "watch", cmd_watch, "live rates: port and NF packets/s, drops/s")
+    w.add_argument("--interval", type=seconds, default=1.0, metavar="S",
+                   help="seconds between refreshes (default 1)")
+    w.add_argument("--count", type=count, default=0, metavar="N",
+                   help="stop after N refreshes (default: until Ctrl-C)")
+
+
+def add_steering(sub, add, common):
+    """flow list|add|del and chain set."""
+    flow = sub.add_parser("flow", help="flow rules (per 5-tuple chains)",
+                          parents=[common]).add_subparsers(
+        dest="flow_cmd", metavar="list|add|del", required=True)
+    add(flow, "list", cmd_flow_list, "flow rules: match, chain, hits")
+    a = add(flow, "add", cmd_flow_add, "add a rule steering one flow to a chain",
+            epilog="MATCH: proto=tcp|udp|icmp|icmp6|N (or just tcp, udp...) src=ADDR "
+            "dst=ADDR [sport=N] [dport=N]\n(exact IPv4 or IPv6; all of proto, src, dst "
+            "are needed). Everything after\n'chain' is the chain: 'fwd-b -> out', or "
+            "steps as words: fwd-b out.\nexample:\n  xnv-ctl flow add proto=udp "
+            "src=10.0.0.1 dst=10.0.0.2 sport=1000 dport=53 chain 'fwd-b -> out'")
+    a.add_argument("spec", nargs=argparse.REMAINDER, metavar="MATCH... chain STEPS")
+    d = add(flow, "del", cmd_flow_del, "remove a flow rule")
+    d.add_argument("id", type=int, metavar="ID", help="rule id (see flow list)")
+    chain = sub.add_parser("chain", help="port chains", parents=[common]).add_subparsers(
+        dest="chain_cmd", metavar="set", required=True)
+    c = add(chain, "set", cmd_chain_set, "set a port's default chain",
+            epilog="example:\n  xnv-ctl chain set in 'fwd-b -> out'    "
+            "(or: xnv-ctl chain set in fwd-b out)")
+    c.add_argument("port", metavar="PORT", help="port name")
+    c.add_argument("steps", nargs=argparse.REMAINDER, metavar="STEPS",
+                   help="services, ports or drop")
+
+
+def build_parser():
+    common = common_options()
+    p = Parser(prog="xnv-ctl", parents=[common],
+               description="Inspect and steer a running xnv-core (DPDK telemetry).",
+               formatter_class=argparse.RawDescriptionHelpFormatter,
+               epilog="examples:\n  xnv-ctl --socket /run/xnv/xnv.sock nfs\n"
+               "  xnv-ctl flow add proto=udp src=10.0.0.1 dst=10.0.0.2 dport=53 "
+               "chain 'fwd-b -> out'\n  xnv-ctl flow del 1\n"
+               "  xnv-ctl chain set in 'fwd-a -> fwd-b -> out'\n"
+               "  xnv-ctl watch --interval 1\n"
+               "Errors: one line on stderr; exit 1 if the core refused, 2 for usage "
+               "or no core.")
+    sub = p.add_subparsers(dest="cmd", metavar="COMMAND", required=True)
+    add = adder(common)
+    add_views(sub, add)
+    add_steering(sub, add, common)
+    return p
+
+
+def main(argv=None):
+    """xnv-ctl's command line (default sys.argv[1:]); the exit status."""
+    args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
+    for key in ("spec", "steps"):       # REMAINDER also swallows a late --json
+        rest = getattr(args, key, None)
+        while rest and "--json" in rest:
+            rest.remove("--json")
+            args.json = True
+    try:
+        if getattr(args, "socket", None) is not None and getattr(args, "file_prefix", None) is not None:
+            raise CtlError("give --socket or --file-prefix, not both", 2)
+        args.fn(connect(args), args)
+    except CtlError as e:
+        print(f"xnv-ctl: {e}", file=sys.stderr)
+        return e.status
+    except KeyboardInterrupt:       # Ctrl-C, e.g. ending a watch
+        return 130
+    except BrokenPipeError:         # xnv-ctl ... | head
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 0
+
