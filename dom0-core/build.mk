@@ -20,10 +20,16 @@ $(B)/bin/xnv-core: $(CORE_OBJ) $(GNTS_LIB)
 XNV_PY := $(wildcard dom0-core/python/xnv/*.py)
 all: $(B)/bin/xnv-ctl
 
-$(B)/bin/xnv-ctl: dom0-core/xnv-ctl $(XNV_PY:dom0-core/python/%=$(B)/lib/python/%)
+$(B)/bin/xnv-ctl: dom0-core/xnv-ctl $(XNV_PY:dom0-core/python/%=$(B)/lib/python/%) \
+		$(B)/lib/python/xnv/VERSION
 	@mkdir -p $(dir $@)
 	cp $< $@
 	chmod 755 $@
+
+# xnv.version reads the project's VERSION from here in the build tree.
+$(B)/lib/python/xnv/VERSION: Makefile
+	@mkdir -p $(dir $@)
+	echo $(VERSION) > $@
 
 $(B)/lib/python/xnv/%.py: dom0-core/python/xnv/%.py
 	@mkdir -p $(dir $@)

@@ -378,4 +378,4 @@ module_exit(gs_exit);
 MODULE_LICENSE("GPL");
 MODULE_AUTHOR("XenNetVM");
 MODULE_DESCRIPTION("Grant existing user pages to Xen domains, per domain");
-MODULE_VERSION("1.0");
+MODULE_VERSION(GNTSHARE_VERSION);	/* Kbuild: the project's VERSION */

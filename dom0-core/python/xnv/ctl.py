@@ -16,6 +16,7 @@ import time
 
 from .prefix import file_prefix, telemetry_path
 from .telemetry import NotListening, Telemetry, TelemetryError
+from .version import version
 
 DEFAULT_SOCKET = "/run/xnv/xnv.sock"
 TIMEOUT_S = 5.0         # default --timeout; the core gives up on a command after 2 s
@@ -416,6 +417,8 @@ def build_parser():
                "  xnv-ctl watch --interval 1\n"
                "Errors: one line on stderr; exit 1 if the core refused, 2 for usage "
                "or no core.")
+    p.add_argument("--version", action="version",
+                   version=f"xnv-ctl {version()}")
     sub = p.add_subparsers(dest="cmd", metavar="COMMAND", required=True)
     add = adder(common)
     add_views(sub, add)
