@@ -26,6 +26,8 @@
 
 #include "config.h"
 #include "latency.h"
+#include "pace.h"
+#include "validate.h"
 
 extern int xnv_logtype;
 #define XLOG(level, ...) \
@@ -39,7 +41,6 @@ extern int xnv_logtype;
 #define XNV_CHAIN_NONE     0xffff	/* NF-originated packets */
 #define XNV_NF_NONE        0xffff
 #define XNV_BUCKETS        256	/* flow buckets per service (power of 2) */
-#define XNV_BAD_KINDS      6	/* enum xnv_bad, XNV_OK included */
 
 /* Why a packet was dropped by the core (not by an NF's verdict). */
 enum xnv_drop {
@@ -121,9 +122,9 @@ struct xnv_port {
 	struct xnv_lat *lat;		/* [core] latency: of packets sent */
 };
 
-enum xnv_nf_state { XNV_NF_FREE = 0, XNV_NF_ATTACHED, XNV_NF_GONE };
+enum xnv_rec_state { XNV_REC_FREE = 0, XNV_REC_ATTACHED, XNV_REC_GONE };
 
-struct xnv_nf {
+struct xnv_nfrec {
 	uint16_t id;
 	uint8_t state;
 	gnts_domid_t dom;
@@ -141,7 +142,7 @@ struct xnv_nf {
 	struct xnv_pending pend;
 	uint32_t held;			/* buffers the NF owns now */
 	uint64_t rx_pkts, tx_pkts, drops, bad, reclaimed, allocs;
-	uint64_t bad_kind[XNV_BAD_KINDS];	/* by enum xnv_bad (validate.h) */
+	uint64_t bad_kind[XNV_BAD_N];	/* by enum xnv_bad (validate.h) */
 	char gone_reason[128];
 	uint64_t gone_tsc;		/* when it left (drain deadline) */
 	uint64_t busy_tsc;		/* xen: next check of frames it maps */
@@ -184,7 +185,7 @@ struct xnv_core {
 	struct xnv_config cfg;
 	struct xnv_pool pools[XNV_MAX_POOLS];	/* groups', then NFs' own */
 	struct xnv_port ports[XNV_MAX_PORTS];
-	struct xnv_nf nfs[XNV_MAX_NFS];
+	struct xnv_nfrec nfs[XNV_MAX_NFS];
 	struct xnv_service services[XNV_MAX_SERVICES];
 	struct xnv_chain_slot chains[XNV_MAX_CHAINS];
 	uint16_t port_chain[XNV_MAX_PORTS];	/* default chain of each port */
@@ -229,7 +230,7 @@ void xnv_chain_text(const struct xnv_core *c, const struct xnv_chain *ch,
 /* service.c */
 void xnv_service_rebuild(struct xnv_core *c, uint16_t service);
 void xnv_services_init(struct xnv_core *c);
-struct xnv_nf *xnv_service_pick(struct xnv_core *c, uint16_t service,
+struct xnv_nfrec *xnv_service_pick(struct xnv_core *c, uint16_t service,
 				struct rte_mbuf *m);
 
 /* flow.c */
@@ -252,9 +253,9 @@ int xnv_flow_get(const struct xnv_core *c, uint32_t id,
 
 /* pool.c */
 int xnv_pool_create(struct xnv_core *c, uint16_t g, char *err, size_t errlen);
-int xnv_pool_create_own(struct xnv_core *c, struct xnv_nf *nf, char *err,
+int xnv_pool_create_own(struct xnv_core *c, struct xnv_nfrec *nf, char *err,
 			size_t errlen);
-void xnv_pool_retire(struct xnv_core *c, struct xnv_nf *nf);
+void xnv_pool_retire(struct xnv_core *c, struct xnv_nfrec *nf);
 void xnv_pools_sweep(struct xnv_core *c);
 void xnv_pool_destroy(struct xnv_pool *p);
 unsigned xnv_pool_free(const struct xnv_pool *p);
@@ -263,30 +264,30 @@ unsigned xnv_pool_free(const struct xnv_pool *p);
 int xnv_port_open(struct xnv_core *c, uint16_t idx, char *err, size_t errlen);
 void xnv_port_close(struct xnv_core *c, uint16_t idx);
 
-/* nf.c */
-int xnv_nf_attach(void *ctx, gnts_domid_t dom, pid_t pid,
+/* attach.c */
+int xnv_rec_attach(void *ctx, gnts_domid_t dom, pid_t pid,
 		  const struct gnts_attach_req *req,
 		  struct gnts_attach_rsp *rsp, char *err, size_t errlen);
-void xnv_nf_death(void *ctx, gnts_domid_t dom);
-int xnv_nf_check(void *ctx, const struct gnts_attach_req *req, char *err,
+void xnv_rec_death(void *ctx, gnts_domid_t dom);
+int xnv_rec_check(void *ctx, const struct gnts_attach_req *req, char *err,
 		 size_t errlen);
-void xnv_nf_map_denied(void *ctx, gnts_domid_t dom, gnts_ref_t ref,
+void xnv_rec_map_denied(void *ctx, gnts_domid_t dom, gnts_ref_t ref,
 		       const char *why);
-void xnv_nf_detach(struct xnv_core *c, struct xnv_nf *nf, const char *why);
+void xnv_rec_detach(struct xnv_core *c, struct xnv_nfrec *nf, const char *why);
 
 /* guard.c */
-void xnv_nf_quarantine(struct xnv_core *c, struct xnv_nf *nf,
+void xnv_rec_quarantine(struct xnv_core *c, struct xnv_nfrec *nf,
 		       const char *why);
-int xnv_nf_charge_bad(struct xnv_core *c, struct xnv_nf *nf, uint64_t now,
+int xnv_rec_charge_bad(struct xnv_core *c, struct xnv_nfrec *nf, uint64_t now,
 		      unsigned n, int last_kind);
-void xnv_nf_watch(struct xnv_core *c, uint64_t now);
-extern const char *const xnv_bad_names[XNV_BAD_KINDS];
+void xnv_rec_watch(struct xnv_core *c, uint64_t now);
+extern const char *const xnv_bad_names[XNV_BAD_N];
 
 /* datapath.c */
 unsigned xnv_rx_port(struct xnv_core *c, uint16_t idx, uint64_t now);
-unsigned xnv_rx_nf(struct xnv_core *c, struct xnv_nf *nf, uint64_t now);
-void xnv_nf_finish(struct xnv_core *c, struct xnv_nf *nf);
-void xnv_nf_sweep(struct xnv_core *c);
+unsigned xnv_rx_nf(struct xnv_core *c, struct xnv_nfrec *nf, uint64_t now);
+void xnv_rec_finish(struct xnv_core *c, struct xnv_nfrec *nf);
+void xnv_rec_sweep(struct xnv_core *c);
 void xnv_update_rx_gates(struct xnv_core *c);
 void xnv_free_parked(struct xnv_pending *pd);
 int xnv_pending_empty(const struct xnv_core *c);

@@ -222,7 +222,7 @@ cmd_service_info(struct xnv_core *c, const char *p, struct rte_tel_data *d)
 static int
 nf_on_record(struct xnv_core *c, unsigned i)
 {
-	return c->nfs[i].state != XNV_NF_FREE;
+	return c->nfs[i].state != XNV_REC_FREE;
 }
 
 static void
@@ -237,15 +237,15 @@ cmd_nf_info(struct xnv_core *c, const char *p, struct rte_tel_data *d)
 {
 	static const char *const states[] = { "free", "attached", "gone" };
 	long i = xnv_ctl_id(p);
-	struct xnv_nf *nf;
+	struct xnv_nfrec *nf;
 	int live;
 
-	if (i < 0 || i >= XNV_MAX_NFS || c->nfs[i].state == XNV_NF_FREE) {
+	if (i < 0 || i >= XNV_MAX_NFS || c->nfs[i].state == XNV_REC_FREE) {
 		xnv_ctl_error(d, "no NF %s", p);
 		return;
 	}
 	nf = &c->nfs[i];
-	live = nf->state == XNV_NF_ATTACHED;
+	live = nf->state == XNV_REC_ATTACHED;
 	rte_tel_data_start_dict(d);
 	U64(d, "id", (uint64_t)i);
 	STR(d, "name", nf->name);

@@ -58,7 +58,7 @@ xnv_service_rebuild(struct xnv_core *c, uint16_t service)
 /* Descriptors waiting in @p nf's rx ring; the cached estimate first, the
  * shared index only when the estimate is high.  Never above the ring. */
 static inline uint32_t
-ring_used(struct xnv_nf *nf, uint32_t limit)
+ring_used(struct xnv_nfrec *nf, uint32_t limit)
 {
 	uint32_t used = nf->rx.idx - nf->rx.cached_peer;
 
@@ -67,12 +67,12 @@ ring_used(struct xnv_nf *nf, uint32_t limit)
 	return used;
 }
 
-struct xnv_nf *
+struct xnv_nfrec *
 xnv_service_pick(struct xnv_core *c, uint16_t service, struct rte_mbuf *m)
 {
 	struct xnv_service *s = &c->services[service];
 	struct xnv_mbuf_priv *pv = xnv_priv(m);
-	struct xnv_nf *nf, *least;
+	struct xnv_nfrec *nf, *least;
 	uint32_t limit = c->spill_ring_used, used, u;
 	uint16_t i;
 
@@ -88,7 +88,7 @@ xnv_service_pick(struct xnv_core *c, uint16_t service, struct rte_mbuf *m)
 		return nf;
 	least = nf;
 	for (i = 0; i < s->n_live; i++) {
-		struct xnv_nf *o = &c->nfs[s->live[i]];
+		struct xnv_nfrec *o = &c->nfs[s->live[i]];
 
 		u = gnts_ring_count(&o->rx, 1);
 		if (u < used) {

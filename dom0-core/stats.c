@@ -12,8 +12,8 @@
 #include "core.h"
 
 static const char *const state_names[] = {
-	[XNV_NF_FREE] = "free", [XNV_NF_ATTACHED] = "attached",
-	[XNV_NF_GONE] = "gone",
+	[XNV_REC_FREE] = "free", [XNV_REC_ATTACHED] = "attached",
+	[XNV_REC_GONE] = "gone",
 };
 
 /* The driver's own counters: packets it could not even hand us. */
@@ -69,9 +69,9 @@ xnv_stats_print(const struct xnv_core *c, FILE *f, double elapsed)
 	fprintf(f, "  %-24s %-10s %10s %10s %8s %6s %9s %s\n", "nf", "service",
 		"rx", "tx", "drop", "bad", "reclaimed", "state");
 	for (i = 0; i < XNV_MAX_NFS; i++) {
-		const struct xnv_nf *nf = &c->nfs[i];
+		const struct xnv_nfrec *nf = &c->nfs[i];
 
-		if (nf->state == XNV_NF_FREE)
+		if (nf->state == XNV_REC_FREE)
 			continue;
 		fprintf(f, "  %-24s %-10s %10" PRIu64 " %10" PRIu64 " %8" PRIu64
 			" %6" PRIu64 " %9" PRIu64 " %s\n", nf->name,
@@ -129,9 +129,9 @@ xnv_stats_json(const struct xnv_core *c, const char *path, double elapsed)
 	}
 	fprintf(f, "\n ],\n \"nfs\": [");
 	for (i = 0; i < XNV_MAX_NFS; i++) {
-		const struct xnv_nf *nf = &c->nfs[i];
+		const struct xnv_nfrec *nf = &c->nfs[i];
 
-		if (nf->state == XNV_NF_FREE)
+		if (nf->state == XNV_REC_FREE)
 			continue;
 		fprintf(f, "%s\n  {\"name\": \"%s\", \"service\": \"%s\", "
 			"\"group\": \"%s\", \"domain\": %u, \"pid\": %d, "
@@ -148,7 +148,7 @@ xnv_stats_json(const struct xnv_core *c, const char *path, double elapsed)
 			state_names[nf->state], nf->rx_pkts, nf->tx_pkts,
 			nf->drops, nf->bad, nf->reclaimed, nf->allocs, nf->held,
 			nf->quarantined ? "true" : "false", nf->gone_reason);
-		for (j = 1; j < XNV_BAD_KINDS; j++)
+		for (j = 1; j < XNV_BAD_N; j++)
 			fprintf(f, "%s\"%s\": %" PRIu64, j > 1 ? ", " : "",
 				xnv_bad_names[j], nf->bad_kind[j]);
 		fprintf(f, "}}");

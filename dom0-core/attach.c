@@ -19,13 +19,13 @@
 
 #include "core.h"
 
-static struct xnv_nf *
+static struct xnv_nfrec *
 nf_by_dom(struct xnv_core *c, gnts_domid_t dom)
 {
 	unsigned i;
 
 	for (i = 0; i < XNV_MAX_NFS; i++)
-		if (c->nfs[i].state == XNV_NF_ATTACHED && c->nfs[i].dom == dom)
+		if (c->nfs[i].state == XNV_REC_ATTACHED && c->nfs[i].dom == dom)
 			return &c->nfs[i];
 	return NULL;
 }
@@ -46,16 +46,16 @@ remove_id(uint16_t *list, uint16_t *n, uint16_t id)
 }
 
 /* A free slot, else the oldest record of a gone NF. */
-static struct xnv_nf *
+static struct xnv_nfrec *
 nf_slot(struct xnv_core *c)
 {
 	unsigned i;
 
 	for (i = 0; i < XNV_MAX_NFS; i++)
-		if (c->nfs[i].state == XNV_NF_FREE)
+		if (c->nfs[i].state == XNV_REC_FREE)
 			return &c->nfs[i];
 	for (i = 0; i < XNV_MAX_NFS; i++)
-		if (c->nfs[i].state == XNV_NF_GONE &&
+		if (c->nfs[i].state == XNV_REC_GONE &&
 		    c->nfs[i].ring_region == NULL && c->nfs[i].pend.n == 0)
 			return &c->nfs[i];
 	return NULL;
@@ -100,7 +100,7 @@ warn_ring_capacity(struct xnv_core *c, uint16_t pool)
 /* Does the config know @p req's service and group?  (xen: checked when a
  * domain registers, before it boots.) */
 int
-xnv_nf_check(void *ctx, const struct gnts_attach_req *req, char *err,
+xnv_rec_check(void *ctx, const struct gnts_attach_req *req, char *err,
 	     size_t errlen)
 {
 	struct xnv_core *c = ctx;
@@ -127,7 +127,7 @@ nf_attach(struct xnv_core *c, gnts_domid_t dom, pid_t pid,
 	struct gnts_ring_port ports[GNTS_RING_COUNT];
 	struct xnv_service *svc;
 	struct xnv_pool *pool;
-	struct xnv_nf *nf;
+	struct xnv_nfrec *nf;
 	char rname[GNTS_NAME_LEN], pdesc[96];
 	int s, g, rc, slot;
 
@@ -137,7 +137,7 @@ nf_attach(struct xnv_core *c, gnts_domid_t dom, pid_t pid,
 				 "digits and - _ .");
 			return -EINVAL;
 		}
-	rc = xnv_nf_check(c, req, err, errlen);
+	rc = xnv_rec_check(c, req, err, errlen);
 	if (rc < 0)
 		return rc;
 	s = xnv_config_service(&c->cfg, req->service);
@@ -198,7 +198,7 @@ nf_attach(struct xnv_core *c, gnts_domid_t dom, pid_t pid,
 	nf->alloc_want = RTE_MIN(req->alloc_bufs, c->cfg.ring_size);
 	nf->ctl = gnts_ring_region_ctl(nf->ring_region->va);
 	nf->beat_tsc = nf->bad_window_tsc = rte_rdtsc();
-	nf->state = XNV_NF_ATTACHED;
+	nf->state = XNV_REC_ATTACHED;
 	remove_id(c->active, &c->n_active, nf->id);	/* a drained old slot */
 	c->active[c->n_active++] = nf->id;
 	svc->live[svc->n_live++] = nf->id;
@@ -243,7 +243,7 @@ nf_attach(struct xnv_core *c, gnts_domid_t dom, pid_t pid,
 
 
 int
-xnv_nf_attach(void *ctx, gnts_domid_t dom, pid_t pid,
+xnv_rec_attach(void *ctx, gnts_domid_t dom, pid_t pid,
 	      const struct gnts_attach_req *req, struct gnts_attach_rsp *rsp,
 	      char *err, size_t errlen)
 {
@@ -265,7 +265,7 @@ xnv_nf_attach(void *ctx, gnts_domid_t dom, pid_t pid,
  * (packets from it may still wait at a port).
  */
 void
-xnv_nf_finish(struct xnv_core *c, struct xnv_nf *nf)
+xnv_rec_finish(struct xnv_core *c, struct xnv_nfrec *nf)
 {
 	struct xnv_pool *pool = &c->pools[nf->pool];
 	uint16_t tag = (uint16_t)(nf->id + 1);
@@ -314,15 +314,15 @@ xnv_nf_finish(struct xnv_core *c, struct xnv_nf *nf)
 }
 
 void
-xnv_nf_detach(struct xnv_core *c, struct xnv_nf *nf, const char *why)
+xnv_rec_detach(struct xnv_core *c, struct xnv_nfrec *nf, const char *why)
 {
 	struct xnv_service *svc = &c->services[nf->service];
 
-	if (nf->state != XNV_NF_ATTACHED)
+	if (nf->state != XNV_REC_ATTACHED)
 		return;
 	/* Mark it gone first: the server's death callback below finds no
 	 * attached NF for this domain and returns. */
-	nf->state = XNV_NF_GONE;
+	nf->state = XNV_REC_GONE;
 	nf->gone_tsc = rte_rdtsc();
 	snprintf(nf->gone_reason, sizeof(nf->gone_reason), "%s", why);
 	/* The notice in shared memory comes first: it is all a guest has
@@ -344,21 +344,21 @@ xnv_nf_detach(struct xnv_core *c, struct xnv_nf *nf, const char *why)
 	/* What it handed back before it went (its tx ring) is the core's:
 	 * its slot stays polled (xnv_rx_nf) until that ring is drained
 	 * through the normal checks, or stall_timeout_ms has passed; then
-	 * xnv_nf_finish() reclaims the rest. */
+	 * xnv_rec_finish() reclaims the rest. */
 	if (c->shutting_down)
-		xnv_nf_finish(c, nf);
+		xnv_rec_finish(c, nf);
 }
 
 /* Stop polling departed NFs whose parked packets have all gone on. */
 void
-xnv_nf_sweep(struct xnv_core *c)
+xnv_rec_sweep(struct xnv_core *c)
 {
 	uint16_t i = 0;
 
 	while (i < c->n_active) {
-		struct xnv_nf *nf = &c->nfs[c->active[i]];
+		struct xnv_nfrec *nf = &c->nfs[c->active[i]];
 
-		if (nf->state == XNV_NF_GONE && nf->ring_region == NULL &&
+		if (nf->state == XNV_REC_GONE && nf->ring_region == NULL &&
 		    nf->pend.n == 0)
 			remove_id(c->active, &c->n_active, nf->id);
 		else
@@ -368,23 +368,23 @@ xnv_nf_sweep(struct xnv_core *c)
 }
 
 void
-xnv_nf_death(void *ctx, gnts_domid_t dom)
+xnv_rec_death(void *ctx, gnts_domid_t dom)
 {
 	struct xnv_core *c = ctx;
-	struct xnv_nf *nf = nf_by_dom(c, dom);
+	struct xnv_nfrec *nf = nf_by_dom(c, dom);
 
 	if (nf != NULL)
-		xnv_nf_detach(c, nf, c->xen != NULL ? "the NF closed its "
+		xnv_rec_detach(c, nf, c->xen != NULL ? "the NF closed its "
 			      "device, or its domain is gone" :
 			      "connection closed (NF exited or died)");
 }
 
 void
-xnv_nf_map_denied(void *ctx, gnts_domid_t dom, gnts_ref_t ref,
+xnv_rec_map_denied(void *ctx, gnts_domid_t dom, gnts_ref_t ref,
 		  const char *why)
 {
 	struct xnv_core *c = ctx;
-	struct xnv_nf *nf = nf_by_dom(c, dom);
+	struct xnv_nfrec *nf = nf_by_dom(c, dom);
 
 	(void)ref;
 	XLOG(WARNING, "NF %s (domain %u): %s\n", nf ? nf->name : "?", dom, why);
