@@ -11,6 +11,7 @@
 #                   XenNetVM vs netfront in one emulated Xen boot (ratio only)
 #   SAN=1           build with ASan + UBSan
 
+VERSION  := 0.1.0
 B        := build
 CC       ?= gcc
 CSTD     := -std=c11 -D_GNU_SOURCE

@@ -7,7 +7,8 @@ CORE_SRC := dom0-core/main.c dom0-core/eal_args.c dom0-core/config.c \
             dom0-core/latency.c dom0-core/latency_rte.c \
             dom0-core/pace.c
 CORE_OBJ := $(CORE_SRC:%.c=$(B)/obj/%.o)
-EXTRA_CFLAGS_dom0-core := $(DPDK_CFLAGS) -DALLOW_EXPERIMENTAL_API
+EXTRA_CFLAGS_dom0-core := $(DPDK_CFLAGS) -DALLOW_EXPERIMENTAL_API \
+                          -DXNV_VERSION=\"$(VERSION)\"
 
 all: $(B)/bin/xnv-core
 

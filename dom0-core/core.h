@@ -72,6 +72,9 @@ struct xnv_mbuf_priv {
 
 _Static_assert(sizeof(struct xnv_mbuf_priv) % RTE_MBUF_PRIV_ALIGN == 0,
 	       "mbuf private area must keep mbuf alignment");
+/* config.h needs no DPDK, so it cannot take the value from rte_config.h. */
+_Static_assert(XNV_HEADROOM == RTE_PKTMBUF_HEADROOM,
+	       "XNV_HEADROOM (config.h) must be DPDK's mbuf headroom");
 
 static inline struct xnv_mbuf_priv *
 xnv_priv(struct rte_mbuf *m)

@@ -11,6 +11,10 @@
 #include "core.h"
 #include "ctl.h"
 
+#ifndef XNV_VERSION
+#error "XNV_VERSION: build with the Makefile (it passes -DXNV_VERSION)"
+#endif
+
 #define U64(d, k, v) rte_tel_data_add_dict_u64((d), (k), (v))
 #define STR(d, k, v) rte_tel_data_add_dict_string((d), (k), (v))
 
@@ -66,7 +70,7 @@ cmd_info(struct xnv_core *c, const char *p, struct rte_tel_data *d)
 {
 	(void)p;
 	rte_tel_data_start_dict(d);
-	STR(d, "version", "0.1.0");
+	STR(d, "version", XNV_VERSION);
 	STR(d, "socket", c->cfg.socket);
 	U64(d, "uptime_s", (rte_rdtsc() - c->start_tsc) / c->tsc_hz);
 	U64(d, "n_ports", c->cfg.n_ports);
