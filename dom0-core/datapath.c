@@ -315,8 +315,12 @@ xnv_rx_port(struct xnv_core *c, uint16_t idx, uint64_t now)
 		pv->pick = XNV_PICK_AFFINITY;
 		pv->tgt_kind = ch->s[0].kind;
 		pv->tgt_id = ch->s[0].id;
-		pv->hash = (m[i]->ol_flags & RTE_MBUF_F_RX_RSS_HASH) ?
-			   m[i]->hash.rss : 0;
+		/* With flow rules, xnv_flows_classify() already hashed the
+		 * key it parsed (when the NIC gave no hash). */
+		if (m[i]->ol_flags & RTE_MBUF_F_RX_RSS_HASH)
+			pv->hash = m[i]->hash.rss;
+		else if (!flows)
+			pv->hash = 0;
 		pv->rx_tsc = rx_tsc;
 		m[kept++] = m[i];
 	}
