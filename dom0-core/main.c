@@ -414,22 +414,11 @@ main(int argc, char **argv)
 		free(eal_argv);
 		return 1;
 	}
-	{
-		char *pci[XNV_MAX_PORTS];
-		int n_pci = 0;
-
-		/* vdevs are named net_*; anything else is a PCI address. */
-		for (int i = 0; i < c->cfg.n_ports; i++)
-			if (strncmp(c->cfg.ports[i].dev, "net_", 4) != 0)
-				pci[n_pci++] = c->cfg.ports[i].dev;
-		if (o.socket != NULL)
-			snprintf(c->cfg.socket, sizeof(c->cfg.socket), "%s",
-				 o.socket);
-		if (xnv_eal_devices(&eal_argc, &eal_argv, pci, n_pci) < 0 ||
-		    xnv_eal_prefix(&eal_argc, &eal_argv, c->cfg.socket) < 0) {
-			free(eal_argv);
-			return 1;
-		}
+	if (o.socket != NULL)
+		snprintf(c->cfg.socket, sizeof(c->cfg.socket), "%s", o.socket);
+	if (xnv_eal_from_config(&eal_argc, &eal_argv, &c->cfg) < 0) {
+		free(eal_argv);
+		return 1;
 	}
 	/* Registered before EAL's own handlers, so it runs after them (after
 	 * telemetry unlinks its socket). */
