@@ -7,37 +7,18 @@
 #include "core.h"
 #include "counters.h"
 
-/* Every field of a snapshot has its row: adding one without a row fails. */
-_Static_assert(sizeof(struct xnv_port_counters) ==
-	       XNV_PORT_N_COUNTERS * sizeof(uint64_t), "one row per counter");
-_Static_assert(sizeof(struct xnv_rec_counters) ==
-	       XNV_REC_N_COUNTERS * sizeof(uint64_t), "one row per counter");
-_Static_assert(sizeof(struct xnv_group_counters) ==
-	       XNV_GROUP_N_COUNTERS * sizeof(uint64_t), "one row per counter");
-
-#define COUNTER(type, field, width) { #field, offsetof(type, field), width }
+#define PORT_ROW(n, w) { #n, offsetof(struct xnv_port_counters, n), w },
+#define REC_ROW(n, w) { #n, offsetof(struct xnv_rec_counters, n), w },
+#define GROUP_ROW(n, w) { #n, offsetof(struct xnv_group_counters, n), w },
 
 const struct xnv_counter xnv_port_counter_tab[XNV_PORT_N_COUNTERS] = {
-	COUNTER(struct xnv_port_counters, rx, 12),
-	COUNTER(struct xnv_port_counters, tx, 12),
-	COUNTER(struct xnv_port_counters, rx_missed, 10),
-	COUNTER(struct xnv_port_counters, rx_nombuf, 10),
+	XNV_PORT_COUNTERS(PORT_ROW)
 };
-
 const struct xnv_counter xnv_rec_counter_tab[XNV_REC_N_COUNTERS] = {
-	COUNTER(struct xnv_rec_counters, rx, 10),
-	COUNTER(struct xnv_rec_counters, tx, 10),
-	COUNTER(struct xnv_rec_counters, drop, 8),
-	COUNTER(struct xnv_rec_counters, bad, 6),
-	COUNTER(struct xnv_rec_counters, reclaimed, 9),
-	COUNTER(struct xnv_rec_counters, alloc, 0),
-	COUNTER(struct xnv_rec_counters, held, 0),
+	XNV_REC_COUNTERS(REC_ROW)
 };
-
 const struct xnv_counter xnv_group_counter_tab[XNV_GROUP_N_COUNTERS] = {
-	COUNTER(struct xnv_group_counters, pool_bufs, 0),
-	COUNTER(struct xnv_group_counters, free, 0),
-	COUNTER(struct xnv_group_counters, copies_in, 0),
+	XNV_GROUP_COUNTERS(GROUP_ROW)
 };
 
 void
@@ -48,29 +29,29 @@ xnv_port_counters(const struct xnv_core *c, uint16_t i,
 
 	memset(&es, 0, sizeof(es));
 	(void)rte_eth_stats_get(c->ports[i].port_id, &es);
-	out->rx = c->ports[i].rx;
-	out->tx = c->ports[i].tx;
-	out->rx_missed = es.imissed;
-	out->rx_nombuf = es.rx_nombuf;
+	*out = (struct xnv_port_counters){
+		.rx = c->ports[i].rx, .tx = c->ports[i].tx,
+		.rx_missed = es.imissed, .rx_nombuf = es.rx_nombuf,
+	};
 }
 
 void
 xnv_rec_counters(const struct xnv_nfrec *nf, struct xnv_rec_counters *out)
 {
-	out->rx = nf->rx_pkts;
-	out->tx = nf->tx_pkts;
-	out->drop = nf->drops;
-	out->bad = nf->bad;
-	out->reclaimed = nf->reclaimed;
-	out->alloc = nf->allocs;
-	out->held = nf->held;
+	*out = (struct xnv_rec_counters){
+		.rx = nf->rx_pkts, .tx = nf->tx_pkts, .drop = nf->drops,
+		.bad = nf->bad, .reclaimed = nf->reclaimed,
+		.alloc = nf->allocs, .held = nf->held,
+	};
 }
 
 void
 xnv_group_counters(const struct xnv_core *c, uint16_t g,
 		   struct xnv_group_counters *out)
 {
-	out->pool_bufs = c->pools[g].n_bufs;
-	out->free = xnv_pool_free(&c->pools[g]);
-	out->copies_in = c->pools[g].copies_in;
+	*out = (struct xnv_group_counters){
+		.pool_bufs = c->pools[g].n_bufs,
+		.free = xnv_pool_free(&c->pools[g]),
+		.copies_in = c->pools[g].copies_in,
+	};
 }

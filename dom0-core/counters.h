@@ -37,28 +37,34 @@ xnv_counter(const struct xnv_counter *k, const void *snap)
 	return *(const uint64_t *)(const void *)((const char *)snap + k->off);
 }
 
+/* X(name, text width): one line per counter makes its snapshot field
+ * and its table row (counters.c). */
+#define XNV_COUNTER_FIELD(name, width) uint64_t name;
+#define XNV_COUNTER_ONE(name, width) + 1
+
 /* A port: ours, then the driver's (packets it could not even hand us). */
-struct xnv_port_counters {
-	uint64_t rx, tx, rx_missed, rx_nombuf;
-};
-#define XNV_PORT_N_COUNTERS 4
+#define XNV_PORT_COUNTERS(X) \
+	X(rx, 12) X(tx, 12) X(rx_missed, 10) X(rx_nombuf, 10)
+struct xnv_port_counters { XNV_PORT_COUNTERS(XNV_COUNTER_FIELD) };
+#define XNV_PORT_N_COUNTERS (0 XNV_PORT_COUNTERS(XNV_COUNTER_ONE))
 extern const struct xnv_counter xnv_port_counter_tab[XNV_PORT_N_COUNTERS];
 void xnv_port_counters(const struct xnv_core *c, uint16_t i,
 		       struct xnv_port_counters *out);
 
-struct xnv_rec_counters {
-	uint64_t rx, tx, drop, bad, reclaimed, alloc, held;
-};
-#define XNV_REC_N_COUNTERS 7
+/* An NF (attached or gone). */
+#define XNV_REC_COUNTERS(X) \
+	X(rx, 10) X(tx, 10) X(drop, 8) X(bad, 6) X(reclaimed, 9) \
+	X(alloc, 0) X(held, 0)
+struct xnv_rec_counters { XNV_REC_COUNTERS(XNV_COUNTER_FIELD) };
+#define XNV_REC_N_COUNTERS (0 XNV_REC_COUNTERS(XNV_COUNTER_ONE))
 extern const struct xnv_counter xnv_rec_counter_tab[XNV_REC_N_COUNTERS];
 void xnv_rec_counters(const struct xnv_nfrec *nf,
 		      struct xnv_rec_counters *out);
 
 /* A trust group: its pool and the packets copied into its pools. */
-struct xnv_group_counters {
-	uint64_t pool_bufs, free, copies_in;
-};
-#define XNV_GROUP_N_COUNTERS 3
+#define XNV_GROUP_COUNTERS(X) X(pool_bufs, 0) X(free, 0) X(copies_in, 0)
+struct xnv_group_counters { XNV_GROUP_COUNTERS(XNV_COUNTER_FIELD) };
+#define XNV_GROUP_N_COUNTERS (0 XNV_GROUP_COUNTERS(XNV_COUNTER_ONE))
 extern const struct xnv_counter xnv_group_counter_tab[XNV_GROUP_N_COUNTERS];
 void xnv_group_counters(const struct xnv_core *c, uint16_t g,
 			struct xnv_group_counters *out);
