@@ -30,21 +30,6 @@ nf_by_dom(struct xnv_core *c, gnts_domid_t dom)
 	return NULL;
 }
 
-/* Remove @p id from @p list keeping the order of the others. */
-static void
-remove_id(uint16_t *list, uint16_t *n, uint16_t id)
-{
-	uint16_t i;
-
-	for (i = 0; i < *n; i++)
-		if (list[i] == id) {
-			memmove(&list[i], &list[i + 1],
-				(size_t)(*n - i - 1) * sizeof(list[0]));
-			(*n)--;
-			return;
-		}
-}
-
 /* A free slot, else the oldest record of a gone NF. */
 static struct xnv_nfrec *
 nf_slot(struct xnv_core *c)
@@ -101,7 +86,7 @@ warn_ring_capacity(struct xnv_core *c, uint16_t pool)
  * domain registers, before it boots.) */
 int
 xnv_rec_check(void *ctx, const struct gnts_attach_req *req, char *err,
-	     size_t errlen)
+	      size_t errlen)
 {
 	struct xnv_core *c = ctx;
 	char known[128];
@@ -126,7 +111,6 @@ static int
 check_req(struct xnv_core *c, const struct gnts_attach_req *req, int *s,
 	  int *g, int *slot, char *err, size_t errlen)
 {
-	struct xnv_service *svc;
 	int rc;
 
 	for (const char *p = req->name; *p; p++)
@@ -140,10 +124,9 @@ check_req(struct xnv_core *c, const struct gnts_attach_req *req, int *s,
 		return rc;
 	*s = xnv_config_service(&c->cfg, req->service);
 	*g = xnv_config_group(&c->cfg, req->group);
-	svc = &c->services[*s];
-	for (*slot = 0; *slot < XNV_MAX_INSTANCES; (*slot)++)
-		if (svc->slot_nf[*slot] == XNV_NF_NONE)
-			return 0;
+	*slot = xnv_service_free_slot(&c->services[*s]);
+	if (*slot >= 0)
+		return 0;
 	snprintf(err, errlen, "service %s already has %d instances",
 		 req->service, XNV_MAX_INSTANCES);
 	return -ENOSPC;
@@ -195,8 +178,6 @@ static void
 join_service(struct xnv_core *c, struct xnv_nfrec *nf, uint16_t s,
 	     int slot, const struct gnts_ring_port *ports, uint32_t alloc)
 {
-	struct xnv_service *svc = &c->services[s];
-
 	nf->rx = ports[GNTS_RING_RX];
 	nf->tx = ports[GNTS_RING_TX];
 	nf->free = ports[GNTS_RING_FREE];
@@ -204,13 +185,10 @@ join_service(struct xnv_core *c, struct xnv_nfrec *nf, uint16_t s,
 	nf->ctl = gnts_ring_region_ctl(nf->ring_region->va);
 	nf->beat_tsc = nf->bad_window_tsc = rte_rdtsc();
 	nf->state = XNV_REC_ATTACHED;
-	remove_id(c->active, &c->n_active, nf->id);	/* a drained old slot */
+	xnv_ids_remove(c->active, &c->n_active, nf->id);	/* a drained old slot */
 	c->active[c->n_active++] = nf->id;
-	svc->live[svc->n_live++] = nf->id;
-	svc->slot_nf[slot] = nf->id;
 	nf->instance = (uint16_t)slot;
-	svc->ever_live = 1;
-	xnv_service_rebuild(c, s);
+	xnv_service_join(&c->services[s], slot, nf->id);
 }
 
 static void
@@ -306,8 +284,8 @@ nf_attach(struct xnv_core *c, gnts_domid_t dom, pid_t pid,
 
 int
 xnv_rec_attach(void *ctx, gnts_domid_t dom, pid_t pid,
-	      const struct gnts_attach_req *req, struct gnts_attach_rsp *rsp,
-	      char *err, size_t errlen)
+	       const struct gnts_attach_req *req, struct gnts_attach_rsp *rsp,
+	       char *err, size_t errlen)
 {
 	int rc = nf_attach(ctx, dom, pid, req, rsp, err, errlen);
 
@@ -393,9 +371,7 @@ xnv_rec_detach(struct xnv_core *c, struct xnv_nfrec *nf, const char *why)
 		gnts_ring_set_detached(nf->ctl, nf->detach_code ?
 				       nf->detach_code : c->shutting_down ?
 				       GNTS_DETACH_SHUTDOWN : GNTS_DETACH_OTHER);
-	remove_id(svc->live, &svc->n_live, nf->id);
-	svc->slot_nf[nf->instance] = XNV_NF_NONE;
-	xnv_service_rebuild(c, nf->service);
+	xnv_service_leave(svc, nf->instance, nf->id);
 	if (c->server != NULL)
 		gnts_server_detach_status(c->server, nf->dom,
 					  c->shutting_down ? -ESHUTDOWN :
@@ -422,7 +398,7 @@ xnv_rec_sweep(struct xnv_core *c)
 
 		if (nf->state == XNV_REC_GONE && nf->ring_region == NULL &&
 		    nf->pend.n == 0)
-			remove_id(c->active, &c->n_active, nf->id);
+			xnv_ids_remove(c->active, &c->n_active, nf->id);
 		else
 			i++;
 	}
@@ -437,13 +413,13 @@ xnv_rec_death(void *ctx, gnts_domid_t dom)
 
 	if (nf != NULL)
 		xnv_rec_detach(c, nf, c->xen != NULL ? "the NF closed its "
-			      "device, or its domain is gone" :
-			      "connection closed (NF exited or died)");
+			       "device, or its domain is gone" :
+			       "connection closed (NF exited or died)");
 }
 
 void
 xnv_rec_map_denied(void *ctx, gnts_domid_t dom, gnts_ref_t ref,
-		  const char *why)
+		   const char *why)
 {
 	struct xnv_core *c = ctx;
 	struct xnv_nfrec *nf = nf_by_dom(c, dom);

@@ -19,7 +19,8 @@ xnv_flow_key(const struct rte_mbuf *m, struct xnv_flow_key *k)
 
 /** Non-zero hash of a key @p k of kind @p kind: of its 5-tuple, or of
  *  its ethertype if not IP. */
-uint32_t xnv_flow_key_hash(const struct xnv_flow_key *k, enum xnv_key_kind kind);
+uint32_t xnv_flow_key_hash(const struct xnv_flow_key *k,
+			   enum xnv_key_kind kind);
 
 /** xnv_flow_key_hash() of @p m's key. */
 uint32_t xnv_flow_hash(const struct rte_mbuf *m);

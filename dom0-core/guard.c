@@ -67,8 +67,8 @@ xnv_rec_quarantine(struct xnv_core *c, struct xnv_nfrec *nf, const char *why)
 }
 
 int
-xnv_rec_charge_bad(struct xnv_core *c, struct xnv_nfrec *nf, uint64_t now,
-		  unsigned n, int last_kind)
+xnv_rec_charge_bad(struct xnv_core *c, struct xnv_nfrec *nf,
+		   uint64_t now, unsigned n, int last_kind)
 {
 	char why[sizeof(nf->gone_reason) - 16];
 
