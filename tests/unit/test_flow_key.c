@@ -80,37 +80,35 @@ assert_v4_addrs(const struct xnv_flow_key *k)
 	assert_int_equal(k->ethertype, XNV_ETHER_IPV4);
 }
 
-TEST(ipv4_udp_gives_its_5_tuple)
+/* The IPv4 packet ipv4() built, @p len bytes of it: a key with ports. */
+static void
+assert_v4_ports(uint32_t len, uint8_t proto)
 {
 	struct xnv_flow_key k;
-	uint32_t l4 = ipv4(eth(XNV_ETHER_IPV4, 0), IPPROTO_UDP, 5, 0);
 
-	assert_int_equal(xnv_flow_key_parse(f, l4 + 8, &k), XNV_KEY_PORTS);
+	assert_int_equal(xnv_flow_key_parse(f, len, &k), XNV_KEY_PORTS);
 	assert_v4_addrs(&k);
-	assert_int_equal(k.proto, IPPROTO_UDP);
+	assert_int_equal(k.proto, proto);
 	assert_int_equal(k.sport, 1234);
 	assert_int_equal(k.dport, 80);
+}
+
+TEST(ipv4_udp_gives_its_5_tuple)
+{
+	assert_v4_ports(ipv4(eth(XNV_ETHER_IPV4, 0), IPPROTO_UDP, 5, 0) + 8,
+			IPPROTO_UDP);
 }
 
 TEST(vlan_tag_is_skipped)
 {
-	struct xnv_flow_key k;
-	uint32_t l4 = ipv4(eth(XNV_ETHER_IPV4, 1), IPPROTO_TCP, 5, 0);
-
-	assert_int_equal(xnv_flow_key_parse(f, l4 + 4, &k), XNV_KEY_PORTS);
-	assert_v4_addrs(&k);
-	assert_int_equal(k.sport, 1234);
-	assert_int_equal(k.dport, 80);
+	assert_v4_ports(ipv4(eth(XNV_ETHER_IPV4, 1), IPPROTO_TCP, 5, 0) + 4,
+			IPPROTO_TCP);
 }
 
 TEST(ipv4_options_move_the_ports)
 {
-	struct xnv_flow_key k;
-	uint32_t l4 = ipv4(eth(XNV_ETHER_IPV4, 0), IPPROTO_TCP, 7, 0);
-
-	assert_int_equal(xnv_flow_key_parse(f, l4 + 4, &k), XNV_KEY_PORTS);
-	assert_int_equal(k.sport, 1234);
-	assert_int_equal(k.dport, 80);
+	assert_v4_ports(ipv4(eth(XNV_ETHER_IPV4, 0), IPPROTO_TCP, 7, 0) + 4,
+			IPPROTO_TCP);
 }
 
 TEST(ipv4_header_under_5_words_has_no_ports)
