@@ -1,27 +1,16 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Chain versions: ports' and flow rules' chains (chain.c). */
+/* Chain versions: ports' and flow rules' chains (chain.c; the table
+ * itself, DPDK-free, is chain_table.h's). */
 #ifndef XNV_CHAIN_H
 #define XNV_CHAIN_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "chain_table.h"
 #include "config.h"
 
 struct xnv_core;
-
-/*
- * One version of a chain.  Versions never change: editing a port's chain
- * makes a new version, and packets already on their way finish the one
- * they started on.  A version is reused once no port, no flow rule and no
- * packet refers to it; packets are not counted on the data path but found
- * when the table is full (chain.c).
- */
-struct xnv_chain_slot {
-	struct xnv_chain ch;
-	uint32_t users;			/* ports + flow rules */
-	uint8_t used;
-};
 
 int xnv_chain_new(struct xnv_core *c, const struct xnv_chain *ch);
 void xnv_chain_unuse(struct xnv_core *c, uint16_t id);
