@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Chain versions; see struct xnv_chain_slot in core.h. */
+/* Chain versions: finding the packets that still name one (the table
+ * itself is chain_table.c's). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -39,57 +40,25 @@ collect(struct xnv_core *c)
 	for (i = 0; i < XNV_MAX_NFS; i++)
 		for (k = 0; k < c->nfs[i].pend.n; k++)
 			mark(live, c->nfs[i].pend.m[k]);
-	for (i = 0; i < XNV_MAX_CHAINS; i++)
-		if (c->chains[i].used && c->chains[i].users == 0 && !live[i])
-			c->chains[i].used = 0;
-}
-
-/* Same steps?  (Versions never change, so equal ones can be shared.) */
-static int
-same(const struct xnv_chain *a, const struct xnv_chain *b)
-{
-	unsigned i;
-
-	if (a->n != b->n)
-		return 0;
-	for (i = 0; i < a->n; i++)
-		if (a->s[i].kind != b->s[i].kind || a->s[i].id != b->s[i].id)
-			return 0;
-	return 1;
+	xnv_chain_table_sweep(c->chains, live);
 }
 
 int
 xnv_chain_new(struct xnv_core *c, const struct xnv_chain *ch)
 {
-	unsigned i, pass;
+	int id = xnv_chain_table_get(c->chains, ch);
 
-	for (i = 0; i < XNV_MAX_CHAINS; i++)
-		if (c->chains[i].used && same(&c->chains[i].ch, ch)) {
-			c->chains[i].users++;
-			return (int)i;
-		}
-	for (pass = 0; pass < 2; pass++) {
-		for (i = 0; i < XNV_MAX_CHAINS; i++) {
-			struct xnv_chain_slot *s = &c->chains[i];
-
-			if (s->used)
-				continue;
-			memset(s, 0, sizeof(*s));
-			s->ch = *ch;
-			s->used = 1;
-			s->users = 1;
-			return (int)i;
-		}
+	if (id == -ENOSPC) {
 		collect(c);
+		id = xnv_chain_table_get(c->chains, ch);
 	}
-	return -ENOSPC;
+	return id;
 }
 
 void
 xnv_chain_unuse(struct xnv_core *c, uint16_t id)
 {
-	if (id < XNV_MAX_CHAINS && c->chains[id].users > 0)
-		c->chains[id].users--;
+	xnv_chain_table_unuse(c->chains, id);
 }
 
 int

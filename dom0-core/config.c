@@ -9,6 +9,8 @@
 
 #include <rte_cfgfile.h>
 
+#include <gntshare/ring.h>
+
 #include "config.h"
 
 #define LINE_MAX_LEN 1024
@@ -247,7 +249,7 @@ load_core(struct rte_cfgfile *f, struct xnv_config *c, char *err,
 		if ((rc = parse_u32("core", "ring_size", v, 1, 1u << 16,
 				    &c->ring_size, err, errlen)) < 0)
 			return rc;
-		if (c->ring_size < 16 || (c->ring_size & (c->ring_size - 1)))
+		if (!gnts_ring_size_ok(c->ring_size))
 			return fail(err, errlen, "[core] ring_size = %s: must "
 				    "be a power of two from 16 to 65536", v);
 	}

@@ -55,7 +55,7 @@
 #define XNV_MAX_SERVICE_ID 255
 #define XNV_MAX_CHAIN      8
 #define XNV_MAX_BURST      256
-#define XNV_HEADROOM       128	/* RTE_PKTMBUF_HEADROOM */
+#define XNV_HEADROOM       128	/* == RTE_PKTMBUF_HEADROOM (core.h checks) */
 #define XNV_ERROR_BUDGET_DEFAULT      1000
 #define XNV_HEARTBEAT_TIMEOUT_DEFAULT 3000
 

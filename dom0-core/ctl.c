@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,8 +32,7 @@ struct ctl_req {
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv;		/* on CLOCK_MONOTONIC: see register */
 static struct ctl_req *pending;
-static int posted;			/* read without the lock by the loop */
-static struct xnv_core *core;
+static atomic_int posted;		/* read without the lock by the loop */
 
 /* Reply {"error": msg}: the command failed and changed nothing. */
 int
@@ -83,7 +83,9 @@ on_command(const char *cmd, const char *params, struct rte_tel_data *d)
 		rc = pthread_cond_timedwait(&cv, &mu, &until);
 	if (rc == 0) {
 		pending = &r;
-		__atomic_store_n(&posted, 1, __ATOMIC_RELEASE);
+		/* Release: the request (pending and *r) is written before
+		 * the loop can see the flag set. */
+		atomic_store_explicit(&posted, 1, memory_order_release);
 		while (!r.done && rc == 0)
 			rc = pthread_cond_timedwait(&cv, &mu, &until);
 		if (!r.done) {
@@ -91,7 +93,10 @@ on_command(const char *cmd, const char *params, struct rte_tel_data *d)
 			 * request whose caller has returned, and let the next
 			 * waiting caller post its own. */
 			pending = NULL;
-			__atomic_store_n(&posted, 0, __ATOMIC_RELEASE);
+			/* Release: pending is cleared before the flag
+			 * (the loop rechecks pending under the lock anyway). */
+			atomic_store_explicit(&posted, 0,
+					      memory_order_release);
 			pthread_cond_broadcast(&cv);
 		}
 	}
@@ -110,21 +115,24 @@ xnv_ctl_poll(struct xnv_core *c)
 {
 	/* Acquire pairs with the release in on_command: the request's
 	 * fields are visible once we see the flag. */
-	if (!__atomic_load_n(&posted, __ATOMIC_ACQUIRE))
+	if (!atomic_load_explicit(&posted, memory_order_acquire))
 		return;
 	pthread_mutex_lock(&mu);
 	if (pending != NULL) {
 		pending->cmd->fn(c, pending->params, pending->d);
 		pending->done = 1;
 		pending = NULL;
-		__atomic_store_n(&posted, 0, __ATOMIC_RELEASE);
+		/* Release: the reply (pending->d, done) is complete before
+		 * the flag says nothing is posted; the caller itself reads
+		 * done under the mutex. */
+		atomic_store_explicit(&posted, 0, memory_order_release);
 		pthread_cond_broadcast(&cv);
 	}
 	pthread_mutex_unlock(&mu);
 }
 
 int
-xnv_ctl_register(struct xnv_core *c)
+xnv_ctl_register(void)
 {
 	const struct xnv_ctl_cmd *cmd;
 	pthread_condattr_t ca;
@@ -136,7 +144,6 @@ xnv_ctl_register(struct xnv_core *c)
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&cv, &ca);
 	pthread_condattr_destroy(&ca);
-	core = c;
 	for (cmd = xnv_ctl_cmds; cmd->name != NULL; cmd++) {
 		rc = rte_telemetry_register_cmd(cmd->name, on_command,
 						cmd->help);

@@ -19,7 +19,7 @@ struct xnv_ctl_cmd {
 extern const struct xnv_ctl_cmd xnv_ctl_cmds[];
 
 /** Register every command with rte_telemetry.  @return 0 or -errno. */
-int xnv_ctl_register(struct xnv_core *c);
+int xnv_ctl_register(void);
 
 /** Run a posted command, if any (main loop, between bursts). */
 void xnv_ctl_poll(struct xnv_core *c);

@@ -5,11 +5,15 @@
 #include <string.h>
 
 #include <rte_cycles.h>
-#include <rte_ethdev.h>
 #include <rte_telemetry.h>
 
 #include "core.h"
+#include "counters.h"
 #include "ctl.h"
+
+#ifndef XNV_VERSION
+#error "XNV_VERSION: build with the Makefile (it passes -DXNV_VERSION)"
+#endif
 
 #define U64(d, k, v) rte_tel_data_add_dict_u64((d), (k), (v))
 #define STR(d, k, v) rte_tel_data_add_dict_string((d), (k), (v))
@@ -49,6 +53,17 @@ chain_array(const struct xnv_core *c, const struct xnv_chain *ch,
 	return a;
 }
 
+/* "name": value for each counter of @p t */
+static void
+add_counters(struct rte_tel_data *d, const struct xnv_counter *t, unsigned n,
+	     const void *snap)
+{
+	unsigned k;
+
+	for (k = 0; k < n; k++)
+		U64(d, t[k].name, xnv_counter(&t[k], snap));
+}
+
 static void
 int_list(struct rte_tel_data *d, unsigned n, int (*ok)(struct xnv_core *,
 	 unsigned), struct xnv_core *c, int (*id)(struct xnv_core *, unsigned))
@@ -66,7 +81,7 @@ cmd_info(struct xnv_core *c, const char *p, struct rte_tel_data *d)
 {
 	(void)p;
 	rte_tel_data_start_dict(d);
-	STR(d, "version", "0.1.0");
+	STR(d, "version", XNV_VERSION);
 	STR(d, "socket", c->cfg.socket);
 	U64(d, "uptime_s", (rte_rdtsc() - c->start_tsc) / c->tsc_hz);
 	U64(d, "n_ports", c->cfg.n_ports);
@@ -122,7 +137,7 @@ static void
 cmd_port_info(struct xnv_core *c, const char *p, struct rte_tel_data *d)
 {
 	long i = xnv_ctl_id(p);
-	struct rte_eth_stats es;
+	struct xnv_port_counters pc;
 	struct rte_tel_data *chain;
 
 	if (i < 0 || i >= c->cfg.n_ports) {
@@ -132,18 +147,14 @@ cmd_port_info(struct xnv_core *c, const char *p, struct rte_tel_data *d)
 	chain = chain_array(c, &c->chains[c->port_chain[i]].ch, d);
 	if (chain == NULL)
 		return;
-	memset(&es, 0, sizeof(es));
-	(void)rte_eth_stats_get(c->ports[i].port_id, &es);
+	xnv_port_counters(c, (uint16_t)i, &pc);
 	rte_tel_data_start_dict(d);
 	U64(d, "index", (uint64_t)i);
 	STR(d, "name", c->cfg.ports[i].name);
 	STR(d, "dev", c->cfg.ports[i].dev);
 	STR(d, "group", c->cfg.groups[c->cfg.ports[i].group].name);
 	rte_tel_data_add_dict_container(d, "chain", chain, 0);
-	U64(d, "rx", c->ports[i].rx);
-	U64(d, "tx", c->ports[i].tx);
-	U64(d, "rx_missed", es.imissed);
-	U64(d, "rx_nombuf", es.rx_nombuf);
+	add_counters(d, xnv_port_counter_tab, XNV_PORT_N_COUNTERS, &pc);
 }
 
 static void
@@ -157,6 +168,7 @@ static void
 cmd_group_info(struct xnv_core *c, const char *p, struct rte_tel_data *d)
 {
 	long i = xnv_ctl_id(p);
+	struct xnv_group_counters gc;
 	struct rte_tel_data *to;
 	unsigned j;
 
@@ -172,9 +184,8 @@ cmd_group_info(struct xnv_core *c, const char *p, struct rte_tel_data *d)
 	rte_tel_data_start_dict(d);
 	U64(d, "index", (uint64_t)i);
 	STR(d, "name", c->cfg.groups[i].name);
-	U64(d, "pool_bufs", c->pools[i].n_bufs);
-	U64(d, "free", xnv_pool_free(&c->pools[i]));
-	U64(d, "copies_in", c->pools[i].copies_in);
+	xnv_group_counters(c, (uint16_t)i, &gc);
+	add_counters(d, xnv_group_counter_tab, XNV_GROUP_N_COUNTERS, &gc);
 	rte_tel_data_add_dict_container(d, "copies_to", to, 0);
 }
 
@@ -222,7 +233,7 @@ cmd_service_info(struct xnv_core *c, const char *p, struct rte_tel_data *d)
 static int
 nf_on_record(struct xnv_core *c, unsigned i)
 {
-	return c->nfs[i].state != XNV_NF_FREE;
+	return c->nfs[i].state != XNV_REC_FREE;
 }
 
 static void
@@ -237,15 +248,16 @@ cmd_nf_info(struct xnv_core *c, const char *p, struct rte_tel_data *d)
 {
 	static const char *const states[] = { "free", "attached", "gone" };
 	long i = xnv_ctl_id(p);
-	struct xnv_nf *nf;
+	struct xnv_rec_counters rc;
+	struct xnv_nfrec *nf;
 	int live;
 
-	if (i < 0 || i >= XNV_MAX_NFS || c->nfs[i].state == XNV_NF_FREE) {
+	if (i < 0 || i >= XNV_MAX_NFS || c->nfs[i].state == XNV_REC_FREE) {
 		xnv_ctl_error(d, "no NF %s", p);
 		return;
 	}
 	nf = &c->nfs[i];
-	live = nf->state == XNV_NF_ATTACHED;
+	live = nf->state == XNV_REC_ATTACHED;
 	rte_tel_data_start_dict(d);
 	U64(d, "id", (uint64_t)i);
 	STR(d, "name", nf->name);
@@ -256,13 +268,8 @@ cmd_nf_info(struct xnv_core *c, const char *p, struct rte_tel_data *d)
 	U64(d, "domain", nf->dom);
 	U64(d, "pid", (uint64_t)nf->pid);
 	STR(d, "state", states[nf->state]);
-	U64(d, "rx", nf->rx_pkts);
-	U64(d, "tx", nf->tx_pkts);
-	U64(d, "drop", nf->drops);
-	U64(d, "bad", nf->bad);
-	U64(d, "reclaimed", nf->reclaimed);
-	U64(d, "alloc", nf->allocs);
-	U64(d, "held", nf->held);
+	xnv_rec_counters(nf, &rc);
+	add_counters(d, xnv_rec_counter_tab, XNV_REC_N_COUNTERS, &rc);
 	U64(d, "quarantined", nf->quarantined);
 	STR(d, "reason", nf->gone_reason);
 	U64(d, "rx_ring_used", live ? gnts_ring_count(&nf->rx, 1) : 0);

@@ -85,7 +85,7 @@ resolve(struct xnv_core *c, struct rte_mbuf **mp, int *reuse)
 {
 	struct xnv_mbuf_priv *pv = xnv_priv(*mp);
 	struct xnv_service *s;
-	struct xnv_nf *nf;
+	struct xnv_nfrec *nf;
 
 	*reuse = 0;
 	switch (pv->tgt_kind) {
@@ -120,7 +120,7 @@ resolve(struct xnv_core *c, struct rte_mbuf **mp, int *reuse)
 }
 
 static unsigned
-send_nf(struct xnv_core *c, struct xnv_nf *nf, struct rte_mbuf **m,
+send_nf(struct xnv_core *c, struct xnv_nfrec *nf, struct rte_mbuf **m,
 	unsigned n)
 {
 	struct gnts_desc d[XNV_MAX_BURST];
@@ -138,7 +138,7 @@ send_nf(struct xnv_core *c, struct xnv_nf *nf, struct rte_mbuf **m,
 	}
 	k = gnts_ring_enqueue_burst(&nf->rx, d, n);
 	if (nf->rx.broken) {
-		xnv_nf_quarantine(c, nf, "rx ring consumer index impossible");
+		xnv_rec_quarantine(c, nf, "rx ring consumer index impossible");
 		return 0;
 	}
 	/* Single-threaded core: the NF's returns are read later in this
@@ -179,7 +179,7 @@ send_run(struct xnv_core *c, uint32_t dest, struct rte_mbuf **m, unsigned n,
 		p = &c->ports[DEST_ID(dest)];
 		k = rte_eth_tx_burst(p->port_id, 0, m, (uint16_t)n);
 		if (unlikely(p->lat != NULL) && k > 0)
-			xnv_latency_record(c, p, m, k);
+			xnv_latency_record(p, m, k);
 		p->tx += k;
 		if (k > 0)
 			c->last_tx_tsc = now;
@@ -315,8 +315,12 @@ xnv_rx_port(struct xnv_core *c, uint16_t idx, uint64_t now)
 		pv->pick = XNV_PICK_AFFINITY;
 		pv->tgt_kind = ch->s[0].kind;
 		pv->tgt_id = ch->s[0].id;
-		pv->hash = (m[i]->ol_flags & RTE_MBUF_F_RX_RSS_HASH) ?
-			   m[i]->hash.rss : 0;
+		/* With flow rules, xnv_flows_classify() already hashed the
+		 * key it parsed (when the NIC gave no hash). */
+		if (m[i]->ol_flags & RTE_MBUF_F_RX_RSS_HASH)
+			pv->hash = m[i]->hash.rss;
+		else if (!flows)
+			pv->hash = 0;
 		pv->rx_tsc = rx_tsc;
 		m[kept++] = m[i];
 	}
@@ -326,7 +330,7 @@ xnv_rx_port(struct xnv_core *c, uint16_t idx, uint64_t now)
 
 /* Apply a valid verdict; @return 1 if the packet goes on, 0 if freed. */
 static int
-apply_verdict(struct xnv_core *c, struct xnv_nf *nf, struct rte_mbuf *m,
+apply_verdict(struct xnv_core *c, struct xnv_nfrec *nf, struct rte_mbuf *m,
 	      const struct gnts_desc *d)
 {
 	struct xnv_mbuf_priv *pv = xnv_priv(m);
@@ -370,7 +374,7 @@ apply_verdict(struct xnv_core *c, struct xnv_nf *nf, struct rte_mbuf *m,
  * leaves the ring short (the NF's xnv_pkt_alloc() says -ENOBUFS).
  */
 static void
-refill(struct xnv_core *c, struct xnv_nf *nf)
+refill(struct xnv_core *c, struct xnv_nfrec *nf)
 {
 	struct xnv_pool *pool = &c->pools[nf->pool];
 	struct rte_mbuf *m[XNV_MAX_BURST];
@@ -403,12 +407,12 @@ refill(struct xnv_core *c, struct xnv_nf *nf)
 	if (k < n)
 		rte_pktmbuf_free_bulk(&m[k], n - k);
 	if (nf->free.broken)
-		xnv_nf_quarantine(c, nf, "free ring consumer index impossible");
+		xnv_rec_quarantine(c, nf, "free ring consumer index impossible");
 }
 
 /* Dequeue, validate and hand on what the NF returned (nothing parked). */
 static unsigned
-take_returns(struct xnv_core *c, struct xnv_nf *nf, uint64_t now)
+take_returns(struct xnv_core *c, struct xnv_nfrec *nf, uint64_t now)
 {
 	struct gnts_desc d[XNV_MAX_BURST];
 	struct rte_mbuf *out[XNV_MAX_BURST];
@@ -423,7 +427,7 @@ take_returns(struct xnv_core *c, struct xnv_nf *nf, uint64_t now)
 
 	n = gnts_ring_dequeue_burst(&nf->tx, d, c->cfg.burst);
 	if (nf->tx.broken) {
-		xnv_nf_quarantine(c, nf, "tx ring producer index impossible");
+		xnv_rec_quarantine(c, nf, "tx ring producer index impossible");
 		return 0;
 	}
 	/* The headers of returning buffers were last touched a ring's worth
@@ -469,19 +473,19 @@ take_returns(struct xnv_core *c, struct xnv_nf *nf, uint64_t now)
 		nf->bad += n_bad;
 		c->drops[XNV_DROP_BAD_DESC] += n_bad;
 		/* Over its error budget: quarantined, and not polled again. */
-		if (nf->state == XNV_NF_ATTACHED)
-			(void)xnv_nf_charge_bad(c, nf, now, n_bad, last_bad);
+		if (nf->state == XNV_REC_ATTACHED)
+			(void)xnv_rec_charge_bad(c, nf, now, n_bad, last_bad);
 	}
 	return n;
 }
 
 unsigned
-xnv_rx_nf(struct xnv_core *c, struct xnv_nf *nf, uint64_t now)
+xnv_rx_nf(struct xnv_core *c, struct xnv_nfrec *nf, uint64_t now)
 {
 	/* A departed NF stays polled to hand on what it had returned: its
 	 * tx ring until drained (or the stall timeout), then parked packets;
-	 * see xnv_nf_detach(). */
-	if (nf->state == XNV_NF_GONE) {
+	 * see xnv_rec_detach(). */
+	if (nf->state == XNV_REC_GONE) {
 		unsigned n = flush_pending(c, &nf->pend, now);
 
 		if (nf->ring_region == NULL)
@@ -492,12 +496,12 @@ xnv_rx_nf(struct xnv_core *c, struct xnv_nf *nf, uint64_t now)
 			n = take_returns(c, nf, now);
 		if ((n == 0 && nf->pend.n == 0) ||
 		    now - nf->gone_tsc > c->stall_tsc)
-			xnv_nf_finish(c, nf);
+			xnv_rec_finish(c, nf);
 		return n;
 	}
 	if (nf->alloc_want != 0) {
 		refill(c, nf);
-		if (nf->state != XNV_NF_ATTACHED)
+		if (nf->state != XNV_REC_ATTACHED)
 			return 0;
 	}
 	if (flush_pending(c, &nf->pend, now))

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config.h"
 #include "eal_args.h"
 
 #define FREE_HUGE "/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages"
@@ -166,5 +167,22 @@ xnv_eal_devices(int *eal_argc, char ***eal_argv, char **pci, int n_pci)
 	ev[k] = NULL;
 	*eal_argc = k;
 	*eal_argv = ev;
+	return 0;
+}
+
+int
+xnv_eal_from_config(int *eal_argc, char ***eal_argv,
+		    struct xnv_config *cfg)
+{
+	char *pci[XNV_MAX_PORTS];
+	int n_pci = 0, i;
+
+	/* vdevs are named net_*; anything else is a PCI address. */
+	for (i = 0; i < cfg->n_ports; i++)
+		if (strncmp(cfg->ports[i].dev, "net_", 4) != 0)
+			pci[n_pci++] = cfg->ports[i].dev;
+	if (xnv_eal_devices(eal_argc, eal_argv, pci, n_pci) < 0 ||
+	    xnv_eal_prefix(eal_argc, eal_argv, cfg->socket) < 0)
+		return -1;
 	return 0;
 }

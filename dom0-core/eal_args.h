@@ -30,4 +30,16 @@ int xnv_eal_prefix(int *eal_argc, char ***eal_argv, const char *socket);
 /** Add the device part: call after the config is known. */
 int xnv_eal_devices(int *eal_argc, char ***eal_argv, char **pci, int n_pci);
 
+struct xnv_config;
+
+/**
+ * What the config decides of the EAL command line: its PCI devices
+ * (xnv_eal_devices(): a port whose dev is not net_* is a PCI address) and
+ * the runtime directory of its socket (xnv_eal_prefix()).  The device
+ * names go into the EAL argv: @p cfg must outlive it.
+ * @return 0, or -1 after printing an error.
+ */
+int xnv_eal_from_config(int *eal_argc, char ***eal_argv,
+			struct xnv_config *cfg);
+
 #endif

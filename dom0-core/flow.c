@@ -2,9 +2,10 @@
 /*
  * Flow director: exact 5-tuple rules (IPv4 and IPv6) in an rte_hash, each
  * pointing at a chain version.  Looked up per burst, only when rules exist.
- * Non-IP packets and fragments (no ports to match) take the port's default
- * chain.  Rules are added and removed at run time through the control
- * commands; a full table is an error and keeps the rules it has.
+ * Keys come from flow_key.h.  Non-IP packets and fragments (no ports to
+ * match) take the port's default chain.  Rules are added and removed at
+ * run time through the control commands; a full table is an error and
+ * keeps the rules it has.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -12,29 +13,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <rte_byteorder.h>
-#include <rte_ether.h>
 #include <rte_hash.h>
 #include <rte_hash_crc.h>
-#include <rte_ip.h>
 #include <rte_malloc.h>
 
+#include "classify.h"
 #include "core.h"
-
-struct flow_key {
-	uint8_t src[16];
-	uint8_t dst[16];
-	uint16_t sport, dport;		/* host order; 0 for ICMP */
-	uint8_t proto;
-	uint8_t v6;
-	uint8_t pad[2];
-};
 
 struct flow_rule {
 	uint8_t used;
 	uint16_t chain;
 	uint64_t hits;
-	struct flow_key key;
+	struct xnv_flow_key key;
 };
 
 struct xnv_flows {
@@ -49,7 +39,7 @@ xnv_flows_create(struct xnv_core *c)
 	struct rte_hash_parameters hp = {
 		.name = "xnv-flows",
 		.entries = XNV_MAX_FLOWS,
-		.key_len = sizeof(struct flow_key),
+		.key_len = sizeof(struct xnv_flow_key),
 		.hash_func = rte_hash_crc,
 		.socket_id = (int)rte_socket_id(),
 		/* Bucket overflow goes to an extension table, so every one
@@ -85,69 +75,30 @@ xnv_flows_count(const struct xnv_core *c)
 	return c->flows != NULL ? c->flows->n : 0;
 }
 
-/* The packet's key; 0 if it has none (not IP, or a fragment). */
-static int
-packet_key(const struct rte_mbuf *m, struct flow_key *k)
-{
-	const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
-	uint32_t len = rte_pktmbuf_data_len(m), off = RTE_ETHER_HDR_LEN, l4;
-	uint16_t et;
-
-	memset(k, 0, sizeof(*k));
-	if (len < off)
-		return 0;
-	et = rte_be_to_cpu_16(((const struct rte_ether_hdr *)p)->ether_type);
-	if (et == RTE_ETHER_TYPE_VLAN && len >= off + 4) {
-		et = rte_be_to_cpu_16(*(const uint16_t *)(p + off + 2));
-		off += 4;
-	}
-	if (et == RTE_ETHER_TYPE_IPV4 && len >= off + 20) {
-		const struct rte_ipv4_hdr *ip = (const void *)(p + off);
-
-		if (ip->fragment_offset & rte_cpu_to_be_16(
-			RTE_IPV4_HDR_MF_FLAG | RTE_IPV4_HDR_OFFSET_MASK))
-			return 0;
-		memcpy(k->src, &ip->src_addr, 4);
-		memcpy(k->dst, &ip->dst_addr, 4);
-		k->proto = ip->next_proto_id;
-		l4 = off + (ip->version_ihl & 0xf) * 4u;
-	} else if (et == RTE_ETHER_TYPE_IPV6 && len >= off + 40) {
-		const struct rte_ipv6_hdr *ip = (const void *)(p + off);
-
-		if (ip->proto == IPPROTO_FRAGMENT)
-			return 0;
-		memcpy(k->src, ip->src_addr, 16);
-		memcpy(k->dst, ip->dst_addr, 16);
-		k->proto = ip->proto;
-		k->v6 = 1;
-		l4 = off + 40;
-	} else {
-		return 0;
-	}
-	if ((k->proto == IPPROTO_TCP || k->proto == IPPROTO_UDP) &&
-	    len >= l4 + 4) {
-		k->sport = rte_be_to_cpu_16(*(const uint16_t *)(p + l4));
-		k->dport = rte_be_to_cpu_16(*(const uint16_t *)(p + l4 + 2));
-	}
-	return 1;
-}
-
 void
 xnv_flows_classify(struct xnv_core *c, struct rte_mbuf **m, unsigned n,
 		   uint16_t *chain)
 {
 	struct xnv_flows *f = c->flows;
-	struct flow_key keys[XNV_MAX_BURST];
+	struct xnv_flow_key keys[XNV_MAX_BURST];
 	const void *kp[XNV_MAX_BURST];
 	void *data[XNV_MAX_BURST];
 	unsigned idx[XNV_MAX_BURST], i, j, k = 0;
 	uint64_t hit = 0;
 
-	for (i = 0; i < n; i++)
-		if (packet_key(m[i], &keys[k])) {
+	for (i = 0; i < n; i++) {
+		enum xnv_key_kind kind = xnv_flow_key(m[i], &keys[k]);
+
+		/* Parsed once: the replica pick (service.c) takes this hash
+		 * unless the NIC gave one (datapath.c keeps pv->hash). */
+		if (!(m[i]->ol_flags & RTE_MBUF_F_RX_RSS_HASH))
+			xnv_priv(m[i])->hash = xnv_flow_key_hash(&keys[k], kind);
+		/* Not IP, or no ports to match: the port's default chain. */
+		if (kind >= XNV_KEY_IP) {
 			kp[k] = &keys[k];
 			idx[k++] = i;
 		}
+	}
 	for (j = 0; j < k; j += RTE_HASH_LOOKUP_BULK_MAX) {
 		unsigned b = RTE_MIN(k - j, (unsigned)RTE_HASH_LOOKUP_BULK_MAX);
 
@@ -207,7 +158,7 @@ parse_proto(const char *v, uint8_t *out)
 
 /* "proto=udp src=A dst=B sport=1 dport=2 chain=STEPS" -> key + chain. */
 static int
-parse_spec(struct xnv_core *c, const char *spec, struct flow_key *k,
+parse_spec(struct xnv_core *c, const char *spec, struct xnv_flow_key *k,
 	   struct xnv_chain *ch, char *err, size_t errlen)
 {
 	char buf[512], *tok, *save = NULL, *chain = NULL;
@@ -274,6 +225,7 @@ parse_spec(struct xnv_core *c, const char *spec, struct flow_key *k,
 		return fail(err, errlen, -EINVAL, "flow spec: sport/dport "
 			    "apply only to tcp and udp%s", "");
 	k->v6 = (uint8_t)v6;
+	k->ethertype = v6 ? XNV_ETHER_IPV6 : XNV_ETHER_IPV4;
 	rc = xnv_config_parse_chain(&c->cfg, chain, ch, err, errlen);
 	if (rc == 0 && ch->n == 0)
 		return fail(err, errlen, -EINVAL, "flow spec: the chain needs "
@@ -286,7 +238,7 @@ xnv_flow_add(struct xnv_core *c, const char *spec, char *err, size_t errlen)
 {
 	struct xnv_flows *f = c->flows;
 	struct xnv_chain ch;
-	struct flow_key k;
+	struct xnv_flow_key k;
 	void *old;
 	int rc, ch_id;
 	unsigned i;

@@ -30,7 +30,7 @@
 
 #define XNV_FIRST_BEAT_GRACE 10
 
-const char *const xnv_bad_names[XNV_BAD_KINDS] = {
+const char *const xnv_bad_names[XNV_BAD_N] = {
 	[XNV_OK] = "ok",
 	[XNV_BAD_INDEX] = "index",
 	[XNV_BAD_OWNER] = "owner",
@@ -39,10 +39,8 @@ const char *const xnv_bad_names[XNV_BAD_KINDS] = {
 	[XNV_BAD_DEST] = "dest",
 };
 
-_Static_assert(XNV_BAD_KINDS == XNV_BAD_N, "one name per enum xnv_bad");
-
 /* What each kind of bad descriptor means, for the log. */
-static const char *const bad_words[XNV_BAD_KINDS] = {
+static const char *const bad_words[XNV_BAD_N] = {
 	[XNV_OK] = "none",
 	[XNV_BAD_INDEX] = "buffer index out of range",
 	[XNV_BAD_OWNER] = "buffer it does not hold",
@@ -52,25 +50,25 @@ static const char *const bad_words[XNV_BAD_KINDS] = {
 };
 
 void
-xnv_nf_quarantine(struct xnv_core *c, struct xnv_nf *nf, const char *why)
+xnv_rec_quarantine(struct xnv_core *c, struct xnv_nfrec *nf, const char *why)
 {
 	char reason[sizeof(nf->gone_reason)];
 
-	if (nf->state != XNV_NF_ATTACHED)
+	if (nf->state != XNV_REC_ATTACHED)
 		return;
 	snprintf(reason, sizeof(reason), "quarantined: %s", why);
 	XLOG(WARNING, "NF %s (domain %u, pid %d) %s\n", nf->name, nf->dom,
 	     (int)nf->pid, reason);
 	nf->quarantined = 1;
 	nf->detach_code = GNTS_DETACH_QUARANTINE;
-	xnv_nf_detach(c, nf, reason);
+	xnv_rec_detach(c, nf, reason);
 	/* Nothing it still has in its rings is read: take everything back. */
-	xnv_nf_finish(c, nf);
+	xnv_rec_finish(c, nf);
 }
 
 int
-xnv_nf_charge_bad(struct xnv_core *c, struct xnv_nf *nf, uint64_t now,
-		  unsigned n, int last_kind)
+xnv_rec_charge_bad(struct xnv_core *c, struct xnv_nfrec *nf,
+		   uint64_t now, unsigned n, int last_kind)
 {
 	char why[sizeof(nf->gone_reason) - 16];
 
@@ -85,21 +83,21 @@ xnv_nf_charge_bad(struct xnv_core *c, struct xnv_nf *nf, uint64_t now,
 	snprintf(why, sizeof(why), "%u bad descriptors within 1 s, over "
 		 "error_budget %u (last: %s)", nf->bad_in_window,
 		 c->cfg.error_budget, bad_words[last_kind]);
-	xnv_nf_quarantine(c, nf, why);
+	xnv_rec_quarantine(c, nf, why);
 	return 1;
 }
 
 void
-xnv_nf_watch(struct xnv_core *c, uint64_t now)
+xnv_rec_watch(struct xnv_core *c, uint64_t now)
 {
-	char why[sizeof(((struct xnv_nf *)0)->gone_reason)];
+	char why[sizeof(((struct xnv_nfrec *)0)->gone_reason)];
 	uint16_t i;
 
 	for (i = 0; i < c->n_active; i++) {
-		struct xnv_nf *nf = &c->nfs[c->active[i]];
+		struct xnv_nfrec *nf = &c->nfs[c->active[i]];
 		uint32_t beat;
 
-		if (nf->state != XNV_NF_ATTACHED || nf->ctl == NULL)
+		if (nf->state != XNV_REC_ATTACHED || nf->ctl == NULL)
 			continue;
 		beat = gnts_ring_beat_read(nf->ctl);	/* read once */
 		if (beat != nf->beat_seen || nf->held == 0) {
@@ -119,6 +117,6 @@ xnv_nf_watch(struct xnv_core *c, uint64_t now)
 		XLOG(WARNING, "NF %s (domain %u, pid %d): %s\n", nf->name,
 		     nf->dom, (int)nf->pid, why);
 		nf->detach_code = GNTS_DETACH_HEARTBEAT;
-		xnv_nf_detach(c, nf, why);
+		xnv_rec_detach(c, nf, why);
 	}
 }

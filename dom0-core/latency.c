@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Port-to-port latency histograms and rx pacing, the arithmetic (no
- * DPDK: tests/unit/test_latency.c): see latency.h. */
+/* Port-to-port latency histograms, the arithmetic (no DPDK:
+ * tests/unit/test_latency.c): see latency.h. */
 #include "latency.h"
 
 uint64_t
@@ -39,13 +39,4 @@ xnv_lat_quantile(const struct xnv_lat *l, double q)
 		}
 	}
 	return l->max;
-}
-
-void
-xnv_pace_init(struct xnv_pace *p, uint64_t pps, uint64_t tsc_hz)
-{
-	p->next = 0;
-	p->cost = pps ? (tsc_hz << 8) / pps : 0;
-	if (pps && p->cost == 0)
-		p->cost = 1;
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Port-to-port latency and paced rx ([core] latency, [port] rx_rate).
+ * Port-to-port latency ([core] latency).
  *
  * With latency on, every packet a port receives carries the TSC of its rx
  * burst in its mbuf private area (core memory: no guest sees or changes
@@ -9,10 +9,8 @@
  * into a log-linear histogram (16 sub-buckets per power of two: a value
  * is reported as its bucket's upper bound, at most 1/16 = 6.25 % high).
  *
- * rx_rate paces a port's rx: no more than rx_rate packets a second on
- * average, in bursts of at most [core] burst (a token bucket one burst
- * deep).  A source such as net_null, which has a packet whenever asked,
- * then offers exactly that load.
+ * latency.c is the arithmetic (no DPDK: tests/unit/test_latency.c),
+ * latency_rte.c the DPDK half (allocation, recording at tx, commands).
  */
 #ifndef XNV_LATENCY_H
 #define XNV_LATENCY_H
@@ -60,41 +58,6 @@ xnv_lat_add(struct xnv_lat *l, uint64_t v)
  *  under it (exact max for q == 1); 0 when empty. */
 uint64_t xnv_lat_quantile(const struct xnv_lat *l, double q);
 
-/* Token bucket of a paced port, in 1/256 TSC cycles. */
-struct xnv_pace {
-	uint64_t cost;		/* per packet; 0: not paced */
-	uint64_t next;		/* when the next packet may come */
-};
-
-/** Set @p p up for @p pps packets/s (0: unpaced). */
-void xnv_pace_init(struct xnv_pace *p, uint64_t pps, uint64_t tsc_hz);
-
-/** How many packets may be received at @p now (TSC cycles since the
- *  core started: < 2^56), at most @p burst. */
-static inline unsigned
-xnv_pace_allow(struct xnv_pace *p, uint64_t now, unsigned burst)
-{
-	uint64_t t = now << 8, floor, k;
-
-	if (p->cost == 0)
-		return burst;
-	/* Credit is never more than one burst: idle time is not saved up. */
-	floor = t > (burst - 1) * p->cost ? t - (burst - 1) * p->cost : 0;
-	if (p->next < floor)
-		p->next = floor;
-	if (p->next > t)
-		return 0;
-	k = (t - p->next) / p->cost + 1;
-	return k < burst ? (unsigned)k : burst;
-}
-
-/** @p n packets were received. */
-static inline void
-xnv_pace_took(struct xnv_pace *p, unsigned n)
-{
-	p->next += n * p->cost;
-}
-
 struct xnv_core;
 struct xnv_port;
 struct rte_mbuf;
@@ -104,8 +67,7 @@ struct rte_tel_data;
 int xnv_latency_init(struct xnv_core *c);
 
 /** @p n packets of @p m just went out of @p p: record their latency. */
-void xnv_latency_record(struct xnv_core *c, struct xnv_port *p,
-			struct rte_mbuf **m, unsigned n);
+void xnv_latency_record(struct xnv_port *p, struct rte_mbuf **m, unsigned n);
 
 /* Control commands /xnv/port/latency and /xnv/port/latency/reset. */
 void xnv_cmd_port_latency(struct xnv_core *c, const char *p,

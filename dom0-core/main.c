@@ -173,15 +173,15 @@ static int
 open_backend(struct xnv_core *c, int xen, char *err, size_t errlen)
 {
 	static const struct gnts_server_ops ops = {
-		.attach = xnv_nf_attach,
-		.death = xnv_nf_death,
-		.map_denied = xnv_nf_map_denied,
+		.attach = xnv_rec_attach,
+		.death = xnv_rec_death,
+		.map_denied = xnv_rec_map_denied,
 	};
 	char dir[sizeof(c->cfg.socket)], *slash;
 	int rc;
 
 	if (xen) {
-		rc = gnts_xen_server_open(&ops, xnv_nf_check, c, &c->xen, err,
+		rc = gnts_xen_server_open(&ops, xnv_rec_check, c, &c->xen, err,
 					  errlen);
 		if (rc == 0)
 			XLOG(INFO, "NFs attach from Xen domains registered "
@@ -226,7 +226,7 @@ setup(struct xnv_core *c, int xen)
 		snprintf(err, sizeof(err), "cannot create the flow table");
 		goto fail;
 	}
-	if ((rc = xnv_ctl_register(c)) < 0) {
+	if ((rc = xnv_ctl_register()) < 0) {
 		snprintf(err, sizeof(err), "cannot register telemetry commands");
 		goto fail;
 	}
@@ -278,7 +278,7 @@ quiesce(struct xnv_core *c)
 	/* Detach every NF (telling it why) and reclaim its buffers. */
 	c->shutting_down = 1;
 	for (i = 0; i < XNV_MAX_NFS; i++) {
-		xnv_nf_detach(c, &c->nfs[i], "xnv-core is shutting down");
+		xnv_rec_detach(c, &c->nfs[i], "xnv-core is shutting down");
 		c->drops[XNV_DROP_SHUTDOWN] += c->nfs[i].pend.n;
 		xnv_free_parked(&c->nfs[i].pend);
 	}
@@ -363,8 +363,8 @@ run(struct xnv_core *c, const struct opts *o)
 		next_ctl = now + hz / 1000;
 		(void)gnts_server_poll(c->server);
 		(void)gnts_xen_server_poll(c->xen);
-		xnv_nf_watch(c, now);
-		xnv_nf_sweep(c);
+		xnv_rec_watch(c, now);
+		xnv_rec_sweep(c);
 		xnv_ctl_poll(c);
 		if (dump_stats) {
 			dump_stats = 0;
@@ -414,22 +414,11 @@ main(int argc, char **argv)
 		free(eal_argv);
 		return 1;
 	}
-	{
-		char *pci[XNV_MAX_PORTS];
-		int n_pci = 0;
-
-		/* vdevs are named net_*; anything else is a PCI address. */
-		for (int i = 0; i < c->cfg.n_ports; i++)
-			if (strncmp(c->cfg.ports[i].dev, "net_", 4) != 0)
-				pci[n_pci++] = c->cfg.ports[i].dev;
-		if (o.socket != NULL)
-			snprintf(c->cfg.socket, sizeof(c->cfg.socket), "%s",
-				 o.socket);
-		if (xnv_eal_devices(&eal_argc, &eal_argv, pci, n_pci) < 0 ||
-		    xnv_eal_prefix(&eal_argc, &eal_argv, c->cfg.socket) < 0) {
-			free(eal_argv);
-			return 1;
-		}
+	if (o.socket != NULL)
+		snprintf(c->cfg.socket, sizeof(c->cfg.socket), "%s", o.socket);
+	if (xnv_eal_from_config(&eal_argc, &eal_argv, &c->cfg) < 0) {
+		free(eal_argv);
+		return 1;
 	}
 	/* Registered before EAL's own handlers, so it runs after them (after
 	 * telemetry unlinks its socket). */

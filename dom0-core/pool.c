@@ -161,7 +161,7 @@ xnv_pool_create(struct xnv_core *c, uint16_t g, char *err, size_t errlen)
  * (under gntalloc: pages gntalloc grants to that domain).  Sets nf->pool.
  */
 int
-xnv_pool_create_own(struct xnv_core *c, struct xnv_nf *nf, char *err,
+xnv_pool_create_own(struct xnv_core *c, struct xnv_nfrec *nf, char *err,
 		    size_t errlen)
 {
 	const struct xnv_group_cfg *gc = &c->cfg.groups[nf->group];
@@ -206,7 +206,7 @@ xnv_pool_create_own(struct xnv_core *c, struct xnv_nf *nf, char *err,
 
 /* @p nf is gone: its own pool goes once every buffer is home. */
 void
-xnv_pool_retire(struct xnv_core *c, struct xnv_nf *nf)
+xnv_pool_retire(struct xnv_core *c, struct xnv_nfrec *nf)
 {
 	struct xnv_pool *p = &c->pools[nf->pool];
 

@@ -5,27 +5,17 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <rte_ethdev.h>
+#include <rte_common.h>
 
 #include <gntshare/xen.h>
 
 #include "core.h"
+#include "counters.h"
 
 static const char *const state_names[] = {
-	[XNV_NF_FREE] = "free", [XNV_NF_ATTACHED] = "attached",
-	[XNV_NF_GONE] = "gone",
+	[XNV_REC_FREE] = "free", [XNV_REC_ATTACHED] = "attached",
+	[XNV_REC_GONE] = "gone",
 };
-
-/* The driver's own counters: packets it could not even hand us. */
-static struct rte_eth_stats
-port_stats(const struct xnv_core *c, uint16_t i)
-{
-	struct rte_eth_stats es;
-
-	memset(&es, 0, sizeof(es));
-	(void)rte_eth_stats_get(c->ports[i].port_id, &es);
-	return es;
-}
 
 /* Seconds from the first packet received to the last one sent or received. */
 static double
@@ -48,41 +38,125 @@ total_rx(const struct xnv_core *c)
 	return n;
 }
 
-void
-xnv_stats_print(const struct xnv_core *c, FILE *f, double elapsed)
+/* "name" with '_' as '-': a column header of the text table. */
+static void
+text_header(FILE *f, const struct xnv_counter *t, unsigned n)
 {
-	const struct xnv_config *cfg = &c->cfg;
-	double busy = traffic_s(c);
-	uint64_t rx = total_rx(c);
+	char h[32];
+	unsigned k, j;
+
+	for (k = 0; k < n; k++) {
+		if (t[k].width == 0)
+			continue;
+		for (j = 0; t[k].name[j] != '\0' && j < sizeof(h) - 1; j++)
+			h[j] = t[k].name[j] == '_' ? '-' : t[k].name[j];
+		h[j] = '\0';
+		fprintf(f, " %*s", t[k].width, h);
+	}
+}
+
+static void
+text_row(FILE *f, const struct xnv_counter *t, unsigned n, const void *snap)
+{
+	unsigned k;
+
+	for (k = 0; k < n; k++)
+		if (t[k].width != 0)
+			fprintf(f, " %*" PRIu64, t[k].width,
+				xnv_counter(&t[k], snap));
+}
+
+/* @p s as a JSON string: quoted, with '"', '\\' and control characters
+ * escaped (NF names and reasons come from outside the core). */
+static void
+json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s != '\0'; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\')
+			fprintf(f, "\\%c", ch);
+		else if (ch < 0x20)
+			fprintf(f, "\\u%04x", ch);
+		else
+			fputc(ch, f);
+	}
+	fputc('"', f);
+}
+
+/* , "key": "value" */
+static void
+json_kv_str(FILE *f, const char *key, const char *v)
+{
+	fprintf(f, ", \"%s\": ", key);
+	json_str(f, v);
+}
+
+/* , "name": value for each counter of @p t */
+static void
+json_counters(FILE *f, const struct xnv_counter *t, unsigned n,
+	      const void *snap)
+{
+	unsigned k;
+
+	for (k = 0; k < n; k++)
+		fprintf(f, ", \"%s\": %" PRIu64, t[k].name,
+			xnv_counter(&t[k], snap));
+}
+
+static void
+print_ports(const struct xnv_core *c, FILE *f)
+{
+	struct xnv_port_counters pc;
+	uint16_t i;
+
+	fprintf(f, "  %-16s", "port");
+	text_header(f, xnv_port_counter_tab, XNV_PORT_N_COUNTERS);
+	fprintf(f, "\n");
+	for (i = 0; i < c->cfg.n_ports; i++) {
+		xnv_port_counters(c, i, &pc);
+		fprintf(f, "  %-16s", c->cfg.ports[i].name);
+		text_row(f, xnv_port_counter_tab, XNV_PORT_N_COUNTERS, &pc);
+		fprintf(f, "\n");
+	}
+}
+
+static void
+print_nfs(const struct xnv_core *c, FILE *f)
+{
+	struct xnv_rec_counters rc;
 	unsigned i;
 
-	fprintf(f, "xnv-core statistics after %.2f s\n", elapsed);
-	fprintf(f, "  %-16s %12s %12s %10s %10s\n", "port", "rx", "tx",
-		"rx-missed", "rx-nombuf");
-	for (i = 0; i < cfg->n_ports; i++) {
-		struct rte_eth_stats es = port_stats(c, i);
-
-		fprintf(f, "  %-16s %12" PRIu64 " %12" PRIu64 " %10" PRIu64
-			" %10" PRIu64 "\n", cfg->ports[i].name, c->ports[i].rx,
-			c->ports[i].tx, es.imissed, es.rx_nombuf);
-	}
-	fprintf(f, "  %-24s %-10s %10s %10s %8s %6s %9s %s\n", "nf", "service",
-		"rx", "tx", "drop", "bad", "reclaimed", "state");
+	fprintf(f, "  %-24s %-10s", "nf", "service");
+	text_header(f, xnv_rec_counter_tab, XNV_REC_N_COUNTERS);
+	fprintf(f, " %s\n", "state");
 	for (i = 0; i < XNV_MAX_NFS; i++) {
-		const struct xnv_nf *nf = &c->nfs[i];
+		const struct xnv_nfrec *nf = &c->nfs[i];
 
-		if (nf->state == XNV_NF_FREE)
+		if (nf->state == XNV_REC_FREE)
 			continue;
-		fprintf(f, "  %-24s %-10s %10" PRIu64 " %10" PRIu64 " %8" PRIu64
-			" %6" PRIu64 " %9" PRIu64 " %s\n", nf->name,
-			cfg->services[nf->service].name, nf->rx_pkts,
-			nf->tx_pkts, nf->drops, nf->bad, nf->reclaimed,
-			state_names[nf->state]);
+		xnv_rec_counters(nf, &rc);
+		fprintf(f, "  %-24s %-10s", nf->name,
+			c->cfg.services[nf->service].name);
+		text_row(f, xnv_rec_counter_tab, XNV_REC_N_COUNTERS, &rc);
+		fprintf(f, " %s\n", state_names[nf->state]);
 	}
-	for (i = 0; i < cfg->n_groups; i++)
-		fprintf(f, "  group %-10s pool %u buffers, %u free, %" PRIu64
-			" copied in\n", cfg->groups[i].name, c->pools[i].n_bufs,
-			xnv_pool_free(&c->pools[i]), c->pools[i].copies_in);
+}
+
+static void
+print_pools(const struct xnv_core *c, FILE *f)
+{
+	const struct xnv_config *cfg = &c->cfg;
+	struct xnv_group_counters gc;
+	unsigned i;
+
+	for (i = 0; i < cfg->n_groups; i++) {
+		xnv_group_counters(c, (uint16_t)i, &gc);
+		fprintf(f, "  group %-10s pool %" PRIu64 " buffers, %" PRIu64
+			" free, %" PRIu64 " copied in\n", cfg->groups[i].name,
+			gc.pool_bufs, gc.free, gc.copies_in);
+	}
 	/* NFs' own pools: pool <region> group <g> <n> buffers, <n> free */
 	for (i = XNV_MAX_GROUPS; i < XNV_MAX_POOLS; i++) {
 		const struct xnv_pool *p = &c->pools[i];
@@ -94,6 +168,19 @@ xnv_stats_print(const struct xnv_core *c, FILE *f, double elapsed)
 				xnv_pool_free(p), p->retired ? " (its NF is "
 				"gone; released once all are home)" : "");
 	}
+}
+
+void
+xnv_stats_print(const struct xnv_core *c, FILE *f, double elapsed)
+{
+	double busy = traffic_s(c);
+	uint64_t rx = total_rx(c);
+	unsigned i;
+
+	fprintf(f, "xnv-core statistics after %.2f s\n", elapsed);
+	print_ports(c, f);
+	print_nfs(c, f);
+	print_pools(c, f);
 	if (c->xen != NULL && !gnts_region_shareable())
 		fprintf(f, "  gntalloc: %zu pages held\n", gnts_galloc_pages());
 	fprintf(f, "  core drops:");
@@ -106,79 +193,119 @@ xnv_stats_print(const struct xnv_core *c, FILE *f, double elapsed)
 	fflush(f);
 }
 
-int
-xnv_stats_json(const struct xnv_core *c, const char *path, double elapsed)
+static void
+json_ports(const struct xnv_core *c, FILE *f)
+{
+	struct xnv_port_counters pc;
+	uint16_t i;
+
+	fprintf(f, " \"ports\": [");
+	for (i = 0; i < c->cfg.n_ports; i++) {
+		xnv_port_counters(c, i, &pc);
+		fprintf(f, "%s\n  {\"name\": ", i ? "," : "");
+		json_str(f, c->cfg.ports[i].name);
+		fprintf(f, ", \"index\": %u", i);
+		json_counters(f, xnv_port_counter_tab, XNV_PORT_N_COUNTERS, &pc);
+		fprintf(f, "}");
+	}
+	fprintf(f, "\n ],\n");
+}
+
+static void
+json_nf(const struct xnv_core *c, FILE *f, const struct xnv_nfrec *nf)
 {
 	const struct xnv_config *cfg = &c->cfg;
-	double busy = traffic_s(c);
-	FILE *f = fopen(path, "w");
-	unsigned i, j, first = 1;
+	struct xnv_rec_counters rc;
+	unsigned j;
 
-	if (f == NULL)
-		return -errno;
-	fprintf(f, "{\n \"elapsed_s\": %.6f,\n \"traffic_s\": %.6f,\n"
-		" \"ports\": [", elapsed, busy);
-	for (i = 0; i < cfg->n_ports; i++) {
-		struct rte_eth_stats es = port_stats(c, i);
+	xnv_rec_counters(nf, &rc);
+	fprintf(f, "{\"name\": ");
+	json_str(f, nf->name);
+	json_kv_str(f, "service", cfg->services[nf->service].name);
+	json_kv_str(f, "group", cfg->groups[nf->group].name);
+	fprintf(f, ", \"domain\": %u, \"pid\": %d, \"own_pool\": %s", nf->dom,
+		(int)nf->pid, nf->pool >= XNV_MAX_GROUPS ? "true" : "false");
+	json_kv_str(f, "state", state_names[nf->state]);
+	json_counters(f, xnv_rec_counter_tab, XNV_REC_N_COUNTERS, &rc);
+	fprintf(f, ", \"quarantined\": %s", nf->quarantined ? "true" : "false");
+	json_kv_str(f, "reason", nf->gone_reason);
+	fprintf(f, ", \"bad_kinds\": {");
+	for (j = 1; j < XNV_BAD_N; j++)
+		fprintf(f, "%s\"%s\": %" PRIu64, j > 1 ? ", " : "",
+			xnv_bad_names[j], nf->bad_kind[j]);
+	fprintf(f, "}}");
+}
 
-		fprintf(f, "%s\n  {\"name\": \"%s\", \"index\": %u, \"rx\": %"
-			PRIu64 ", \"tx\": %" PRIu64 ", \"rx_missed\": %" PRIu64
-			", \"rx_nombuf\": %" PRIu64 "}", i ? "," : "",
-			cfg->ports[i].name, i, c->ports[i].rx, c->ports[i].tx,
-			es.imissed, es.rx_nombuf);
-	}
-	fprintf(f, "\n ],\n \"nfs\": [");
-	for (i = 0; i < XNV_MAX_NFS; i++) {
-		const struct xnv_nf *nf = &c->nfs[i];
+static void
+json_groups(const struct xnv_core *c, FILE *f)
+{
+	const struct xnv_config *cfg = &c->cfg;
+	struct xnv_group_counters gc;
+	unsigned i, j;
 
-		if (nf->state == XNV_NF_FREE)
-			continue;
-		fprintf(f, "%s\n  {\"name\": \"%s\", \"service\": \"%s\", "
-			"\"group\": \"%s\", \"domain\": %u, \"pid\": %d, "
-			"\"own_pool\": %s, "
-			"\"state\": \"%s\", \"rx\": %" PRIu64 ", \"tx\": %" PRIu64
-			", \"drop\": %" PRIu64 ", \"bad\": %" PRIu64
-			", \"reclaimed\": %" PRIu64 ", \"alloc\": %" PRIu64
-			", \"held\": %u, \"quarantined\": %s, \"reason\": "
-			"\"%s\", \"bad_kinds\": {",
-			first ? "" : ",", nf->name,
-			cfg->services[nf->service].name,
-			cfg->groups[nf->group].name, nf->dom, (int)nf->pid,
-			nf->pool >= XNV_MAX_GROUPS ? "true" : "false",
-			state_names[nf->state], nf->rx_pkts, nf->tx_pkts,
-			nf->drops, nf->bad, nf->reclaimed, nf->allocs, nf->held,
-			nf->quarantined ? "true" : "false", nf->gone_reason);
-		for (j = 1; j < XNV_BAD_KINDS; j++)
-			fprintf(f, "%s\"%s\": %" PRIu64, j > 1 ? ", " : "",
-				xnv_bad_names[j], nf->bad_kind[j]);
-		fprintf(f, "}}");
-		first = 0;
-	}
-	fprintf(f, "\n ],\n \"groups\": [");
+	fprintf(f, " \"groups\": [");
 	for (i = 0; i < cfg->n_groups; i++) {
-		fprintf(f, "%s\n  {\"name\": \"%s\", \"pool_bufs\": %u, "
-			"\"free\": %u, \"copies_in\": %" PRIu64 ", \"copies_to\": {",
-			i ? "," : "", cfg->groups[i].name, c->pools[i].n_bufs,
-			xnv_pool_free(&c->pools[i]), c->pools[i].copies_in);
-		for (j = 0; j < cfg->n_groups; j++)
-			fprintf(f, "%s\"%s\": %" PRIu64, j ? ", " : "",
-				cfg->groups[j].name, c->copies[i][j]);
+		xnv_group_counters(c, (uint16_t)i, &gc);
+		fprintf(f, "%s\n  {\"name\": ", i ? "," : "");
+		json_str(f, cfg->groups[i].name);
+		json_counters(f, xnv_group_counter_tab, XNV_GROUP_N_COUNTERS,
+			      &gc);
+		fprintf(f, ", \"copies_to\": {");
+		for (j = 0; j < cfg->n_groups; j++) {
+			fprintf(f, "%s", j ? ", " : "");
+			json_str(f, cfg->groups[j].name);
+			fprintf(f, ": %" PRIu64, c->copies[i][j]);
+		}
 		fprintf(f, "}}");
 	}
-	fprintf(f, "\n ],\n \"nf_pools\": [");
-	for (i = XNV_MAX_GROUPS, first = 1; i < XNV_MAX_POOLS; i++) {
+	fprintf(f, "\n ],\n");
+}
+
+static void
+json_nf_pools(const struct xnv_core *c, FILE *f)
+{
+	unsigned i, first = 1;
+
+	fprintf(f, " \"nf_pools\": [");
+	for (i = XNV_MAX_GROUPS; i < XNV_MAX_POOLS; i++) {
 		const struct xnv_pool *p = &c->pools[i];
 
 		if (p->mp == NULL)
 			continue;
-		fprintf(f, "%s\n  {\"index\": %u, \"region\": \"%s\", "
-			"\"group\": \"%s\", \"pool_bufs\": %u, \"free\": %u, "
-			"\"retired\": %s}", first ? "" : ",", i, p->region->name,
-			cfg->groups[p->group].name, p->n_bufs, xnv_pool_free(p),
+		fprintf(f, "%s\n  {\"index\": %u", first ? "" : ",", i);
+		json_kv_str(f, "region", p->region->name);
+		json_kv_str(f, "group", c->cfg.groups[p->group].name);
+		fprintf(f, ", \"pool_bufs\": %u, \"free\": %u, \"retired\": %s}",
+			p->n_bufs, xnv_pool_free(p),
 			p->retired ? "true" : "false");
 		first = 0;
 	}
-	fprintf(f, "\n ],\n \"gntalloc_pages\": %zu,\n \"drops\": {",
+	fprintf(f, "\n ],\n");
+}
+
+int
+xnv_stats_json(const struct xnv_core *c, const char *path, double elapsed)
+{
+	FILE *f = fopen(path, "w");
+	unsigned i, first = 1;
+
+	if (f == NULL)
+		return -errno;
+	fprintf(f, "{\n \"elapsed_s\": %.6f,\n \"traffic_s\": %.6f,\n",
+		elapsed, traffic_s(c));
+	json_ports(c, f);
+	fprintf(f, " \"nfs\": [");
+	for (i = 0; i < XNV_MAX_NFS; i++) {
+		if (c->nfs[i].state == XNV_REC_FREE)
+			continue;
+		fprintf(f, "%s\n  ", first ? "" : ",");
+		json_nf(c, f, &c->nfs[i]);
+		first = 0;
+	}
+	fprintf(f, "\n ],\n");
+	json_groups(c, f);
+	json_nf_pools(c, f);
+	fprintf(f, " \"gntalloc_pages\": %zu,\n \"drops\": {",
 		gnts_galloc_pages());
 	for (i = 0; i < XNV_DROP_N; i++)
 		fprintf(f, "%s\"%s\": %" PRIu64, i ? ", " : "",

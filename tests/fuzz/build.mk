@@ -23,7 +23,8 @@ FUZZ_CORE_OBJ := $(FUZZ_CORE_SRC:%.c=$(FUZZ_DIR)/obj/%.o)
 $(FUZZ_DIR)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(FUZZ_SAN) \
-	    $(DPDK_CFLAGS) -DALLOW_EXPERIMENTAL_API -MMD -MP -c $< -o $@
+	    $(DPDK_CFLAGS) -DALLOW_EXPERIMENTAL_API -DXNV_VERSION=\"$(VERSION)\" \
+	    -MMD -MP -c $< -o $@
 
 $(FUZZ_DIR)/fuzz_validate: tests/fuzz/fuzz_validate.c gntshare/ring.c \
 		dom0-core/validate.h gntshare/include/gntshare/ring.h

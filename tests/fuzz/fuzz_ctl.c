@@ -88,20 +88,18 @@ fake_nf(struct xnv_core *c)
 	static struct gnts_ring_port ports[GNTS_RING_COUNT];
 	size_t bytes = gnts_ring_region_bytes(c->cfg.ring_size);
 	void *mem = aligned_alloc(GNTS_CACHE_LINE, bytes);
-	struct xnv_nf *nf = &c->nfs[0];
+	struct xnv_nfrec *nf = &c->nfs[0];
 
 	CHECK(mem && gnts_ring_region_format(mem, bytes, c->cfg.ring_size) == 0);
 	CHECK(gnts_ring_region_attach(mem, bytes, 0, ports) == 0);
-	nf->state = XNV_NF_ATTACHED;
+	nf->state = XNV_REC_ATTACHED;
 	snprintf(nf->name, sizeof(nf->name), "fw-1");
 	nf->rx = ports[GNTS_RING_RX];
 	nf->tx = ports[GNTS_RING_TX];
 	nf->ctl = gnts_ring_region_ctl(mem);
 	c->active[c->n_active++] = 0;
-	c->services[0].live[c->services[0].n_live++] = 0;
-	c->services[0].slot_nf[0] = 0;
-	xnv_service_rebuild(c, 0);
-	c->nfs[1].state = XNV_NF_GONE;		/* one on record */
+	xnv_service_join(&c->services[0], 0, 0);
+	c->nfs[1].state = XNV_REC_GONE;		/* one on record */
 	snprintf(c->nfs[1].gone_reason, sizeof(c->nfs[1].gone_reason),
 		 "quarantined: fuzz");
 }

@@ -14,9 +14,16 @@ TSAN_BINS   := $(TSAN_TESTS:%=$(B)/tests/tsan/%)
 TSAN_STRESS_N ?= 10000000
 # test_<x> of an example (or of the core's DPDK-free arithmetic): its object
 # files (examples/build.mk, dom0-core/build.mk compile them)
-EX_UNIT_TESTS := test_lpm test_maglev test_aho test_latency test_prefix
+EX_UNIT_TESTS := test_lpm test_maglev test_aho test_latency test_pace \
+                 test_flow_key test_service_table test_validate \
+                 test_chain_table test_prefix
 EX_UNIT_OBJ_test_lpm := examples/router/lpm
 EX_UNIT_OBJ_test_latency := dom0-core/latency
+EX_UNIT_OBJ_test_pace := dom0-core/pace
+EX_UNIT_OBJ_test_flow_key :=
+EX_UNIT_OBJ_test_service_table := dom0-core/service_table
+EX_UNIT_OBJ_test_validate :=
+EX_UNIT_OBJ_test_chain_table := dom0-core/chain_table
 EX_UNIT_OBJ_test_prefix := dom0-core/eal_args
 EX_UNIT_OBJ_test_maglev := examples/lb/maglev
 EX_UNIT_OBJ_test_aho := examples/dpi/ac

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Port-to-port latency in the core: histograms, recording at tx, the
- * control commands.  See latency.h. */
+/* Port-to-port latency, the DPDK half: histograms' memory, recording at
+ * tx, the control commands.  See latency.h. */
 #include <errno.h>
 #include <string.h>
 
@@ -30,8 +30,7 @@ xnv_latency_init(struct xnv_core *c)
 }
 
 void
-xnv_latency_record(struct xnv_core *c, struct xnv_port *p,
-		   struct rte_mbuf **m, unsigned n)
+xnv_latency_record(struct xnv_port *p, struct rte_mbuf **m, unsigned n)
 {
 	uint64_t now = rte_rdtsc();
 	unsigned i;
@@ -43,7 +42,6 @@ xnv_latency_record(struct xnv_core *c, struct xnv_port *p,
 		if (t != 0 && t <= now)
 			xnv_lat_add(p->lat, now - t);
 	}
-	RTE_SET_USED(c);
 }
 
 static long

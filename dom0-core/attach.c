@@ -19,43 +19,28 @@
 
 #include "core.h"
 
-static struct xnv_nf *
+static struct xnv_nfrec *
 nf_by_dom(struct xnv_core *c, gnts_domid_t dom)
 {
 	unsigned i;
 
 	for (i = 0; i < XNV_MAX_NFS; i++)
-		if (c->nfs[i].state == XNV_NF_ATTACHED && c->nfs[i].dom == dom)
+		if (c->nfs[i].state == XNV_REC_ATTACHED && c->nfs[i].dom == dom)
 			return &c->nfs[i];
 	return NULL;
 }
 
-/* Remove @p id from @p list keeping the order of the others. */
-static void
-remove_id(uint16_t *list, uint16_t *n, uint16_t id)
-{
-	uint16_t i;
-
-	for (i = 0; i < *n; i++)
-		if (list[i] == id) {
-			memmove(&list[i], &list[i + 1],
-				(size_t)(*n - i - 1) * sizeof(list[0]));
-			(*n)--;
-			return;
-		}
-}
-
 /* A free slot, else the oldest record of a gone NF. */
-static struct xnv_nf *
+static struct xnv_nfrec *
 nf_slot(struct xnv_core *c)
 {
 	unsigned i;
 
 	for (i = 0; i < XNV_MAX_NFS; i++)
-		if (c->nfs[i].state == XNV_NF_FREE)
+		if (c->nfs[i].state == XNV_REC_FREE)
 			return &c->nfs[i];
 	for (i = 0; i < XNV_MAX_NFS; i++)
-		if (c->nfs[i].state == XNV_NF_GONE &&
+		if (c->nfs[i].state == XNV_REC_GONE &&
 		    c->nfs[i].ring_region == NULL && c->nfs[i].pend.n == 0)
 			return &c->nfs[i];
 	return NULL;
@@ -100,8 +85,8 @@ warn_ring_capacity(struct xnv_core *c, uint16_t pool)
 /* Does the config know @p req's service and group?  (xen: checked when a
  * domain registers, before it boots.) */
 int
-xnv_nf_check(void *ctx, const struct gnts_attach_req *req, char *err,
-	     size_t errlen)
+xnv_rec_check(void *ctx, const struct gnts_attach_req *req, char *err,
+	      size_t errlen)
 {
 	struct xnv_core *c = ctx;
 	char known[128];
@@ -119,17 +104,14 @@ xnv_nf_check(void *ctx, const struct gnts_attach_req *req, char *err,
 	return 0;
 }
 
+/* A name the logs and stats can print as is, a known service and group,
+ * a free instance slot (the lowest: a restarted replica takes the slot,
+ * and so the flows, of the one it replaces). */
 static int
-nf_attach(struct xnv_core *c, gnts_domid_t dom, pid_t pid,
-	  const struct gnts_attach_req *req, struct gnts_attach_rsp *rsp,
-	  char *err, size_t errlen)
+check_req(struct xnv_core *c, const struct gnts_attach_req *req, int *s,
+	  int *g, int *slot, char *err, size_t errlen)
 {
-	struct gnts_ring_port ports[GNTS_RING_COUNT];
-	struct xnv_service *svc;
-	struct xnv_pool *pool;
-	struct xnv_nf *nf;
-	char rname[GNTS_NAME_LEN], pdesc[96];
-	int s, g, rc, slot;
+	int rc;
 
 	for (const char *p = req->name; *p; p++)
 		if (!isalnum((unsigned char)*p) && !strchr("-_.", *p)) {
@@ -137,37 +119,30 @@ nf_attach(struct xnv_core *c, gnts_domid_t dom, pid_t pid,
 				 "digits and - _ .");
 			return -EINVAL;
 		}
-	rc = xnv_nf_check(c, req, err, errlen);
+	rc = xnv_rec_check(c, req, err, errlen);
 	if (rc < 0)
 		return rc;
-	s = xnv_config_service(&c->cfg, req->service);
-	g = xnv_config_group(&c->cfg, req->group);
-	svc = &c->services[s];
-	/* The lowest free instance slot: a restarted replica takes the slot
-	 * (and so the flows) of the one it replaces. */
-	for (slot = 0; slot < XNV_MAX_INSTANCES; slot++)
-		if (svc->slot_nf[slot] == XNV_NF_NONE)
-			break;
-	if (slot == XNV_MAX_INSTANCES) {
-		snprintf(err, errlen, "service %s already has %d instances",
-			 req->service, XNV_MAX_INSTANCES);
-		return -ENOSPC;
-	}
-	nf = nf_slot(c);
-	if (nf == NULL) {
-		snprintf(err, errlen, "core has no room for another NF (%d)",
-			 XNV_MAX_NFS);
-		return -ENOSPC;
-	}
-	memset(nf, 0, sizeof(*nf));
-	nf->id = (uint16_t)(nf - c->nfs);
-	nf->dom = dom;
-	nf->pid = pid;
-	nf->service = (uint16_t)s;
-	nf->group = (uint16_t)g;
-	nf->pool = (uint16_t)g;
-	snprintf(nf->name, sizeof(nf->name), "%s", req->name);
-	snprintf(rname, sizeof(rname), "xnv-ring-%.22s", req->name);
+	*s = xnv_config_service(&c->cfg, req->service);
+	*g = xnv_config_group(&c->cfg, req->group);
+	*slot = xnv_service_free_slot(&c->services[*s]);
+	if (*slot >= 0)
+		return 0;
+	snprintf(err, errlen, "service %s already has %d instances",
+		 req->service, XNV_MAX_INSTANCES);
+	return -ENOSPC;
+}
+
+/* @p nf's ring region, granted to @p dom alone, formatted, its rings in
+ * @p ports.  On error the region (if made) is left for the caller. */
+static int
+ring_region_make(struct xnv_core *c, struct xnv_nfrec *nf, gnts_domid_t dom,
+		 const char *name, struct gnts_ring_port *ports, char *err,
+		 size_t errlen)
+{
+	char rname[GNTS_NAME_LEN];
+	int rc;
+
+	snprintf(rname, sizeof(rname), "xnv-ring-%.22s", name);
 	rc = gnts_region_create_for(rname,
 				    gnts_ring_region_bytes(c->cfg.ring_size),
 				    0, dom, 0, &nf->ring_region, err, errlen);
@@ -179,38 +154,53 @@ nf_attach(struct xnv_core *c, gnts_domid_t dom, pid_t pid,
 					   nf->ring_region->size,
 					   c->cfg.ring_size, ports)) < 0))
 		snprintf(err, errlen, "cannot set up rings: %s", strerror(-rc));
-	if (rc == 0 && c->own_pools)
-		rc = xnv_pool_create_own(c, nf, err, errlen);
-	else if (rc == 0 &&
-		 (rc = gnts_region_grant(c->pools[g].region, dom, 0)) < 0)
+	return rc;
+}
+
+/* A pool of its own, or a grant on its group's. */
+static int
+pool_give(struct xnv_core *c, struct xnv_nfrec *nf, gnts_domid_t dom,
+	  const char *group, char *err, size_t errlen)
+{
+	int rc;
+
+	if (c->own_pools)
+		return xnv_pool_create_own(c, nf, err, errlen);
+	rc = gnts_region_grant(c->pools[nf->group].region, dom, 0);
+	if (rc < 0)
 		snprintf(err, errlen, "cannot grant the pool of group %s: %s",
-			 req->group, strerror(-rc));
-	if (rc < 0) {
-		gnts_region_destroy(nf->ring_region);
-		gnts_revoke_domain(dom);
-		memset(nf, 0, sizeof(*nf));
-		return rc;
-	}
-	pool = &c->pools[nf->pool];
+			 group, strerror(-rc));
+	return rc;
+}
+
+/* @p nf is live: polled, one of @p s's replicas in instance @p slot. */
+static void
+join_service(struct xnv_core *c, struct xnv_nfrec *nf, uint16_t s,
+	     int slot, const struct gnts_ring_port *ports, uint32_t alloc)
+{
 	nf->rx = ports[GNTS_RING_RX];
 	nf->tx = ports[GNTS_RING_TX];
 	nf->free = ports[GNTS_RING_FREE];
-	nf->alloc_want = RTE_MIN(req->alloc_bufs, c->cfg.ring_size);
+	nf->alloc_want = RTE_MIN(alloc, c->cfg.ring_size);
 	nf->ctl = gnts_ring_region_ctl(nf->ring_region->va);
 	nf->beat_tsc = nf->bad_window_tsc = rte_rdtsc();
-	nf->state = XNV_NF_ATTACHED;
-	remove_id(c->active, &c->n_active, nf->id);	/* a drained old slot */
+	nf->state = XNV_REC_ATTACHED;
+	xnv_ids_remove(c->active, &c->n_active, nf->id);	/* a drained old slot */
 	c->active[c->n_active++] = nf->id;
-	svc->live[svc->n_live++] = nf->id;
-	svc->slot_nf[slot] = nf->id;
 	nf->instance = (uint16_t)slot;
-	svc->ever_live = 1;
-	xnv_service_rebuild(c, (uint16_t)s);
+	xnv_service_join(&c->services[s], slot, nf->id);
+}
+
+static void
+fill_rsp(const struct xnv_core *c, const struct xnv_nfrec *nf,
+	 gnts_domid_t dom, struct gnts_attach_rsp *rsp)
+{
+	const struct xnv_pool *pool = &c->pools[nf->pool];
 
 	memset(rsp, 0, sizeof(*rsp));
 	rsp->domid = dom;
 	rsp->nf_id = nf->id;
-	rsp->service_id = c->cfg.services[s].id;
+	rsp->service_id = c->cfg.services[nf->service].id;
 	rsp->ring_ref = nf->ring_region->ref;
 	rsp->ring_size = c->cfg.ring_size;
 	rsp->ring_bytes = nf->ring_region->size;
@@ -219,6 +209,17 @@ nf_attach(struct xnv_core *c, gnts_domid_t dom, pid_t pid,
 	rsp->buf_size = pool->buf_size;
 	rsp->pool_bytes = pool->region->size;
 	rsp->n_ports = c->cfg.n_ports;
+}
+
+/* One line per attach, in the backend's terms. */
+static void
+log_attach(const struct xnv_core *c, const struct xnv_nfrec *nf, pid_t pid,
+	   const struct gnts_attach_req *req)
+{
+	const struct xnv_pool *pool = &c->pools[nf->pool];
+	gnts_domid_t dom = nf->dom;
+	char pdesc[96];
+
 	if (pool->own)
 		snprintf(pdesc, sizeof(pdesc), "its own (#%u, %u buffers): "
 			 "packets from other pools are copied in", nf->pool,
@@ -236,16 +237,55 @@ nf_attach(struct xnv_core *c, gnts_domid_t dom, pid_t pid,
 		     "group %s, ring region %u, pool region %u; pool: %s\n",
 		     nf->name, (int)pid, dom, req->service, req->group,
 		     nf->ring_region->ref, pool->region->ref, pdesc);
+}
+
+static int
+nf_attach(struct xnv_core *c, gnts_domid_t dom, pid_t pid,
+	  const struct gnts_attach_req *req, struct gnts_attach_rsp *rsp,
+	  char *err, size_t errlen)
+{
+	struct gnts_ring_port ports[GNTS_RING_COUNT];
+	struct xnv_nfrec *nf;
+	int s, g, rc, slot;
+
+	rc = check_req(c, req, &s, &g, &slot, err, errlen);
+	if (rc < 0)
+		return rc;
+	nf = nf_slot(c);
+	if (nf == NULL) {
+		snprintf(err, errlen, "core has no room for another NF (%d)",
+			 XNV_MAX_NFS);
+		return -ENOSPC;
+	}
+	memset(nf, 0, sizeof(*nf));
+	nf->id = (uint16_t)(nf - c->nfs);
+	nf->dom = dom;
+	nf->pid = pid;
+	nf->service = (uint16_t)s;
+	nf->group = (uint16_t)g;
+	nf->pool = (uint16_t)g;
+	snprintf(nf->name, sizeof(nf->name), "%s", req->name);
+	rc = ring_region_make(c, nf, dom, req->name, ports, err, errlen);
+	if (rc == 0)
+		rc = pool_give(c, nf, dom, req->group, err, errlen);
+	if (rc < 0) {
+		gnts_region_destroy(nf->ring_region);
+		gnts_revoke_domain(dom);
+		memset(nf, 0, sizeof(*nf));
+		return rc;
+	}
+	join_service(c, nf, (uint16_t)s, slot, ports, req->alloc_bufs);
+	fill_rsp(c, nf, dom, rsp);
+	log_attach(c, nf, pid, req);
 	warn_ring_capacity(c, nf->pool);
 	xnv_update_rx_gates(c);
 	return 0;
 }
 
-
 int
-xnv_nf_attach(void *ctx, gnts_domid_t dom, pid_t pid,
-	      const struct gnts_attach_req *req, struct gnts_attach_rsp *rsp,
-	      char *err, size_t errlen)
+xnv_rec_attach(void *ctx, gnts_domid_t dom, pid_t pid,
+	       const struct gnts_attach_req *req, struct gnts_attach_rsp *rsp,
+	       char *err, size_t errlen)
 {
 	int rc = nf_attach(ctx, dom, pid, req, rsp, err, errlen);
 
@@ -265,7 +305,7 @@ xnv_nf_attach(void *ctx, gnts_domid_t dom, pid_t pid,
  * (packets from it may still wait at a port).
  */
 void
-xnv_nf_finish(struct xnv_core *c, struct xnv_nf *nf)
+xnv_rec_finish(struct xnv_core *c, struct xnv_nfrec *nf)
 {
 	struct xnv_pool *pool = &c->pools[nf->pool];
 	uint16_t tag = (uint16_t)(nf->id + 1);
@@ -314,15 +354,15 @@ xnv_nf_finish(struct xnv_core *c, struct xnv_nf *nf)
 }
 
 void
-xnv_nf_detach(struct xnv_core *c, struct xnv_nf *nf, const char *why)
+xnv_rec_detach(struct xnv_core *c, struct xnv_nfrec *nf, const char *why)
 {
 	struct xnv_service *svc = &c->services[nf->service];
 
-	if (nf->state != XNV_NF_ATTACHED)
+	if (nf->state != XNV_REC_ATTACHED)
 		return;
 	/* Mark it gone first: the server's death callback below finds no
 	 * attached NF for this domain and returns. */
-	nf->state = XNV_NF_GONE;
+	nf->state = XNV_REC_GONE;
 	nf->gone_tsc = rte_rdtsc();
 	snprintf(nf->gone_reason, sizeof(nf->gone_reason), "%s", why);
 	/* The notice in shared memory comes first: it is all a guest has
@@ -331,9 +371,7 @@ xnv_nf_detach(struct xnv_core *c, struct xnv_nf *nf, const char *why)
 		gnts_ring_set_detached(nf->ctl, nf->detach_code ?
 				       nf->detach_code : c->shutting_down ?
 				       GNTS_DETACH_SHUTDOWN : GNTS_DETACH_OTHER);
-	remove_id(svc->live, &svc->n_live, nf->id);
-	svc->slot_nf[nf->instance] = XNV_NF_NONE;
-	xnv_service_rebuild(c, nf->service);
+	xnv_service_leave(svc, nf->instance, nf->id);
 	if (c->server != NULL)
 		gnts_server_detach_status(c->server, nf->dom,
 					  c->shutting_down ? -ESHUTDOWN :
@@ -344,23 +382,23 @@ xnv_nf_detach(struct xnv_core *c, struct xnv_nf *nf, const char *why)
 	/* What it handed back before it went (its tx ring) is the core's:
 	 * its slot stays polled (xnv_rx_nf) until that ring is drained
 	 * through the normal checks, or stall_timeout_ms has passed; then
-	 * xnv_nf_finish() reclaims the rest. */
+	 * xnv_rec_finish() reclaims the rest. */
 	if (c->shutting_down)
-		xnv_nf_finish(c, nf);
+		xnv_rec_finish(c, nf);
 }
 
 /* Stop polling departed NFs whose parked packets have all gone on. */
 void
-xnv_nf_sweep(struct xnv_core *c)
+xnv_rec_sweep(struct xnv_core *c)
 {
 	uint16_t i = 0;
 
 	while (i < c->n_active) {
-		struct xnv_nf *nf = &c->nfs[c->active[i]];
+		struct xnv_nfrec *nf = &c->nfs[c->active[i]];
 
-		if (nf->state == XNV_NF_GONE && nf->ring_region == NULL &&
+		if (nf->state == XNV_REC_GONE && nf->ring_region == NULL &&
 		    nf->pend.n == 0)
-			remove_id(c->active, &c->n_active, nf->id);
+			xnv_ids_remove(c->active, &c->n_active, nf->id);
 		else
 			i++;
 	}
@@ -368,23 +406,23 @@ xnv_nf_sweep(struct xnv_core *c)
 }
 
 void
-xnv_nf_death(void *ctx, gnts_domid_t dom)
+xnv_rec_death(void *ctx, gnts_domid_t dom)
 {
 	struct xnv_core *c = ctx;
-	struct xnv_nf *nf = nf_by_dom(c, dom);
+	struct xnv_nfrec *nf = nf_by_dom(c, dom);
 
 	if (nf != NULL)
-		xnv_nf_detach(c, nf, c->xen != NULL ? "the NF closed its "
-			      "device, or its domain is gone" :
-			      "connection closed (NF exited or died)");
+		xnv_rec_detach(c, nf, c->xen != NULL ? "the NF closed its "
+			       "device, or its domain is gone" :
+			       "connection closed (NF exited or died)");
 }
 
 void
-xnv_nf_map_denied(void *ctx, gnts_domid_t dom, gnts_ref_t ref,
-		  const char *why)
+xnv_rec_map_denied(void *ctx, gnts_domid_t dom, gnts_ref_t ref,
+		   const char *why)
 {
 	struct xnv_core *c = ctx;
-	struct xnv_nf *nf = nf_by_dom(c, dom);
+	struct xnv_nfrec *nf = nf_by_dom(c, dom);
 
 	(void)ref;
 	XLOG(WARNING, "NF %s (domain %u): %s\n", nf ? nf->name : "?", dom, why);

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The data path: port rx, NF tx, steering, pending lists, verdicts. */
+#ifndef XNV_DATAPATH_H
+#define XNV_DATAPATH_H
+
+#include <stdint.h>
+
+#include "config.h"
+
+struct xnv_core;
+struct xnv_nfrec;
+struct rte_mbuf;
+
+/* Packets a source (port rx or NF tx) could not hand on yet, in order. */
+struct xnv_pending {
+	uint16_t n;
+	uint64_t since;			/* tsc when the oldest started waiting */
+	struct rte_mbuf *m[XNV_MAX_BURST];
+};
+
+unsigned xnv_rx_port(struct xnv_core *c, uint16_t idx, uint64_t now);
+unsigned xnv_rx_nf(struct xnv_core *c, struct xnv_nfrec *nf, uint64_t now);
+void xnv_update_rx_gates(struct xnv_core *c);
+void xnv_free_parked(struct xnv_pending *pd);
+int xnv_pending_empty(const struct xnv_core *c);
+uint64_t xnv_in_flight(const struct xnv_core *c);
+
+#endif /* XNV_DATAPATH_H */

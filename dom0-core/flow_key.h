@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * A packet's flow key: the 5-tuple of an IPv4 or IPv6 packet, read from
+ * the bytes the core received from a port (never from a buffer an NF has
+ * held: validate.h).  One parser for everything that looks at headers:
+ * the replica hash (classify.c) and the flow director (flow.c).
+ *
+ *   Ethernet [802.1Q tag] IPv4 | IPv6 [TCP | UDP ports]
+ *
+ * Rules, strictest of what the core ever applied:
+ *   - IPv4 needs its 20-byte header, IPv6 its 40 bytes, else not IP;
+ *   - an IPv4 fragment (MF set or offset != 0), an IPv4 header length
+ *     under 5 words, or an IPv6 fragment header as next header: IP, but no
+ *     ports (XNV_KEY_FRAG);
+ *   - TCP and UDP ports when the first 4 bytes of L4 are there, else 0.
+ * No DPDK: tests/unit/test_flow_key.c runs it as is.
+ */
+#ifndef XNV_FLOW_KEY_H
+#define XNV_FLOW_KEY_H
+
+#include <stdint.h>
+#include <string.h>
+#include <netinet/in.h>
+
+#define XNV_ETH_HLEN      14
+#define XNV_ETHER_VLAN    0x8100
+#define XNV_ETHER_IPV4    0x0800
+#define XNV_ETHER_IPV6    0x86dd
+
+/* Aligned (the hash reads it 8 bytes at a time) and without holes: it is
+ * an rte_hash key too (flow.c), compared as bytes. */
+struct xnv_flow_key {
+	_Alignas(8) uint8_t src[16];	/* IPv4: first 4 bytes, rest 0 */
+	uint8_t dst[16];
+	uint16_t sport, dport;		/* host order; 0 when not read */
+	uint8_t proto;
+	uint8_t v6;
+	uint16_t ethertype;		/* host order, after a VLAN tag */
+};
+
+_Static_assert(sizeof(struct xnv_flow_key) == 40, "no padding in the key");
+
+enum xnv_key_kind {
+	XNV_KEY_OTHER = 0,	/* not IP: only ethertype is set (0: runt) */
+	XNV_KEY_FRAG,		/* IP, ports unknown: addresses and proto */
+	XNV_KEY_IP,		/* IP, no ports to read: sport = dport = 0 */
+	XNV_KEY_PORTS,		/* IP, TCP or UDP ports read */
+};
+
+static inline uint16_t
+xnv_key_be16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+/* L4 offset of the IPv4 header at @p ip (20 bytes there), 0: no ports. */
+static inline uint32_t
+xnv_key_ipv4(const uint8_t *ip, uint32_t off, struct xnv_flow_key *k)
+{
+	uint32_t ihl = (ip[0] & 0xfu) * 4u;
+
+	memcpy(k->src, ip + 12, 4);
+	memcpy(k->dst, ip + 16, 4);
+	k->proto = ip[9];
+	/* MF flag or a fragment offset: a fragment. */
+	if ((xnv_key_be16(ip + 6) & 0x3fff) != 0 || ihl < 20)
+		return 0;
+	return off + ihl;
+}
+
+/* L4 offset of the IPv6 header at @p ip (40 bytes there), 0: no ports. */
+static inline uint32_t
+xnv_key_ipv6(const uint8_t *ip, uint32_t off, struct xnv_flow_key *k)
+{
+	memcpy(k->src, ip + 8, 16);
+	memcpy(k->dst, ip + 24, 16);
+	k->proto = ip[6];
+	k->v6 = 1;
+	return k->proto == IPPROTO_FRAGMENT ? 0 : off + 40;
+}
+
+/** Parse the frame of @p len bytes at @p p into @p k (zeroed first).
+ *  @return its enum xnv_key_kind. */
+static inline enum xnv_key_kind
+xnv_flow_key_parse(const uint8_t *p, uint32_t len, struct xnv_flow_key *k)
+{
+	uint32_t off = XNV_ETH_HLEN, l4;
+
+	memset(k, 0, sizeof(*k));
+	if (len < off)
+		return XNV_KEY_OTHER;
+	k->ethertype = xnv_key_be16(p + 12);
+	if (k->ethertype == XNV_ETHER_VLAN && len >= off + 4) {
+		k->ethertype = xnv_key_be16(p + off + 2);
+		off += 4;
+	}
+	if (k->ethertype == XNV_ETHER_IPV4 && len >= off + 20)
+		l4 = xnv_key_ipv4(p + off, off, k);
+	else if (k->ethertype == XNV_ETHER_IPV6 && len >= off + 40)
+		l4 = xnv_key_ipv6(p + off, off, k);
+	else
+		return XNV_KEY_OTHER;
+	if (l4 == 0)
+		return XNV_KEY_FRAG;
+	if ((k->proto != IPPROTO_TCP && k->proto != IPPROTO_UDP) ||
+	    len < l4 + 4)
+		return XNV_KEY_IP;
+	k->sport = xnv_key_be16(p + l4);
+	k->dport = xnv_key_be16(p + l4 + 2);
+	return XNV_KEY_PORTS;
+}
+
+#endif /* XNV_FLOW_KEY_H */

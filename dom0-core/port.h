@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The core's ports: state, open and close (port.c). */
+#ifndef XNV_PORT_H
+#define XNV_PORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "datapath.h"
+#include "latency.h"
+#include "pace.h"
+
+struct xnv_core;
+
+struct xnv_port {
+	uint16_t port_id;		/* DPDK port id */
+	int started;
+	int rx_on;			/* polled for rx */
+	struct xnv_pending pend;
+	uint64_t rx, tx, tx_drop;
+	struct xnv_pace pace;		/* [port] rx_rate */
+	struct xnv_lat *lat;		/* [core] latency: of packets sent */
+};
+
+int xnv_port_open(struct xnv_core *c, uint16_t idx, char *err, size_t errlen);
+void xnv_port_close(struct xnv_core *c, uint16_t idx);
+
+#endif /* XNV_PORT_H */

@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Unit tests of the checks on descriptors an NF hands back
+ * (dom0-core/validate.h): each rule on its own, the order they are
+ * checked in, and the edges (last buffer, last byte, last port).
+ */
+#include <setjmp.h>	/* setjmp.h, stdarg.h, stddef.h: before cmocka.h */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "validate.h"
+
+#define UNUSED __attribute__((unused))
+#define TEST(name) static void name(void **state UNUSED)
+
+#define N_BUFS   8
+#define BUF_SIZE 2176
+#define TAG      3		/* NF id 2 */
+
+static uint16_t owner[N_BUFS] = { 0, TAG, TAG, 1, TAG, 0, 0, TAG };
+static const struct xnv_pool_view pool = {
+	.n_bufs = N_BUFS, .buf_size = BUF_SIZE, .owner = owner,
+};
+static struct xnv_config cfg;
+
+static int
+setup(void **state UNUSED)
+{
+	memset(&cfg, 0, sizeof(cfg));
+	memset(cfg.service_by_id, 0xff, sizeof(cfg.service_by_id));
+	cfg.n_ports = 2;
+	cfg.service_by_id[5] = 0;
+	cfg.service_by_id[XNV_MAX_SERVICE_ID] = 1;
+	return 0;
+}
+
+static struct gnts_desc
+desc(uint32_t buf, uint16_t off, uint16_t len, uint8_t action, uint16_t dst)
+{
+	struct gnts_desc d = { .buf = buf, .off = off, .len = len,
+			       .action = action, .dst = dst };
+	return d;
+}
+
+static enum xnv_bad
+check(struct gnts_desc d)
+{
+	return xnv_validate(&d, &pool, TAG, &cfg);
+}
+
+TEST(good_descriptors_pass)
+{
+	assert_int_equal(check(desc(1, 128, 64, XNV_ACT_DROP, 0)), XNV_OK);
+	assert_int_equal(check(desc(2, 0, 1, XNV_ACT_NEXT, 0)), XNV_OK);
+	assert_int_equal(check(desc(4, 0, BUF_SIZE, XNV_ACT_OUT, 1)), XNV_OK);
+	assert_int_equal(check(desc(7, BUF_SIZE - 1, 1, XNV_ACT_TO_SERVICE, 5)),
+			 XNV_OK);
+	assert_int_equal(check(desc(7, 0, 60, XNV_ACT_TO_SERVICE,
+				    XNV_MAX_SERVICE_ID)), XNV_OK);
+}
+
+TEST(index_past_the_pool_is_bad_index)
+{
+	assert_int_equal(check(desc(N_BUFS, 0, 64, XNV_ACT_DROP, 0)),
+			 XNV_BAD_INDEX);
+	assert_int_equal(check(desc(UINT32_MAX, 0, 64, XNV_ACT_DROP, 0)),
+			 XNV_BAD_INDEX);
+}
+
+TEST(buffer_not_held_is_bad_owner)
+{
+	assert_int_equal(check(desc(0, 0, 64, XNV_ACT_DROP, 0)), XNV_BAD_OWNER);
+	assert_int_equal(check(desc(3, 0, 64, XNV_ACT_DROP, 0)), XNV_BAD_OWNER);
+}
+
+TEST(empty_or_overflowing_data_is_bad_bounds)
+{
+	assert_int_equal(check(desc(1, 0, 0, XNV_ACT_DROP, 0)), XNV_BAD_BOUNDS);
+	assert_int_equal(check(desc(1, 1, BUF_SIZE, XNV_ACT_DROP, 0)),
+			 XNV_BAD_BOUNDS);
+	assert_int_equal(check(desc(1, BUF_SIZE, 1, XNV_ACT_DROP, 0)),
+			 XNV_BAD_BOUNDS);
+	/* off + len computed without 16-bit wrap */
+	assert_int_equal(check(desc(1, UINT16_MAX, UINT16_MAX, XNV_ACT_DROP,
+				    0)), XNV_BAD_BOUNDS);
+}
+
+TEST(unknown_action_is_bad_action)
+{
+	assert_int_equal(check(desc(1, 0, 64, 0xff, 0)), XNV_BAD_ACTION);
+	assert_int_equal(check(desc(1, 0, 64, XNV_ACT_NEXT + 1, 0)),
+			 XNV_BAD_ACTION);
+}
+
+TEST(unknown_port_or_service_is_bad_dest)
+{
+	assert_int_equal(check(desc(1, 0, 64, XNV_ACT_OUT, 2)), XNV_BAD_DEST);
+	assert_int_equal(check(desc(1, 0, 64, XNV_ACT_TO_SERVICE, 6)),
+			 XNV_BAD_DEST);
+	assert_int_equal(check(desc(1, 0, 64, XNV_ACT_TO_SERVICE,
+				    XNV_MAX_SERVICE_ID + 1)), XNV_BAD_DEST);
+	assert_int_equal(check(desc(1, 0, 64, XNV_ACT_TO_SERVICE, UINT16_MAX)),
+			 XNV_BAD_DEST);
+}
+
+/* Rules in order: the first broken one is reported. */
+TEST(first_broken_rule_wins)
+{
+	assert_int_equal(check(desc(N_BUFS, 0, 0, 0xff, 9)), XNV_BAD_INDEX);
+	assert_int_equal(check(desc(0, 0, 0, 0xff, 9)), XNV_BAD_OWNER);
+	assert_int_equal(check(desc(1, 0, 0, 0xff, 9)), XNV_BAD_BOUNDS);
+	assert_int_equal(check(desc(1, 0, 1, 0xff, 9)), XNV_BAD_ACTION);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(good_descriptors_pass, setup),
+		cmocka_unit_test_setup(index_past_the_pool_is_bad_index, setup),
+		cmocka_unit_test_setup(buffer_not_held_is_bad_owner, setup),
+		cmocka_unit_test_setup(empty_or_overflowing_data_is_bad_bounds,
+				       setup),
+		cmocka_unit_test_setup(unknown_action_is_bad_action, setup),
+		cmocka_unit_test_setup(unknown_port_or_service_is_bad_dest,
+				       setup),
+		cmocka_unit_test_setup(first_broken_rule_wins, setup),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
