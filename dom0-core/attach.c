@@ -14,13 +14,12 @@
 #include <rte_cycles.h>
 #include <rte_mbuf.h>
 
-#include <gntshare/host.h>
-#include <gntshare/xen.h>
+#include <gntshare/backend.h>
 
 #include "core.h"
 
 static struct xnv_nfrec *
-nf_by_dom(struct xnv_core *c, gnts_domid_t dom)
+nf_by_dom(struct xnv_core *c, gnts_peer_t dom)
 {
 	unsigned i;
 
@@ -135,7 +134,7 @@ check_req(struct xnv_core *c, const struct gnts_attach_req *req, int *s,
 /* @p nf's ring region, granted to @p dom alone, formatted, its rings in
  * @p ports.  On error the region (if made) is left for the caller. */
 static int
-ring_region_make(struct xnv_core *c, struct xnv_nfrec *nf, gnts_domid_t dom,
+ring_region_make(struct xnv_core *c, struct xnv_nfrec *nf, gnts_peer_t dom,
 		 const char *name, struct gnts_ring_port *ports, char *err,
 		 size_t errlen)
 {
@@ -159,7 +158,7 @@ ring_region_make(struct xnv_core *c, struct xnv_nfrec *nf, gnts_domid_t dom,
 
 /* A pool of its own, or a grant on its group's. */
 static int
-pool_give(struct xnv_core *c, struct xnv_nfrec *nf, gnts_domid_t dom,
+pool_give(struct xnv_core *c, struct xnv_nfrec *nf, gnts_peer_t dom,
 	  const char *group, char *err, size_t errlen)
 {
 	int rc;
@@ -193,7 +192,7 @@ join_service(struct xnv_core *c, struct xnv_nfrec *nf, uint16_t s,
 
 static void
 fill_rsp(const struct xnv_core *c, const struct xnv_nfrec *nf,
-	 gnts_domid_t dom, struct gnts_attach_rsp *rsp)
+	 gnts_peer_t dom, struct gnts_attach_rsp *rsp)
 {
 	const struct xnv_pool *pool = &c->pools[nf->pool];
 
@@ -217,8 +216,7 @@ log_attach(const struct xnv_core *c, const struct xnv_nfrec *nf, pid_t pid,
 	   const struct gnts_attach_req *req)
 {
 	const struct xnv_pool *pool = &c->pools[nf->pool];
-	gnts_domid_t dom = nf->dom;
-	char pdesc[96];
+	char pdesc[96], who[96];
 
 	if (pool->own)
 		snprintf(pdesc, sizeof(pdesc), "its own (#%u, %u buffers): "
@@ -226,21 +224,15 @@ log_attach(const struct xnv_core *c, const struct xnv_nfrec *nf, pid_t pid,
 			 pool->n_bufs);
 	else
 		snprintf(pdesc, sizeof(pdesc), "the group's (zero copy)");
-	if (c->xen != NULL)
-		XLOG(INFO, "NF %s attached from Xen domain %u device %u: "
-		     "service %s, group %s, %u pool frames granted; pool: %s\n",
-		     nf->name, GNTS_XEN_DOMID(dom), GNTS_XEN_DEVID(dom),
-		     req->service, req->group,
-		     (unsigned)(pool->region->size / GNTS_XEN_PAGE), pdesc);
-	else
-		XLOG(INFO, "NF %s (pid %d) attached as domain %u: service %s, "
-		     "group %s, ring region %u, pool region %u; pool: %s\n",
-		     nf->name, (int)pid, dom, req->service, req->group,
-		     nf->ring_region->ref, pool->region->ref, pdesc);
+	XLOG(INFO, "NF %s %s: service %s, group %s, ring region %u, pool "
+	     "region %u (%zu KiB); pool: %s\n", nf->name,
+	     gnts_srv_attach_words(c->srv, nf->dom, pid, who, sizeof(who)),
+	     req->service, req->group, nf->ring_region->ref,
+	     pool->region->ref, pool->region->size >> 10, pdesc);
 }
 
 static int
-nf_attach(struct xnv_core *c, gnts_domid_t dom, pid_t pid,
+nf_attach(struct xnv_core *c, gnts_peer_t dom, pid_t pid,
 	  const struct gnts_attach_req *req, struct gnts_attach_rsp *rsp,
 	  char *err, size_t errlen)
 {
@@ -283,7 +275,7 @@ nf_attach(struct xnv_core *c, gnts_domid_t dom, pid_t pid,
 }
 
 int
-xnv_rec_attach(void *ctx, gnts_domid_t dom, pid_t pid,
+xnv_rec_attach(void *ctx, gnts_peer_t dom, pid_t pid,
 	       const struct gnts_attach_req *req, struct gnts_attach_rsp *rsp,
 	       char *err, size_t errlen)
 {
@@ -313,23 +305,26 @@ xnv_rec_finish(struct xnv_core *c, struct xnv_nfrec *nf)
 
 	if (nf->ring_region == NULL)
 		return;
-	/* Xen: a domain that still maps frames it was granted can still
+	/* A peer that still maps frames it was granted (Xen) can still
 	 * write them; its buffers stay out of use until it unmaps (or its
-	 * domain is destroyed).  Asked at most every 10 ms. */
-	if (c->xen != NULL && !c->shutting_down) {
+	 * domain is destroyed).  Asked at most every 10 ms; always 0 where
+	 * mappings keep their own reference (host mode). */
+	if (!c->shutting_down) {
 		uint64_t now = rte_rdtsc();
 		unsigned busy;
 
 		if (now < nf->busy_tsc)
 			return;
 		nf->busy_tsc = now + c->tsc_hz / 100;
-		busy = gnts_domain_busy(nf->dom);
+		busy = gnts_region_busy(nf->dom);
 		if (busy > 0) {
+			char who[64];
+
 			if (nf->busy_frames == 0)
-				XLOG(INFO, "NF %s: Xen domain %u still maps %u "
-				     "frames; its buffers return when it "
-				     "unmaps\n", nf->name, GNTS_XEN_DOMID(nf->dom),
-				     busy);
+				XLOG(INFO, "NF %s: %s still maps %u frames; "
+				     "its buffers return when it unmaps\n",
+				     nf->name, gnts_srv_peer_words(c->srv,
+				     nf->dom, who, sizeof(who)), busy);
 			nf->busy_frames = busy;
 			return;
 		}
@@ -372,12 +367,8 @@ xnv_rec_detach(struct xnv_core *c, struct xnv_nfrec *nf, const char *why)
 				       nf->detach_code : c->shutting_down ?
 				       GNTS_DETACH_SHUTDOWN : GNTS_DETACH_OTHER);
 	xnv_service_leave(svc, nf->instance, nf->id);
-	if (c->server != NULL)
-		gnts_server_detach_status(c->server, nf->dom,
-					  c->shutting_down ? -ESHUTDOWN :
-					  -ECONNRESET, why);
-	gnts_xen_server_detach(c->xen, nf->dom, c->shutting_down ?
-			       -ESHUTDOWN : -ECONNRESET, why);
+	gnts_srv_detach(c->srv, nf->dom, c->shutting_down ? -ESHUTDOWN :
+			-ECONNRESET, why);
 	gnts_revoke_domain(nf->dom);
 	/* What it handed back before it went (its tx ring) is the core's:
 	 * its slot stays polled (xnv_rx_nf) until that ring is drained
@@ -406,19 +397,17 @@ xnv_rec_sweep(struct xnv_core *c)
 }
 
 void
-xnv_rec_death(void *ctx, gnts_domid_t dom)
+xnv_rec_death(void *ctx, gnts_peer_t dom)
 {
 	struct xnv_core *c = ctx;
 	struct xnv_nfrec *nf = nf_by_dom(c, dom);
 
 	if (nf != NULL)
-		xnv_rec_detach(c, nf, c->xen != NULL ? "the NF closed its "
-			       "device, or its domain is gone" :
-			       "connection closed (NF exited or died)");
+		xnv_rec_detach(c, nf, gnts_srv_death_words(c->srv));
 }
 
 void
-xnv_rec_map_denied(void *ctx, gnts_domid_t dom, gnts_ref_t ref,
+xnv_rec_map_denied(void *ctx, gnts_peer_t dom, gnts_ref_t ref,
 		   const char *why)
 {
 	struct xnv_core *c = ctx;

@@ -7,7 +7,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include <gntshare/attach.h>
+#include <gntshare/gntshare.h>
+#include <gntshare/proto.h>
 #include <gntshare/gntshare.h>
 #include <gntshare/ring.h>
 
@@ -21,7 +22,7 @@ enum xnv_rec_state { XNV_REC_FREE = 0, XNV_REC_ATTACHED, XNV_REC_GONE };
 struct xnv_nfrec {
 	uint16_t id;
 	uint8_t state;
-	gnts_domid_t dom;
+	gnts_peer_t dom;
 	pid_t pid;
 	char name[XNV_NAME_LEN];
 	uint16_t service;		/* service index */
@@ -51,13 +52,13 @@ struct xnv_nfrec {
 	uint32_t bad_in_window;
 };
 
-int xnv_rec_attach(void *ctx, gnts_domid_t dom, pid_t pid,
+int xnv_rec_attach(void *ctx, gnts_peer_t dom, pid_t pid,
 		   const struct gnts_attach_req *req,
 		   struct gnts_attach_rsp *rsp, char *err, size_t errlen);
-void xnv_rec_death(void *ctx, gnts_domid_t dom);
+void xnv_rec_death(void *ctx, gnts_peer_t dom);
 int xnv_rec_check(void *ctx, const struct gnts_attach_req *req, char *err,
 		  size_t errlen);
-void xnv_rec_map_denied(void *ctx, gnts_domid_t dom, gnts_ref_t ref,
+void xnv_rec_map_denied(void *ctx, gnts_peer_t dom, gnts_ref_t ref,
 			const char *why);
 void xnv_rec_detach(struct xnv_core *c, struct xnv_nfrec *nf, const char *why);
 void xnv_rec_finish(struct xnv_core *c, struct xnv_nfrec *nf);

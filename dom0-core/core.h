@@ -25,7 +25,8 @@
 #include <rte_log.h>
 #include <rte_mbuf.h>
 
-#include <gntshare/attach.h>
+#include <gntshare/backend.h>
+#include <gntshare/proto.h>
 #include <gntshare/gntshare.h>
 #include <gntshare/ring.h>
 
@@ -102,8 +103,7 @@ struct xnv_core {
 	uint32_t spill_ring_used;		/* spill above this occupancy */
 	uint16_t active[XNV_MAX_NFS];	/* ids of attached NFs, polled */
 	uint16_t n_active;
-	struct gnts_server *server;	/* host backend, or */
-	struct gnts_xen_server *xen;	/* xen backend */
+	struct gnts_srv *srv;		/* where NFs attach (backend.h) */
 	int shutting_down;		/* detaches tell NFs: clean stop */
 	int own_pools;			/* each NF gets a pool of its own */
 	uint64_t drops[XNV_DROP_N];

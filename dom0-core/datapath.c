@@ -338,15 +338,15 @@ apply_verdict(struct xnv_core *c, struct xnv_nfrec *nf, struct rte_mbuf *m,
 
 	pv->pick = XNV_PICK_AFFINITY;	/* a new step: picked afresh */
 	switch (d->action) {
-	case XNV_ACT_OUT:
+	case GNTS_ACT_OUT:
 		pv->tgt_kind = XNV_STEP_PORT;
 		pv->tgt_id = d->dst;
 		return 1;
-	case XNV_ACT_TO_SERVICE:
+	case GNTS_ACT_TO_SERVICE:
 		pv->tgt_kind = XNV_STEP_SERVICE;
 		pv->tgt_id = (uint16_t)c->cfg.service_by_id[d->dst];
 		return 1;
-	case XNV_ACT_NEXT:
+	case GNTS_ACT_NEXT:
 		if (pv->chain == XNV_CHAIN_NONE) {
 			c->drops[XNV_DROP_CHAIN_END]++;
 			break;
@@ -360,7 +360,7 @@ apply_verdict(struct xnv_core *c, struct xnv_nfrec *nf, struct rte_mbuf *m,
 		}
 		c->drops[XNV_DROP_CHAIN_END]++;
 		break;
-	default:	/* XNV_ACT_DROP: the NF's own verdict */
+	default:	/* GNTS_ACT_DROP: the NF's own verdict */
 		nf->drops++;
 		break;
 	}
@@ -462,7 +462,7 @@ take_returns(struct xnv_core *c, struct xnv_nfrec *nf, uint64_t now)
 		m->data_off = d[i].off;
 		m->data_len = d[i].len;
 		m->pkt_len = d[i].len;
-		if (d[i].action != XNV_ACT_DROP)
+		if (d[i].action != GNTS_ACT_DROP)
 			nf->tx_pkts++;
 		if (apply_verdict(c, nf, m, &d[i]))
 			out[k++] = m;

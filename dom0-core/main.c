@@ -23,8 +23,7 @@
 #include <rte_errno.h>
 #include <rte_ethdev.h>
 
-#include <gntshare/host.h>
-#include <gntshare/xen.h>
+#include <gntshare/backend.h>
 
 #include "core.h"
 #include "ctl.h"
@@ -41,7 +40,7 @@ struct opts {
 	double duration_s;
 	double idle_exit_ms;
 	int busy_poll;
-	int xen;		/* --backend xen */
+	const char *backend;	/* --backend: a gntshare backend */
 };
 
 static void
@@ -59,10 +58,12 @@ usage(FILE *f)
 		"                     yield, then sleep up to 50 us)\n"
 		"  --backend host|xen how NFs attach: host processes on the unix\n"
 		"                     socket (default), or Xen domains through\n"
-		"                     XenStore and grant refs (Dom0, gntshare module)\n"
+		"                     XenStore and grant refs (Dom0, gntshare module);\n"
+		"                     this build has: %s\n"
 		"  --help             this text\n"
 		"EAL memory: unless given, --in-memory when 2 MiB hugepages are free,\n"
-		"else --no-huge (logged).  SIGUSR1 prints the counters.\n");
+		"else --no-huge (logged).  SIGUSR1 prints the counters.\n",
+		gnts_srv_kinds());
 }
 
 static int
@@ -104,13 +105,13 @@ parse_opts(int argc, char **argv, struct opts *o)
 		case 'j': o->stats_json = optarg; break;
 		case 'b': o->busy_poll = 1; break;
 		case 'B':
-			if (strcmp(optarg, "host") != 0 &&
-			    strcmp(optarg, "xen") != 0) {
+			if (gnts_srv_backend(optarg) == NULL) {
 				fprintf(stderr, "xnv-core: --backend %s: "
-					"expected host or xen\n", optarg);
+					"expected one of: %s\n", optarg,
+					gnts_srv_kinds());
 				return -1;
 			}
-			o->xen = strcmp(optarg, "xen") == 0;
+			o->backend = optarg;
 			break;
 		case 'd':
 			if (parse_num("--duration", optarg, &o->duration_s))
@@ -168,44 +169,32 @@ gnts_to_rte_log(int level, const char *msg)
 		xnv_logtype, "xnv-core: %s\n", msg);
 }
 
-/* Where NFs attach: the unix socket (host) or XenStore (xen). */
+/* Where NFs attach: the backend's server (gntshare/backend.h). */
 static int
-open_backend(struct xnv_core *c, int xen, char *err, size_t errlen)
+open_backend(struct xnv_core *c, const char *kind, char *err, size_t errlen)
 {
-	static const struct gnts_server_ops ops = {
+	static const struct gnts_srv_cb cb = {
+		.check = xnv_rec_check,
 		.attach = xnv_rec_attach,
 		.death = xnv_rec_death,
 		.map_denied = xnv_rec_map_denied,
 	};
-	char dir[sizeof(c->cfg.socket)], *slash;
+	const struct gnts_srv_cfg cfg = {
+		.socket = c->cfg.socket, .cb = &cb, .ctx = c,
+	};
+	char where[256];
 	int rc;
 
-	if (xen) {
-		rc = gnts_xen_server_open(&ops, xnv_rec_check, c, &c->xen, err,
-					  errlen);
-		if (rc == 0)
-			XLOG(INFO, "NFs attach from Xen domains registered "
-			     "under %s (xnv-xl); grants by %s\n",
-			     GNTS_XEN_BACKEND_ROOT, gnts_region_shareable() ?
-			     "the gntshare module" : "gntalloc, each NF "
-			     "with a pool of its own of its group's pool_bufs");
-		return rc;
-	}
-	snprintf(dir, sizeof(dir), "%s", c->cfg.socket);
-	slash = strrchr(dir, '/');
-	if (slash != NULL && slash != dir) {
-		*slash = '\0';
-		(void)mkdir(dir, 0700);
-	}
-	rc = gnts_server_open(c->cfg.socket, &ops, c, &c->server, err, errlen);
+	rc = gnts_srv_open(kind, &cfg, &c->srv, err, errlen);
 	if (rc == 0)
-		XLOG(INFO, "NFs attach on %s; EAL runtime directory %s\n",
-		     c->cfg.socket, rte_eal_get_runtime_dir());
+		XLOG(INFO, "NFs attach %s; EAL runtime directory %s\n",
+		     gnts_srv_where(c->srv, where, sizeof(where)),
+		     rte_eal_get_runtime_dir());
 	return rc;
 }
 
 static int
-setup(struct xnv_core *c, int xen)
+setup(struct xnv_core *c, const char *backend)
 {
 	char err[512];
 	uint16_t i;
@@ -249,7 +238,7 @@ setup(struct xnv_core *c, int xen)
 	if (c->cfg.latency)
 		XLOG(INFO, "latency on: rx-to-tx time of every packet sent "
 		     "by a port (/xnv/port/latency)\n");
-	if ((rc = open_backend(c, xen, err, sizeof(err))) < 0)
+	if ((rc = open_backend(c, backend, err, sizeof(err))) < 0)
 		goto fail;
 	/* gntalloc cannot share a region: a pool per NF, whatever the
 	 * config says. */
@@ -283,10 +272,8 @@ quiesce(struct xnv_core *c)
 		xnv_free_parked(&c->nfs[i].pend);
 	}
 	c->n_active = 0;
-	gnts_server_close(c->server);
-	c->server = NULL;
-	gnts_xen_server_close(c->xen);
-	c->xen = NULL;
+	gnts_srv_close(c->srv);
+	c->srv = NULL;
 	for (i = 0; i < c->cfg.n_ports; i++) {
 		c->drops[XNV_DROP_SHUTDOWN] += c->ports[i].pend.n;
 		xnv_free_parked(&c->ports[i].pend);
@@ -361,8 +348,7 @@ run(struct xnv_core *c, const struct opts *o)
 		/* Control plane once per millisecond: attach, map, death,
 		 * telemetry commands. */
 		next_ctl = now + hz / 1000;
-		(void)gnts_server_poll(c->server);
-		(void)gnts_xen_server_poll(c->xen);
+		(void)gnts_srv_poll(c->srv);
 		xnv_rec_watch(c, now);
 		xnv_rec_sweep(c);
 		xnv_ctl_poll(c);
@@ -447,7 +433,7 @@ main(int argc, char **argv)
 	start = rte_rdtsc();
 	c->start_tsc = start;
 	c->busy_poll = o.busy_poll;
-	rc = setup(c, o.xen);
+	rc = setup(c, o.backend);
 	if (rc == 0)
 		run(c, &o);
 	quiesce(c);

@@ -7,7 +7,7 @@
 
 #include <rte_common.h>
 
-#include <gntshare/xen.h>
+#include <gntshare/gntshare.h>
 
 #include "core.h"
 #include "counters.h"
@@ -181,8 +181,9 @@ xnv_stats_print(const struct xnv_core *c, FILE *f, double elapsed)
 	print_ports(c, f);
 	print_nfs(c, f);
 	print_pools(c, f);
-	if (c->xen != NULL && !gnts_region_shareable())
-		fprintf(f, "  gntalloc: %zu pages held\n", gnts_galloc_pages());
+	if (gnts_grant_engine_pages() >= 0)
+		fprintf(f, "  %s: %ld pages held\n", gnts_grant_engine_name(),
+			gnts_grant_engine_pages());
 	fprintf(f, "  core drops:");
 	for (i = 0; i < XNV_DROP_N; i++)
 		fprintf(f, " %s %" PRIu64, xnv_drop_names[i], c->drops[i]);
@@ -305,8 +306,8 @@ xnv_stats_json(const struct xnv_core *c, const char *path, double elapsed)
 	fprintf(f, "\n ],\n");
 	json_groups(c, f);
 	json_nf_pools(c, f);
-	fprintf(f, " \"gntalloc_pages\": %zu,\n \"drops\": {",
-		gnts_galloc_pages());
+	fprintf(f, " \"gntalloc_pages\": %ld,\n \"drops\": {",
+		gnts_grant_engine_pages() > 0 ? gnts_grant_engine_pages() : 0);
 	for (i = 0; i < XNV_DROP_N; i++)
 		fprintf(f, "%s\"%s\": %" PRIu64, i ? ", " : "",
 			xnv_drop_names[i], c->drops[i]);

@@ -29,7 +29,7 @@
 #define XNV_VALIDATE_H
 
 #include <gntshare/ring.h>
-#include <xnv/nf.h>
+#include <gntshare/proto.h>
 
 #include "config.h"
 
@@ -61,12 +61,12 @@ xnv_validate(const struct gnts_desc *d, const struct xnv_pool_view *pool,
 	if (d->len == 0 || (uint32_t)d->off + d->len > pool->buf_size)
 		return XNV_BAD_BOUNDS;
 	switch (d->action) {
-	case XNV_ACT_DROP:
-	case XNV_ACT_NEXT:
+	case GNTS_ACT_DROP:
+	case GNTS_ACT_NEXT:
 		return XNV_OK;
-	case XNV_ACT_OUT:
+	case GNTS_ACT_OUT:
 		return d->dst < cfg->n_ports ? XNV_OK : XNV_BAD_DEST;
-	case XNV_ACT_TO_SERVICE:
+	case GNTS_ACT_TO_SERVICE:
 		return d->dst <= XNV_MAX_SERVICE_ID &&
 		       cfg->service_by_id[d->dst] >= 0 ? XNV_OK : XNV_BAD_DEST;
 	default:

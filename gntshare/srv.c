@@ -36,20 +36,28 @@ gnts_srv_kinds(void)
 	return kinds;
 }
 
+const struct gnts_srv_ops *
+gnts_srv_backend(const char *kind)
+{
+	size_t i;
+
+	for (i = 0; i < N_BACKENDS; i++)
+		if (strcmp(backends[i]->name, kind) == 0)
+			return backends[i];
+	return NULL;
+}
+
 int
 gnts_srv_open(const char *kind, const struct gnts_srv_cfg *cfg,
 	      struct gnts_srv **out, char *err, size_t errlen)
 {
-	const struct gnts_srv_ops *ops = NULL;
+	const struct gnts_srv_ops *ops;
 	struct gnts_srv *s;
-	size_t i;
 	int rc;
 
 	if (kind == NULL)
 		kind = "host";
-	for (i = 0; i < N_BACKENDS; i++)
-		if (strcmp(backends[i]->name, kind) == 0)
-			ops = backends[i];
+	ops = gnts_srv_backend(kind);
 	if (ops == NULL) {
 		rc = strcmp(kind, "xen") == 0 ? -ENOTSUP : -EINVAL;
 		snprintf(err, errlen, "backend '%s' %s (this build has: %s)",

@@ -160,11 +160,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				continue;
 			CHECK(d[i].len > 0);
 			CHECK((uint32_t)d[i].off + d[i].len <= view.buf_size);
-			CHECK(d[i].action >= XNV_ACT_DROP &&
-			      d[i].action <= XNV_ACT_NEXT);
-			if (d[i].action == XNV_ACT_OUT)
+			CHECK(d[i].action >= GNTS_ACT_DROP &&
+			      d[i].action <= GNTS_ACT_NEXT);
+			if (d[i].action == GNTS_ACT_OUT)
 				CHECK(d[i].dst < cfg.n_ports);
-			if (d[i].action == XNV_ACT_TO_SERVICE)
+			if (d[i].action == GNTS_ACT_TO_SERVICE)
 				CHECK(d[i].dst <= XNV_MAX_SERVICE_ID &&
 				      cfg.service_by_id[d[i].dst] >= 0);
 		}

@@ -102,11 +102,11 @@ def test_bad_backend_options():
     p = subprocess.run([str(CORE_BIN), "--", "--config", "/x.ini", "--backend", "vmware"],
                        capture_output=True, text=True, timeout=20)
     assert p.returncode == 1
-    assert "--backend vmware: expected host or xen" in p.stderr
+    assert "--backend vmware: expected one of: host, xen" in p.stderr
     p = subprocess.run([str(FWD_BIN), "--backend", "vmware", "--service", "a"],
                        capture_output=True, text=True, timeout=20)
     assert p.returncode == 1
-    assert "--backend vmware: expected auto, host or xen" in p.stderr
+    assert "--backend vmware: expected auto or one of this libxnv's backends (host, xen)" in p.stderr
     p = subprocess.run([str(FWD_BIN), "--backend", "xen", "--dev", "16"],
                        capture_output=True, text=True, timeout=20)
     assert p.returncode == 1 and "--dev 16: expected a device number" in p.stderr

@@ -53,56 +53,56 @@ check(struct gnts_desc d)
 
 TEST(good_descriptors_pass)
 {
-	assert_int_equal(check(desc(1, 128, 64, XNV_ACT_DROP, 0)), XNV_OK);
-	assert_int_equal(check(desc(2, 0, 1, XNV_ACT_NEXT, 0)), XNV_OK);
-	assert_int_equal(check(desc(4, 0, BUF_SIZE, XNV_ACT_OUT, 1)), XNV_OK);
-	assert_int_equal(check(desc(7, BUF_SIZE - 1, 1, XNV_ACT_TO_SERVICE, 5)),
+	assert_int_equal(check(desc(1, 128, 64, GNTS_ACT_DROP, 0)), XNV_OK);
+	assert_int_equal(check(desc(2, 0, 1, GNTS_ACT_NEXT, 0)), XNV_OK);
+	assert_int_equal(check(desc(4, 0, BUF_SIZE, GNTS_ACT_OUT, 1)), XNV_OK);
+	assert_int_equal(check(desc(7, BUF_SIZE - 1, 1, GNTS_ACT_TO_SERVICE, 5)),
 			 XNV_OK);
-	assert_int_equal(check(desc(7, 0, 60, XNV_ACT_TO_SERVICE,
+	assert_int_equal(check(desc(7, 0, 60, GNTS_ACT_TO_SERVICE,
 				    XNV_MAX_SERVICE_ID)), XNV_OK);
 }
 
 TEST(index_past_the_pool_is_bad_index)
 {
-	assert_int_equal(check(desc(N_BUFS, 0, 64, XNV_ACT_DROP, 0)),
+	assert_int_equal(check(desc(N_BUFS, 0, 64, GNTS_ACT_DROP, 0)),
 			 XNV_BAD_INDEX);
-	assert_int_equal(check(desc(UINT32_MAX, 0, 64, XNV_ACT_DROP, 0)),
+	assert_int_equal(check(desc(UINT32_MAX, 0, 64, GNTS_ACT_DROP, 0)),
 			 XNV_BAD_INDEX);
 }
 
 TEST(buffer_not_held_is_bad_owner)
 {
-	assert_int_equal(check(desc(0, 0, 64, XNV_ACT_DROP, 0)), XNV_BAD_OWNER);
-	assert_int_equal(check(desc(3, 0, 64, XNV_ACT_DROP, 0)), XNV_BAD_OWNER);
+	assert_int_equal(check(desc(0, 0, 64, GNTS_ACT_DROP, 0)), XNV_BAD_OWNER);
+	assert_int_equal(check(desc(3, 0, 64, GNTS_ACT_DROP, 0)), XNV_BAD_OWNER);
 }
 
 TEST(empty_or_overflowing_data_is_bad_bounds)
 {
-	assert_int_equal(check(desc(1, 0, 0, XNV_ACT_DROP, 0)), XNV_BAD_BOUNDS);
-	assert_int_equal(check(desc(1, 1, BUF_SIZE, XNV_ACT_DROP, 0)),
+	assert_int_equal(check(desc(1, 0, 0, GNTS_ACT_DROP, 0)), XNV_BAD_BOUNDS);
+	assert_int_equal(check(desc(1, 1, BUF_SIZE, GNTS_ACT_DROP, 0)),
 			 XNV_BAD_BOUNDS);
-	assert_int_equal(check(desc(1, BUF_SIZE, 1, XNV_ACT_DROP, 0)),
+	assert_int_equal(check(desc(1, BUF_SIZE, 1, GNTS_ACT_DROP, 0)),
 			 XNV_BAD_BOUNDS);
 	/* off + len computed without 16-bit wrap */
-	assert_int_equal(check(desc(1, UINT16_MAX, UINT16_MAX, XNV_ACT_DROP,
+	assert_int_equal(check(desc(1, UINT16_MAX, UINT16_MAX, GNTS_ACT_DROP,
 				    0)), XNV_BAD_BOUNDS);
 }
 
 TEST(unknown_action_is_bad_action)
 {
 	assert_int_equal(check(desc(1, 0, 64, 0xff, 0)), XNV_BAD_ACTION);
-	assert_int_equal(check(desc(1, 0, 64, XNV_ACT_NEXT + 1, 0)),
+	assert_int_equal(check(desc(1, 0, 64, GNTS_ACT_NEXT + 1, 0)),
 			 XNV_BAD_ACTION);
 }
 
 TEST(unknown_port_or_service_is_bad_dest)
 {
-	assert_int_equal(check(desc(1, 0, 64, XNV_ACT_OUT, 2)), XNV_BAD_DEST);
-	assert_int_equal(check(desc(1, 0, 64, XNV_ACT_TO_SERVICE, 6)),
+	assert_int_equal(check(desc(1, 0, 64, GNTS_ACT_OUT, 2)), XNV_BAD_DEST);
+	assert_int_equal(check(desc(1, 0, 64, GNTS_ACT_TO_SERVICE, 6)),
 			 XNV_BAD_DEST);
-	assert_int_equal(check(desc(1, 0, 64, XNV_ACT_TO_SERVICE,
+	assert_int_equal(check(desc(1, 0, 64, GNTS_ACT_TO_SERVICE,
 				    XNV_MAX_SERVICE_ID + 1)), XNV_BAD_DEST);
-	assert_int_equal(check(desc(1, 0, 64, XNV_ACT_TO_SERVICE, UINT16_MAX)),
+	assert_int_equal(check(desc(1, 0, 64, GNTS_ACT_TO_SERVICE, UINT16_MAX)),
 			 XNV_BAD_DEST);
 }
 

@@ -108,6 +108,8 @@ const char *gnts_srv_death_words(const struct gnts_srv *s);
 const char *gnts_srv_where(const struct gnts_srv *s, char *buf, size_t len);
 /** The backends this build has, for --help and errors ("host, xen"). */
 const char *gnts_srv_kinds(void);
+/** The server backend named @p kind, or NULL if this build has none. */
+const struct gnts_srv_ops *gnts_srv_backend(const char *kind);
 
 /* ---- client side (libxnv) ------------------------------------------------ */
 
