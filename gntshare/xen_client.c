@@ -112,8 +112,8 @@ parse_refs(const char *s, uint32_t *refs, uint32_t n)
 	return *s == '\0' ? 0 : -EPROTO;
 }
 
-int
-gnts_xen_client_available(void)
+static int
+cli_available(void)
 {
 	struct xs_handle *xs;
 	unsigned n = 0;
@@ -288,10 +288,14 @@ read_refs(struct gnts_xen_client *c, char *err, size_t errlen)
 	return 0;
 }
 
-int
-gnts_xen_client_attach(int devid, struct gnts_attach_req *req,
-		       unsigned timeout_ms, struct gnts_attach_rsp *rsp,
-		       struct gnts_xen_client **out, char *err, size_t errlen)
+static void cli_close(void *impl);
+
+/* Attach through device cfg->dev (-1: the first one not connected),
+ * waiting up to cfg->timeout_ms for the core; the instance name, service
+ * and group the core gave the NF come back in @p req. */
+static int
+cli_attach(const struct gnts_cli_cfg *cfg, struct gnts_attach_req *req,
+	   struct gnts_attach_rsp *rsp, void **impl, char *err, size_t errlen)
 {
 	struct gnts_xen_client *c = calloc(1, sizeof(*c));
 	char rid[24], num[16];
@@ -308,7 +312,7 @@ gnts_xen_client_attach(int devid, struct gnts_attach_req *req,
 			 strerror(-rc));
 		goto fail;
 	}
-	rc = pick_device(c, devid, err, errlen);
+	rc = pick_device(c, cfg->dev, err, errlen);
 	if (rc < 0)
 		goto fail;
 	/* A fresh request id: the core's answer names it. */
@@ -324,7 +328,7 @@ gnts_xen_client_attach(int devid, struct gnts_attach_req *req,
 			 strerror(-rc));
 		goto fail;
 	}
-	rc = wait_answer(c, rid, timeout_ms, err, errlen);
+	rc = wait_answer(c, rid, cfg->timeout_ms, err, errlen);
 	if (rc == 0)
 		rc = read_geometry(c, rsp, err, errlen);
 	if (rc == 0)
@@ -337,10 +341,10 @@ gnts_xen_client_attach(int devid, struct gnts_attach_req *req,
 		       sizeof(req->service));
 	(void)xget_str(c, c->be, GNTS_XS_TRUST_GROUP, req->group,
 		       sizeof(req->group));
-	*out = c;
+	*impl = c;
 	return 0;
 fail:
-	gnts_xen_client_close(c);
+	cli_close(c);
 	return rc;
 }
 
@@ -360,10 +364,11 @@ gntdev_limit(void)
 	return v;
 }
 
-int
-gnts_xen_client_map(struct gnts_xen_client *c, gnts_ref_t ref, void **va,
-		    size_t *size, char *err, size_t errlen)
+static int
+cli_map(void *impl, gnts_ref_t ref, void **va, size_t *size, char *err,
+	size_t errlen)
 {
+	struct gnts_xen_client *c = impl;
 	int ring = ref == GNTS_XEN_REF_RING;
 	uint32_t n = ring ? c->n_ring : c->n_pool;
 	unsigned long lim = gntdev_limit();
@@ -402,9 +407,11 @@ gnts_xen_client_map(struct gnts_xen_client *c, gnts_ref_t ref, void **va,
 	return 0;
 }
 
-void
-gnts_xen_client_unmap(struct gnts_xen_client *c, void *va, size_t size)
+static void
+cli_unmap(void *impl, void *va, size_t size)
 {
+	struct gnts_xen_client *c = impl;
+
 	if (c == NULL || va == NULL)
 		return;
 	xengnttab_unmap(c->xgt, va, (uint32_t)(size / GNTS_XEN_PAGE));
@@ -419,9 +426,10 @@ gnts_xen_client_unmap(struct gnts_xen_client *c, void *va, size_t size)
  * is a round trip through xenstored; a watch would need libxenstore's
  * reader thread in every NF).  A detach is noticed within 20 ms.
  */
-int
-gnts_xen_client_alive(struct gnts_xen_client *c, char *err, size_t errlen)
+static int
+cli_alive(void *impl, char *err, size_t errlen)
 {
+	struct gnts_xen_client *c = impl;
 	uint64_t now = now_ns();
 	long st, status;
 
@@ -442,15 +450,19 @@ gnts_xen_client_alive(struct gnts_xen_client *c, char *err, size_t errlen)
 	return 0;
 }
 
-int
-gnts_xen_client_gone_status(const struct gnts_xen_client *c)
+static int
+cli_gone_status(const void *impl)
 {
+	const struct gnts_xen_client *c = impl;
+
 	return c->gone_status ? c->gone_status : -ECONNRESET;
 }
 
-void
-gnts_xen_client_close(struct gnts_xen_client *c)
+static void
+cli_close(void *impl)
 {
+	struct gnts_xen_client *c = impl;
+
 	if (c == NULL)
 		return;
 	if (c->ring_va != NULL)
@@ -470,53 +482,6 @@ gnts_xen_client_close(struct gnts_xen_client *c)
 	free(c);
 }
 
-/* ---- the backend's ops table (backend.h) -------------------------------- */
-
-static int
-cli_available(void)
-{
-	return gnts_xen_client_available();
-}
-
-static int
-cli_attach(const struct gnts_cli_cfg *cfg, struct gnts_attach_req *req,
-	   struct gnts_attach_rsp *rsp, void **impl, char *err, size_t errlen)
-{
-	return gnts_xen_client_attach(cfg->dev, req, cfg->timeout_ms, rsp,
-				      (struct gnts_xen_client **)impl, err,
-				      errlen);
-}
-
-static int
-cli_map(void *impl, gnts_ref_t ref, void **va, size_t *size, char *err,
-	size_t errlen)
-{
-	return gnts_xen_client_map(impl, ref, va, size, err, errlen);
-}
-
-static void
-cli_unmap(void *impl, void *va, size_t size)
-{
-	gnts_xen_client_unmap(impl, va, size);
-}
-
-static int
-cli_alive(void *impl, char *err, size_t errlen)
-{
-	return gnts_xen_client_alive(impl, err, errlen);
-}
-
-static int
-cli_gone_status(const void *impl)
-{
-	return gnts_xen_client_gone_status(impl);
-}
-
-static void
-cli_close(void *impl)
-{
-	gnts_xen_client_close(impl);
-}
 
 /* The domain's config names the NF; its device is re-requested by
  * restarting the NF (the core may have new refs): no in-process

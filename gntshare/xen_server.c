@@ -10,7 +10,6 @@
  * are untrusted: read once, bounded, parsed strictly.
  */
 #include <ctype.h>
-#include <endian.h>
 #include <errno.h>
 #include <poll.h>
 #include <stdarg.h>
@@ -24,31 +23,7 @@
 #include "galloc.h"
 #include "gntshare/ring.h"
 #include "gntshare/xen.h"
-
-#define MAX_DEVS 256u
-#define VAL_MAX  4096u		/* XenStore value limit */
-#define ERR_MAX  512u		/* a refusal: may name limits and knobs */
-
-struct xdev {
-	int used;
-	int fresh;		/* first seen by this server: re-check it */
-	int attached;
-	uint16_t domid;
-	uint8_t devid;
-	gnts_peer_t dom;
-	struct gnts_region *dir;	/* directory pages of the pool refs */
-	char be[80];
-	char fe[96];
-	int seen;
-};
-
-struct gnts_xen_server {
-	struct xs_handle *xs;
-	struct gnts_srv_cb cb;
-	void *ctx;
-	int dirty;
-	struct xdev devs[MAX_DEVS];
-};
+#include "xen_server_pvt.h"
 
 /* Read @p dir/@p node into @p buf (NUL-terminated, at most @p len - 1
  * bytes, longer values are refused).  0, or -ENOENT / -E2BIG. */
@@ -101,32 +76,10 @@ xread_num(struct gnts_xen_server *s, const char *dir, const char *node)
 	return (int)parse_num(v);
 }
 
-static int
-xwrite(struct gnts_xen_server *s, xs_transaction_t t, const char *dir,
-       const char *node, const char *fmt, ...)
-	__attribute__((format(printf, 5, 6)));
-
-static int
-xwrite(struct gnts_xen_server *s, xs_transaction_t t, const char *dir,
-       const char *node, const char *fmt, ...)
-{
-	char path[160], val[VAL_MAX];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(val, sizeof(val), fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= sizeof(val))
-		return -E2BIG;
-	snprintf(path, sizeof(path), "%s/%s", dir, node);
-	return xs_write(s->xs, t, path, val, (unsigned int)n) ? 0 : -errno;
-}
-
 static void
 set_state(struct gnts_xen_server *s, struct xdev *d, int st)
 {
-	(void)xwrite(s, XBT_NULL, d->be, GNTS_XS_STATE, "%d", st);
+	(void)gnts_xs_write(s, XBT_NULL, d->be, GNTS_XS_STATE, "%d", st);
 }
 
 /* Refuse the device's current request: the guest reads why. */
@@ -137,9 +90,9 @@ refuse(struct gnts_xen_server *s, struct xdev *d, const char *why)
 
 	gnts_log(GNTS_LOG_WARNING, "domain %u device %u: %s", d->domid,
 		 d->devid, why);
-	(void)xwrite(s, XBT_NULL, d->be, GNTS_XS_ERROR, "%s", why);
+	(void)gnts_xs_write(s, XBT_NULL, d->be, GNTS_XS_ERROR, "%s", why);
 	if (xread(s, d->fe, GNTS_XS_REQUEST_ID, rid, sizeof(rid)) == 0)
-		(void)xwrite(s, XBT_NULL, d->be, GNTS_XS_REQUEST_ID, "%s", rid);
+		(void)gnts_xs_write(s, XBT_NULL, d->be, GNTS_XS_REQUEST_ID, "%s", rid);
 	set_state(s, d, GNTS_XB_CLOSED);
 }
 
@@ -200,103 +153,6 @@ read_request(struct gnts_xen_server *s, struct xdev *d,
 	return 0;
 }
 
-/* "r0 r1 ..." into @p buf; -E2BIG past a XenStore value. */
-static int
-refs_string(const uint32_t *refs, uint32_t n, char *buf, size_t len)
-{
-	size_t o = 0;
-	uint32_t i;
-
-	buf[0] = '\0';
-	for (i = 0; i < n; i++) {
-		int k = snprintf(buf + o, len - o, "%s%u", i ? " " : "",
-				 refs[i]);
-
-		if (k < 0 || (size_t)k >= len - o)
-			return -E2BIG;
-		o += (size_t)k;
-	}
-	return 0;
-}
-
-/* Directory pages listing the pool's refs for @p d, granted read-only. */
-static int
-make_directory(struct xdev *d, const uint32_t *refs, uint32_t n, char *err,
-	       size_t errlen)
-{
-	char name[GNTS_NAME_LEN];
-	uint32_t *dir, i;
-	size_t pages = (n + GNTS_XEN_REFS_PER_DIR - 1) / GNTS_XEN_REFS_PER_DIR;
-	int rc;
-
-	snprintf(name, sizeof(name), "xnv-dir-%u.%u", d->domid, d->devid);
-	rc = gnts_region_create_for(name, pages * GNTS_XEN_PAGE, 0, d->dom, 1,
-				    &d->dir, err, errlen);
-	if (rc < 0)
-		return rc;
-	dir = d->dir->va;
-	for (i = 0; i < n; i++)
-		dir[i] = htole32(refs[i]);
-	return 0;
-}
-
-static int
-publish(struct gnts_xen_server *s, struct xdev *d,
-	const struct gnts_attach_rsp *rsp, const char *name, const char *rid,
-	char *err, size_t errlen)
-{
-	struct gnts_region *ring = gnts_region_find(rsp->ring_ref);
-	struct gnts_region *pool = gnts_region_find(rsp->pool_ref);
-	const uint32_t *rrefs, *prefs, *drefs;
-	uint32_t nr = 0, np = 0, nd = 0;
-	static char rstr[VAL_MAX], dstr[VAL_MAX];
-	xs_transaction_t t;
-	int rc, tries;
-
-	rrefs = ring ? gnts_region_refs(ring, d->dom, &nr) : NULL;
-	prefs = pool ? gnts_region_refs(pool, d->dom, &np) : NULL;
-	if (rrefs == NULL || prefs == NULL) {
-		snprintf(err, errlen, "ring or pool not granted to the domain");
-		return -EINVAL;
-	}
-	rc = make_directory(d, prefs, np, err, errlen);
-	if (rc < 0)
-		return rc;
-	drefs = gnts_region_refs(d->dir, d->dom, &nd);
-	if (refs_string(rrefs, nr, rstr, sizeof(rstr)) < 0 ||
-	    refs_string(drefs, nd, dstr, sizeof(dstr)) < 0) {
-		snprintf(err, errlen, "ring or directory refs exceed a "
-			 "XenStore value (lower ring_size or pool_bufs)");
-		return -E2BIG;
-	}
-	for (tries = 0; tries < 16; tries++) {
-		t = xs_transaction_start(s->xs);
-		if (t == XBT_NULL)
-			break;
-		rc = xwrite(s, t, d->be, GNTS_XS_RING_REF, "%s", rstr);
-		rc |= xwrite(s, t, d->be, GNTS_XS_RING_PAGES, "%u", nr);
-		rc |= xwrite(s, t, d->be, GNTS_XS_RING_SIZE, "%u", rsp->ring_size);
-		rc |= xwrite(s, t, d->be, GNTS_XS_POOL_DIR_REFS, "%s", dstr);
-		rc |= xwrite(s, t, d->be, GNTS_XS_POOL_PAGES, "%u", np);
-		rc |= xwrite(s, t, d->be, GNTS_XS_POOL_BUFS, "%u", rsp->pool_bufs);
-		rc |= xwrite(s, t, d->be, GNTS_XS_BUF_SIZE, "%u", rsp->buf_size);
-		rc |= xwrite(s, t, d->be, GNTS_XS_SERVICE_ID, "%u", rsp->service_id);
-		rc |= xwrite(s, t, d->be, GNTS_XS_NF_ID, "%u", rsp->nf_id);
-		rc |= xwrite(s, t, d->be, GNTS_XS_NF_NAME, "%s", name);
-		rc |= xwrite(s, t, d->be, GNTS_XS_N_PORTS, "%u", rsp->n_ports);
-		rc |= xwrite(s, t, d->be, GNTS_XS_REQUEST_ID, "%s", rid);
-		rc |= xwrite(s, t, d->be, GNTS_XS_ERROR, "%s", "");
-		rc |= xwrite(s, t, d->be, GNTS_XS_STATE, "%d", GNTS_XB_CONNECTED);
-		if (xs_transaction_end(s->xs, t, rc != 0))
-			return rc == 0 ? 0 : -EIO;
-		if (errno != EAGAIN)
-			break;
-	}
-	snprintf(err, errlen, "cannot write the backend nodes: %s",
-		 strerror(errno));
-	return -EIO;
-}
-
 static void
 do_attach(struct gnts_xen_server *s, struct xdev *d)
 {
@@ -316,7 +172,7 @@ do_attach(struct gnts_xen_server *s, struct xdev *d)
 		return;
 	}
 	d->attached = 1;
-	rc = publish(s, d, &rsp, req.name, rid, err, sizeof(err));
+	rc = gnts_xen_publish(s, d, &rsp, req.name, rid, err, sizeof(err));
 	if (rc < 0) {
 		drop_connection(s, d);
 		refuse(s, d, err);
@@ -336,9 +192,9 @@ do_check(struct gnts_xen_server *s, struct xdev *d, int be)
 
 	if (be == GNTS_XB_CONNECTED || be == GNTS_XB_INITIALISED) {
 		/* Connected to a core that is gone. */
-		(void)xwrite(s, XBT_NULL, d->be, GNTS_XS_DETACH_REASON, "%s",
+		(void)gnts_xs_write(s, XBT_NULL, d->be, GNTS_XS_DETACH_REASON, "%s",
 			     "xnv-core restarted");
-		(void)xwrite(s, XBT_NULL, d->be, GNTS_XS_DETACH_STATUS, "%d",
+		(void)gnts_xs_write(s, XBT_NULL, d->be, GNTS_XS_DETACH_STATUS, "%d",
 			     -ECONNRESET);
 		set_state(s, d, GNTS_XB_CLOSED);
 	}
@@ -489,9 +345,15 @@ scan(struct gnts_xen_server *s)
 	}
 }
 
-int
-gnts_xen_server_open(const struct gnts_srv_cb *cb, void *ctx,
-		     struct gnts_xen_server **out, char *err, size_t errlen)
+/* Grants through the gntshare module, or else gntalloc (logged, see
+ * gnts_galloc_enable()); then watch the backend root and @releaseDomain.
+ * Domains already registered (a restarted core) are picked up by the
+ * first poll.  cb->check before a domain boots; cb->attach with pid 0;
+ * cb->death when the NF leaves, its domain dies or its nodes are removed;
+ * cb->map_denied is not used (Xen refuses foreign refs itself). */
+static int
+srv_open(const struct gnts_srv_cfg *cfg, void **impl, char *err,
+	 size_t errlen)
 {
 	struct gnts_xen_server *s;
 	int rc;
@@ -519,16 +381,17 @@ gnts_xen_server_open(const struct gnts_srv_cb *cb, void *ctx,
 		free(s);
 		return rc;
 	}
-	s->cb = *cb;
-	s->ctx = ctx;
+	s->cb = *cfg->cb;
+	s->ctx = cfg->ctx;
 	s->dirty = 1;
-	*out = s;
+	*impl = s;
 	return 0;
 }
 
-int
-gnts_xen_server_poll(struct gnts_xen_server *s)
+static int
+srv_poll(void *impl)
 {
+	struct gnts_xen_server *s = impl;
 	struct pollfd p;
 	char **ev;
 	int n = 0;
@@ -550,10 +413,12 @@ gnts_xen_server_poll(struct gnts_xen_server *s)
 	return n;
 }
 
-void
-gnts_xen_server_detach(struct gnts_xen_server *s, gnts_peer_t dom,
-		       int status, const char *reason)
+/* Tell the guest why (@p status, @p reason), end its directory grant,
+ * call death(). */
+static void
+srv_detach(void *impl, gnts_peer_t dom, int status, const char *reason)
 {
+	struct gnts_xen_server *s = impl;
 	unsigned i;
 
 	if (s == NULL)
@@ -563,25 +428,26 @@ gnts_xen_server_detach(struct gnts_xen_server *s, gnts_peer_t dom,
 
 		if (!d->used || d->dom != dom || !d->attached)
 			continue;
-		(void)xwrite(s, XBT_NULL, d->be, GNTS_XS_DETACH_REASON, "%s",
+		(void)gnts_xs_write(s, XBT_NULL, d->be, GNTS_XS_DETACH_REASON, "%s",
 			     reason);
-		(void)xwrite(s, XBT_NULL, d->be, GNTS_XS_DETACH_STATUS, "%d", status);
+		(void)gnts_xs_write(s, XBT_NULL, d->be, GNTS_XS_DETACH_STATUS, "%d", status);
 		set_state(s, d, GNTS_XB_CLOSING);
 		drop_connection(s, d);
 		set_state(s, d, GNTS_XB_CLOSED);
 	}
 }
 
-void
-gnts_xen_server_close(struct gnts_xen_server *s)
+static void
+srv_close(void *impl)
 {
+	struct gnts_xen_server *s = impl;
 	unsigned i;
 
 	if (s == NULL)
 		return;
 	for (i = 0; i < MAX_DEVS; i++) {
 		if (s->devs[i].attached)
-			gnts_xen_server_detach(s, s->devs[i].dom, -ESHUTDOWN,
+			srv_detach(s, s->devs[i].dom, -ESHUTDOWN,
 					       "xnv-core is shutting down");
 		if (s->devs[i].used)
 			forget_dev(s, &s->devs[i]);
@@ -591,33 +457,6 @@ gnts_xen_server_close(struct gnts_xen_server *s)
 }
 
 /* ---- the backend's ops table (backend.h) -------------------------------- */
-
-static int
-srv_open(const struct gnts_srv_cfg *cfg, void **impl, char *err,
-	 size_t errlen)
-{
-	return gnts_xen_server_open(cfg->cb, cfg->ctx,
-				    (struct gnts_xen_server **)impl, err,
-				    errlen);
-}
-
-static int
-srv_poll(void *impl)
-{
-	return gnts_xen_server_poll(impl);
-}
-
-static void
-srv_detach(void *impl, gnts_peer_t peer, int status, const char *why)
-{
-	gnts_xen_server_detach(impl, peer, status, why);
-}
-
-static void
-srv_close(void *impl)
-{
-	gnts_xen_server_close(impl);
-}
 
 static void
 srv_attach_words(gnts_peer_t peer, pid_t pid, char *buf, size_t len)

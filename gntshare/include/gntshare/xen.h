@@ -78,10 +78,6 @@ extern "C" {
 #define GNTS_XEN_DOMID(dom)  ((uint16_t)((dom) >> 4))
 #define GNTS_XEN_DEVID(dom)  ((unsigned)((dom) & 0xfu))
 
-/* In gnts_attach_rsp.ring_ref / pool_ref of a xen attach: which region
- * gnts_xen_client_map() maps. */
-#define GNTS_XEN_REF_RING 1u
-#define GNTS_XEN_REF_POOL 2u
 
 /* ---- Dom0: grants through the gntshare kernel module ------------------ */
 
@@ -106,71 +102,16 @@ int gnts_kgrant_enable(char *err, size_t errlen);
 int gnts_galloc_enable(char *err, size_t errlen);
 
 
-/* ---- Dom0: XenStore rendezvous ----------------------------------------- */
+/* ---- the rendezvous ------------------------------------------------------ */
 
-struct gnts_xen_server;
-
-/**
- * Grants through the gntshare module, or else gntalloc (logged; see
- * gnts_galloc_enable()); then watch GNTS_XEN_BACKEND_ROOT and
- * @releaseDomain.  Domains already registered (a restarted core) are
- * picked up by the first poll.
- * cb->check before a domain boots; cb->attach with pid 0; cb->death when
- * the NF leaves, its domain dies or its nodes are removed;
- * cb->map_denied is not used (Xen refuses foreign refs itself).
+/*
+ * Both sides are reached through backend.h only: gnts_srv_open("xen")
+ * in Dom0 (xen_server.c), gnts_cli_attach("xen") in the guest
+ * (xen_client.c).  In the reply of a xen attach, ring_ref / pool_ref are
+ * these names of the two regions the guest maps:
  */
-int gnts_xen_server_open(const struct gnts_srv_cb *cb, void *ctx,
-			 struct gnts_xen_server **out, char *err,
-			 size_t errlen);
-
-/** Handle pending XenStore events without blocking.
- *  @return events handled, or a negative errno. */
-int gnts_xen_server_poll(struct gnts_xen_server *s);
-
-/** Detach device @p dom: tell the guest why (@p status, @p reason), end
- *  its directory grant, call death(). */
-void gnts_xen_server_detach(struct gnts_xen_server *s, gnts_peer_t dom,
-			    int status, const char *reason);
-
-/** Detach every connected device, stop watching. */
-void gnts_xen_server_close(struct gnts_xen_server *s);
-
-/* ---- guest (NF) side ---------------------------------------------------- */
-
-struct gnts_xen_client;
-
-/** 1 if this is a Xen domain with an xnv device declared for it. */
-int gnts_xen_client_available(void);
-
-/**
- * Attach through device @p devid (-1: the first one not connected).
- * @p req's service and group may be empty (the domain's own are used);
- * when given they must match the domain's.  Waits up to @p timeout_ms for
- * the core.  Fills @p rsp like the host backend, with ring_ref/pool_ref
- * set to GNTS_XEN_REF_RING/POOL, and the instance name, service and group
- * the core gave the NF into @p req.
- */
-int gnts_xen_client_attach(int devid, struct gnts_attach_req *req,
-			   unsigned timeout_ms, struct gnts_attach_rsp *rsp,
-			   struct gnts_xen_client **out, char *err,
-			   size_t errlen);
-
-/** Map the ring (GNTS_XEN_REF_RING) or pool (GNTS_XEN_REF_POOL) region. */
-int gnts_xen_client_map(struct gnts_xen_client *c, gnts_ref_t ref,
-			void **va, size_t *size, char *err, size_t errlen);
-
-void gnts_xen_client_unmap(struct gnts_xen_client *c, void *va, size_t size);
-
-/** 1 while the backend is connected, 0 once it detached us (reason in
- *  @p err).  Cheap: reads XenStore at most every 20 ms. */
-int gnts_xen_client_alive(struct gnts_xen_client *c, char *err,
-			  size_t errlen);
-
-/** Status of the detach (-ESHUTDOWN: the core stopped cleanly). */
-int gnts_xen_client_gone_status(const struct gnts_xen_client *c);
-
-/** Unmap anything still mapped, set the frontend Closed, disconnect. */
-void gnts_xen_client_close(struct gnts_xen_client *c);
+#define GNTS_XEN_REF_RING 1u
+#define GNTS_XEN_REF_POOL 2u
 
 #ifdef __cplusplus
 }

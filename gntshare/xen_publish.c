@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * xen backend, Dom0 side: what an attached guest reads (xen.h draws the
+ * nodes): the ring region's refs, the pool's refs through granted
+ * directory pages, the geometry, in one XenStore transaction.  Also the
+ * one XenStore writer of the Dom0 side.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "xen_server_pvt.h"
+
+int
+gnts_xs_write(struct gnts_xen_server *s, xs_transaction_t t, const char *dir,
+       const char *node, const char *fmt, ...)
+{
+	char path[160], val[VAL_MAX];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(val, sizeof(val), fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(val))
+		return -E2BIG;
+	snprintf(path, sizeof(path), "%s/%s", dir, node);
+	return xs_write(s->xs, t, path, val, (unsigned int)n) ? 0 : -errno;
+}
+
+/* "r0 r1 ..." into @p buf; -E2BIG past a XenStore value. */
+static int
+refs_string(const uint32_t *refs, uint32_t n, char *buf, size_t len)
+{
+	size_t o = 0;
+	uint32_t i;
+
+	buf[0] = '\0';
+	for (i = 0; i < n; i++) {
+		int k = snprintf(buf + o, len - o, "%s%u", i ? " " : "",
+				 refs[i]);
+
+		if (k < 0 || (size_t)k >= len - o)
+			return -E2BIG;
+		o += (size_t)k;
+	}
+	return 0;
+}
+
+/* Directory pages listing the pool's refs for @p d, granted read-only. */
+static int
+make_directory(struct xdev *d, const uint32_t *refs, uint32_t n, char *err,
+	       size_t errlen)
+{
+	char name[GNTS_NAME_LEN];
+	uint32_t *dir, i;
+	size_t pages = (n + GNTS_XEN_REFS_PER_DIR - 1) / GNTS_XEN_REFS_PER_DIR;
+	int rc;
+
+	snprintf(name, sizeof(name), "xnv-dir-%u.%u", d->domid, d->devid);
+	rc = gnts_region_create_for(name, pages * GNTS_XEN_PAGE, 0, d->dom, 1,
+				    &d->dir, err, errlen);
+	if (rc < 0)
+		return rc;
+	dir = d->dir->va;
+	for (i = 0; i < n; i++)
+		dir[i] = htole32(refs[i]);
+	return 0;
+}
+
+int
+gnts_xen_publish(struct gnts_xen_server *s, struct xdev *d,
+	const struct gnts_attach_rsp *rsp, const char *name, const char *rid,
+	char *err, size_t errlen)
+{
+	struct gnts_region *ring = gnts_region_find(rsp->ring_ref);
+	struct gnts_region *pool = gnts_region_find(rsp->pool_ref);
+	const uint32_t *rrefs, *prefs, *drefs;
+	uint32_t nr = 0, np = 0, nd = 0;
+	static char rstr[VAL_MAX], dstr[VAL_MAX];
+	xs_transaction_t t;
+	int rc, tries;
+
+	rrefs = ring ? gnts_region_refs(ring, d->dom, &nr) : NULL;
+	prefs = pool ? gnts_region_refs(pool, d->dom, &np) : NULL;
+	if (rrefs == NULL || prefs == NULL) {
+		snprintf(err, errlen, "ring or pool not granted to the domain");
+		return -EINVAL;
+	}
+	rc = make_directory(d, prefs, np, err, errlen);
+	if (rc < 0)
+		return rc;
+	drefs = gnts_region_refs(d->dir, d->dom, &nd);
+	if (refs_string(rrefs, nr, rstr, sizeof(rstr)) < 0 ||
+	    refs_string(drefs, nd, dstr, sizeof(dstr)) < 0) {
+		snprintf(err, errlen, "ring or directory refs exceed a "
+			 "XenStore value (lower ring_size or pool_bufs)");
+		return -E2BIG;
+	}
+	for (tries = 0; tries < 16; tries++) {
+		t = xs_transaction_start(s->xs);
+		if (t == XBT_NULL)
+			break;
+		rc = gnts_xs_write(s, t, d->be, GNTS_XS_RING_REF, "%s", rstr);
+		rc |= gnts_xs_write(s, t, d->be, GNTS_XS_RING_PAGES, "%u", nr);
+		rc |= gnts_xs_write(s, t, d->be, GNTS_XS_RING_SIZE, "%u", rsp->ring_size);
+		rc |= gnts_xs_write(s, t, d->be, GNTS_XS_POOL_DIR_REFS, "%s", dstr);
+		rc |= gnts_xs_write(s, t, d->be, GNTS_XS_POOL_PAGES, "%u", np);
+		rc |= gnts_xs_write(s, t, d->be, GNTS_XS_POOL_BUFS, "%u", rsp->pool_bufs);
+		rc |= gnts_xs_write(s, t, d->be, GNTS_XS_BUF_SIZE, "%u", rsp->buf_size);
+		rc |= gnts_xs_write(s, t, d->be, GNTS_XS_SERVICE_ID, "%u", rsp->service_id);
+		rc |= gnts_xs_write(s, t, d->be, GNTS_XS_NF_ID, "%u", rsp->nf_id);
+		rc |= gnts_xs_write(s, t, d->be, GNTS_XS_NF_NAME, "%s", name);
+		rc |= gnts_xs_write(s, t, d->be, GNTS_XS_N_PORTS, "%u", rsp->n_ports);
+		rc |= gnts_xs_write(s, t, d->be, GNTS_XS_REQUEST_ID, "%s", rid);
+		rc |= gnts_xs_write(s, t, d->be, GNTS_XS_ERROR, "%s", "");
+		rc |= gnts_xs_write(s, t, d->be, GNTS_XS_STATE, "%d", GNTS_XB_CONNECTED);
+		if (xs_transaction_end(s->xs, t, rc != 0))
+			return rc == 0 ? 0 : -EIO;
+		if (errno != EAGAIN)
+			break;
+	}
+	snprintf(err, errlen, "cannot write the backend nodes: %s",
+		 strerror(errno));
+	return -EIO;
+}
