@@ -7,17 +7,16 @@
  */
 #include <string.h>
 
-#include <rte_byteorder.h>
 #include <rte_hash_crc.h>
 #include <rte_mbuf.h>
 
 #include "classify.h"
 
-uint32_t
-xnv_flow_key_hash(const struct xnv_flow_key *k, enum xnv_key_kind kind)
+/* Inlined into both callers: the per-packet hash pays no call. */
+static inline uint32_t
+key_hash(const struct xnv_flow_key *k, enum xnv_key_kind kind)
 {
 	uint32_t h = 0x9e3779b9u, a;
-	uint16_t ports[2];
 
 	if (kind == XNV_KEY_OTHER) {
 		h = rte_hash_crc_2byte(k->ethertype, h);
@@ -34,13 +33,17 @@ xnv_flow_key_hash(const struct xnv_flow_key *k, enum xnv_key_kind kind)
 	}
 	h = rte_hash_crc_1byte(k->proto, h);
 	if (kind == XNV_KEY_PORTS) {
-		/* The ports as they were on the wire. */
-		ports[0] = rte_cpu_to_be_16(k->sport);
-		ports[1] = rte_cpu_to_be_16(k->dport);
-		memcpy(&a, ports, sizeof(a));
+		/* sport and dport, as they were on the wire */
+		memcpy(&a, &k->sport, sizeof(a));
 		h = rte_hash_crc_4byte(a, h);
 	}
 	return h != 0 ? h : 1;
+}
+
+uint32_t
+xnv_flow_key_hash(const struct xnv_flow_key *k, enum xnv_key_kind kind)
+{
+	return key_hash(k, kind);
 }
 
 uint32_t
@@ -48,5 +51,5 @@ xnv_flow_hash(const struct rte_mbuf *m)
 {
 	struct xnv_flow_key k;
 
-	return xnv_flow_key_hash(&k, xnv_flow_key(m, &k));
+	return key_hash(&k, xnv_flow_key(m, &k));
 }

@@ -132,7 +132,7 @@ parse_port(const char *v, uint16_t *out)
 
 	if (*v == '\0' || *end != '\0' || x > 65535)
 		return -1;
-	*out = (uint16_t)x;
+	*out = htons((uint16_t)x);	/* keys hold ports as on the wire */
 	return 0;
 }
 
@@ -316,8 +316,8 @@ xnv_flow_get(const struct xnv_core *c, uint32_t id,
 	inet_ntop(af, r->key.src, m->src, sizeof(m->src));
 	inet_ntop(af, r->key.dst, m->dst, sizeof(m->dst));
 	m->proto = r->key.proto;
-	m->sport = r->key.sport;
-	m->dport = r->key.dport;
+	m->sport = ntohs(r->key.sport);
+	m->dport = ntohs(r->key.dport);
 	*chain = r->chain;
 	*hits = r->hits;
 	return 0;

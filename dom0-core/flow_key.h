@@ -32,7 +32,7 @@
 struct xnv_flow_key {
 	_Alignas(8) uint8_t src[16];	/* IPv4: first 4 bytes, rest 0 */
 	uint8_t dst[16];
-	uint16_t sport, dport;		/* host order; 0 when not read */
+	uint16_t sport, dport;		/* network order; 0 when not read */
 	uint8_t proto;
 	uint8_t v6;
 	uint16_t ethertype;		/* host order, after a VLAN tag */
@@ -105,8 +105,8 @@ xnv_flow_key_parse(const uint8_t *p, uint32_t len, struct xnv_flow_key *k)
 	if ((k->proto != IPPROTO_TCP && k->proto != IPPROTO_UDP) ||
 	    len < l4 + 4)
 		return XNV_KEY_IP;
-	k->sport = xnv_key_be16(p + l4);
-	k->dport = xnv_key_be16(p + l4 + 2);
+	memcpy(&k->sport, p + l4, sizeof(k->sport));
+	memcpy(&k->dport, p + l4 + 2, sizeof(k->dport));
 	return XNV_KEY_PORTS;
 }
 

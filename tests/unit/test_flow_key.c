@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <cmocka.h>
+#include <arpa/inet.h>
 
 #include "flow_key.h"
 
@@ -89,8 +90,8 @@ assert_v4_ports(uint32_t len, uint8_t proto)
 	assert_int_equal(xnv_flow_key_parse(f, len, &k), XNV_KEY_PORTS);
 	assert_v4_addrs(&k);
 	assert_int_equal(k.proto, proto);
-	assert_int_equal(k.sport, 1234);
-	assert_int_equal(k.dport, 80);
+	assert_int_equal(ntohs(k.sport), 1234);
+	assert_int_equal(ntohs(k.dport), 80);
 }
 
 TEST(ipv4_udp_gives_its_5_tuple)
@@ -161,8 +162,8 @@ TEST(ipv6_tcp_gives_its_5_tuple)
 	assert_int_equal(k.v6, 1);
 	assert_int_equal(k.ethertype, XNV_ETHER_IPV6);
 	assert_int_equal(k.proto, IPPROTO_TCP);
-	assert_int_equal(k.sport, 53);
-	assert_int_equal(k.dport, 5353);
+	assert_int_equal(ntohs(k.sport), 53);
+	assert_int_equal(ntohs(k.dport), 5353);
 }
 
 TEST(ipv6_fragment_header_has_no_ports)
