@@ -254,7 +254,7 @@ load_core(struct rte_cfgfile *f, struct xnv_config *c, char *err,
 				    "be a power of two from 16 to 65536", v);
 	}
 	if ((v = GET(f, "core", "burst")) != NULL &&
-	    (rc = parse_u32("core", "burst", v, 1, XNV_MAX_BURST, &c->burst,
+	    (rc = parse_u32("core", "burst", v, 1, GNTS_BURST_MAX, &c->burst,
 			    err, errlen)) < 0)
 		return rc;
 	if ((v = GET(f, "core", "spill_threshold")) != NULL &&

@@ -47,6 +47,8 @@
 #include <stdint.h>
 #include <sys/un.h>
 
+#include <gntshare/proto.h>	/* GNTS_BURST_MAX, GNTS_RING_* */
+
 #define XNV_NAME_LEN       32
 #define XNV_DEV_LEN        256
 #define XNV_MAX_PORTS      16
@@ -54,7 +56,6 @@
 #define XNV_MAX_SERVICES   64
 #define XNV_MAX_SERVICE_ID 255
 #define XNV_MAX_CHAIN      8
-#define XNV_MAX_BURST      256
 #define XNV_HEADROOM       128	/* == RTE_PKTMBUF_HEADROOM (core.h checks) */
 #define XNV_ERROR_BUDGET_DEFAULT      1000
 #define XNV_HEARTBEAT_TIMEOUT_DEFAULT 3000

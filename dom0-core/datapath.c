@@ -123,7 +123,7 @@ static unsigned
 send_nf(struct xnv_core *c, struct xnv_nfrec *nf, struct rte_mbuf **m,
 	unsigned n)
 {
-	struct gnts_desc d[XNV_MAX_BURST];
+	struct gnts_desc d[GNTS_BURST_MAX];
 	uint16_t *owner = c->pools[nf->pool].owner;
 	unsigned i, k, spills = 0;
 
@@ -245,7 +245,7 @@ xnv_free_parked(struct xnv_pending *pd)
 static int
 flush_pending(struct xnv_core *c, struct xnv_pending *pd, uint64_t now)
 {
-	struct rte_mbuf *m[XNV_MAX_BURST];
+	struct rte_mbuf *m[GNTS_BURST_MAX];
 	unsigned n = pd->n;
 
 	if (n == 0)
@@ -263,8 +263,8 @@ unsigned
 xnv_rx_port(struct xnv_core *c, uint16_t idx, uint64_t now)
 {
 	struct xnv_port *p = &c->ports[idx];
-	struct rte_mbuf *m[XNV_MAX_BURST];
-	uint16_t chain[XNV_MAX_BURST];
+	struct rte_mbuf *m[GNTS_BURST_MAX];
+	uint16_t chain[GNTS_BURST_MAX];
 	unsigned n, i, kept = 0, want = c->cfg.burst;
 	uint64_t rx_tsc = 0;
 	int flows;
@@ -377,8 +377,8 @@ static void
 refill(struct xnv_core *c, struct xnv_nfrec *nf)
 {
 	struct xnv_pool *pool = &c->pools[nf->pool];
-	struct rte_mbuf *m[XNV_MAX_BURST];
-	struct gnts_desc d[XNV_MAX_BURST];
+	struct rte_mbuf *m[GNTS_BURST_MAX];
+	struct gnts_desc d[GNTS_BURST_MAX];
 	uint32_t have = gnts_ring_count(&nf->free, 1), n, k, i;
 
 	if (have * 2 >= nf->alloc_want)
@@ -414,8 +414,8 @@ refill(struct xnv_core *c, struct xnv_nfrec *nf)
 static unsigned
 take_returns(struct xnv_core *c, struct xnv_nfrec *nf, uint64_t now)
 {
-	struct gnts_desc d[XNV_MAX_BURST];
-	struct rte_mbuf *out[XNV_MAX_BURST];
+	struct gnts_desc d[GNTS_BURST_MAX];
+	struct rte_mbuf *out[GNTS_BURST_MAX];
 	struct xnv_pool *pool = &c->pools[nf->pool];
 	const struct xnv_pool_view view = {
 		.n_bufs = pool->n_bufs, .buf_size = pool->buf_size,

@@ -15,7 +15,7 @@ struct rte_mbuf;
 struct xnv_pending {
 	uint16_t n;
 	uint64_t since;			/* tsc when the oldest started waiting */
-	struct rte_mbuf *m[XNV_MAX_BURST];
+	struct rte_mbuf *m[GNTS_BURST_MAX];
 };
 
 unsigned xnv_rx_port(struct xnv_core *c, uint16_t idx, uint64_t now);

@@ -80,10 +80,10 @@ xnv_flows_classify(struct xnv_core *c, struct rte_mbuf **m, unsigned n,
 		   uint16_t *chain)
 {
 	struct xnv_flows *f = c->flows;
-	struct xnv_flow_key keys[XNV_MAX_BURST];
-	const void *kp[XNV_MAX_BURST];
-	void *data[XNV_MAX_BURST];
-	unsigned idx[XNV_MAX_BURST], i, j, k = 0;
+	struct xnv_flow_key keys[GNTS_BURST_MAX];
+	const void *kp[GNTS_BURST_MAX];
+	void *data[GNTS_BURST_MAX];
+	unsigned idx[GNTS_BURST_MAX], i, j, k = 0;
 	uint64_t hit = 0;
 
 	for (i = 0; i < n; i++) {

@@ -14,6 +14,7 @@
 #include "xnv/nf.h"
 
 #define XNV_BURST 32u	/* descriptors per ring burst in the NF */
+_Static_assert(XNV_BURST <= GNTS_BURST_MAX, "a burst the protocol allows");
 
 #define LOG(...) do { fprintf(stderr, "xnv: " __VA_ARGS__); \
 		      fputc('\n', stderr); } while (0)

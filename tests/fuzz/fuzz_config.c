@@ -26,7 +26,7 @@ check_ok(const struct xnv_config *c)
 	CHECK(c->n_groups >= 1 && c->n_groups <= XNV_MAX_GROUPS);
 	CHECK(c->n_services <= XNV_MAX_SERVICES);
 	CHECK(c->ring_size >= 16 && (c->ring_size & (c->ring_size - 1)) == 0);
-	CHECK(c->burst >= 1 && c->burst <= XNV_MAX_BURST);
+	CHECK(c->burst >= 1 && c->burst <= GNTS_BURST_MAX);
 	for (int i = 0; i < c->n_ports; i++) {
 		const struct xnv_port_cfg *p = &c->ports[i];
 

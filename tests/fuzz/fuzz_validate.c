@@ -69,7 +69,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static uint16_t owner[MAX_BUFS];
 	static uint8_t held[MAX_BUFS];
 	struct gnts_ring_port core[GNTS_RING_COUNT];
-	struct gnts_desc d[XNV_MAX_BURST];
+	struct gnts_desc d[GNTS_BURST_MAX];
 	struct xnv_config cfg;
 	struct xnv_pool_view view;
 	struct in in = { data, size };

@@ -36,6 +36,9 @@ extern "C" {
 #define GNTS_MAX_RINGS        4u
 #define GNTS_RING_MIN         16u
 #define GNTS_RING_MAX         (1u << 16)
+#define GNTS_BURST_MAX        256u	/* descriptors one side moves in one
+					 * burst, at most (xnv-core's [core]
+					 * burst; libxnv moves 32) */
 
 enum gnts_ring_id {
 	GNTS_RING_RX = 0,	/* core -> NF: packets to process */
