@@ -59,12 +59,9 @@ gnts_srv_open(const char *kind, const struct gnts_srv_cfg *cfg,
 		kind = "host";
 	ops = gnts_srv_backend(kind);
 	if (ops == NULL) {
-		rc = strcmp(kind, "xen") == 0 ? -ENOTSUP : -EINVAL;
-		snprintf(err, errlen, "backend '%s' %s (this build has: %s)",
-			 kind, rc == -ENOTSUP ? "was not built in: the Xen "
-			 "libraries were missing at build time" : "unknown",
-			 gnts_srv_kinds());
-		return rc;
+		snprintf(err, errlen, "backend '%s' is unknown or not built in "
+			 "(this build has: %s)", kind, gnts_srv_kinds());
+		return -EINVAL;
 	}
 	s = calloc(1, sizeof(*s));
 	if (s == NULL) {

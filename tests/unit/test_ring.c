@@ -151,30 +151,6 @@ TEST(test_attach_bad_magic_eproto)
 	assert_int_equal(reattach(F.bytes, 0), -EPROTO);
 }
 
-TEST(test_attach_bad_version_eproto)
-{
-	/* A newer layout that cannot be read as ours. */
-	HDR->version = GNTS_RING_VERSION + 1;
-	HDR->min_version = GNTS_RING_VERSION + 1;
-	assert_int_equal(reattach(F.bytes, 0), -EPROTO);
-	/* An older one than we read. */
-	HDR->version = GNTS_RING_VERSION_MIN - 1;
-	HDR->min_version = 0;
-	assert_int_equal(reattach(F.bytes, 0), -EPROTO);
-}
-
-TEST(test_attach_peer_one_version_ahead)
-{
-	/* A writer one version ahead that may still be read as ours. */
-	HDR->version = GNTS_RING_VERSION + 1;
-	HDR->min_version = GNTS_RING_VERSION;
-	assert_int_equal(reattach(F.bytes, 0), 0);
-	/* min_version 0 (an older writer's reserved bytes): = version. */
-	HDR->version = GNTS_RING_VERSION;
-	HDR->min_version = 0;
-	assert_int_equal(reattach(F.bytes, 0), 0);
-}
-
 static const uint32_t bad_sizes[] = {
 	0, 1, 8, GNTS_RING_MIN - 1, GNTS_RING_MIN + 1, 24, 100, 1000,
 	GNTS_RING_MAX - 1, GNTS_RING_MAX + 1, GNTS_RING_MAX * 2,
@@ -596,8 +572,6 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		T(test_format_attach_good_header, 256),
 		T(test_attach_bad_magic_eproto, 64),
-		T(test_attach_bad_version_eproto, 64),
-		T(test_attach_peer_one_version_ahead, 64),
 		cmocka_unit_test(test_format_rejects_bad_ring_size),
 		cmocka_unit_test(test_format_rejects_small_region),
 		cmocka_unit_test(test_attach_rejects_bad_ring_size),
