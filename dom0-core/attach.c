@@ -301,6 +301,7 @@ xnv_rec_finish(struct xnv_core *c, struct xnv_nfrec *nf)
 {
 	struct xnv_pool *pool = &c->pools[nf->pool];
 	uint16_t tag = (uint16_t)(nf->id + 1);
+	char who[64];
 	uint32_t i;
 
 	if (nf->ring_region == NULL)
@@ -318,8 +319,6 @@ xnv_rec_finish(struct xnv_core *c, struct xnv_nfrec *nf)
 		nf->busy_tsc = now + c->tsc_hz / 100;
 		busy = gnts_region_busy(nf->dom);
 		if (busy > 0) {
-			char who[64];
-
 			if (nf->busy_frames == 0)
 				XLOG(INFO, "NF %s: %s still maps %u frames; "
 				     "its buffers return when it unmaps\n",
@@ -342,10 +341,12 @@ xnv_rec_finish(struct xnv_core *c, struct xnv_nfrec *nf)
 	gnts_region_destroy(nf->ring_region);
 	nf->ring_region = NULL;
 	xnv_pool_retire(c, nf);
-	XLOG(INFO, "NF %s (domain %u) detached: %s; rx %" PRIu64 " tx %" PRIu64
+	XLOG(INFO, "NF %s (%s) detached: %s; rx %" PRIu64 " tx %" PRIu64
 	     " drop %" PRIu64 " bad %" PRIu64 ", %" PRIu64 " buffers "
-	     "reclaimed\n", nf->name, nf->dom, nf->gone_reason, nf->rx_pkts,
-	     nf->tx_pkts, nf->drops, nf->bad, nf->reclaimed);
+	     "reclaimed\n", nf->name,
+	     gnts_srv_peer_words(c->srv, nf->dom, who, sizeof(who)),
+	     nf->gone_reason, nf->rx_pkts, nf->tx_pkts, nf->drops, nf->bad,
+	     nf->reclaimed);
 }
 
 void
@@ -412,7 +413,9 @@ xnv_rec_map_denied(void *ctx, gnts_peer_t dom, gnts_ref_t ref,
 {
 	struct xnv_core *c = ctx;
 	struct xnv_nfrec *nf = nf_by_dom(c, dom);
+	char who[64];
 
 	(void)ref;
-	XLOG(WARNING, "NF %s (domain %u): %s\n", nf ? nf->name : "?", dom, why);
+	XLOG(WARNING, "NF %s (%s): %s\n", nf ? nf->name : "?",
+	     gnts_srv_peer_words(c->srv, dom, who, sizeof(who)), why);
 }

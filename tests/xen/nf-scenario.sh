@@ -88,7 +88,7 @@ sleep 2; snap
 t2=$(col nout 3)
 [ $fin = 0 ] && [ "$(col $V.0 8)" = gone ] && [ "$(col $V.0 7)" -gt 0 ] && [ "$t2" -gt "$t1" ] &&
 	[ "$(col $S.0 3)" -gt 0 ]
-check destroy-under-traffic $? "xl destroy $V: $(grep -o "NF $V.0 (domain [0-9]*) detached.*" $LOG | cut -c1-160); port nout tx $t1 -> $t2 via $S (rx $(col $S.0 3))"
+check destroy-under-traffic $? "xl destroy $V: $(grep -o "NF $V.0 (Xen domain [0-9]* device [0-9]*) detached.*" $LOG | cut -c1-160); port nout tx $t1 -> $t2 via $S (rx $(col $S.0 3))"
 xnv-xl destroy $S >/dev/null 2>&1
 wait_for 60 finished $S.0
 sleep 1; snap

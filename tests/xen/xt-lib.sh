@@ -24,5 +24,5 @@ snap() {
 col() { awk -v p="$1" -v c="$2" '$1 == p { print $c }' /tmp/snap; }
 grp() { awk -v g="$1" -v c="$2" '$1 == "group" && $2 == g { print $c }' /tmp/snap; }
 attached() { grep -q "NF $1 attached" $LOG; }
-finished() { grep -q "NF $1 (domain [0-9]*) detached" $LOG; }
+finished() { grep -q "NF $1 (Xen domain [0-9]* device [0-9]*) detached" $LOG; }
 no_domain() { ! xl list 2>/dev/null | grep -q "^$1 "; }
