@@ -68,6 +68,37 @@ socket_live(const struct sockaddr_un *sa)
 	return live;
 }
 
+/*
+ * Bind and listen under a temporary name, then rename it to @p path: the
+ * socket file appears only once it accepts connections, so an NF started
+ * the moment it exists is never refused.  (A path too long for the
+ * temporary name is bound directly.)
+ */
+static int
+bind_listen(int fd, const struct sockaddr_un *sa, const char *path)
+{
+	struct sockaddr_un tmp;
+	char name[sizeof(tmp.sun_path) + 8];
+	int direct;
+
+	snprintf(name, sizeof(name), "%s.new", path);
+	direct = fill_addr(&tmp, name) < 0;
+	if (direct)
+		tmp = *sa;
+	else
+		unlink(name);	/* left by a core that died right here */
+	if (bind(fd, (const struct sockaddr *)&tmp, sizeof(tmp)) < 0 ||
+	    chmod(tmp.sun_path, 0600) < 0 || listen(fd, 64) < 0 ||
+	    (!direct && rename(tmp.sun_path, path) < 0)) {
+		int e = -errno;
+
+		if (!direct)
+			unlink(tmp.sun_path);
+		return e;
+	}
+	return 0;
+}
+
 int
 gnts_server_open(const char *path, const struct gnts_srv_cb *cb,
 		 void *ctx, struct gnts_server **out, char *err, size_t errlen)
@@ -107,9 +138,8 @@ gnts_server_open(const char *path, const struct gnts_srv_cb *cb,
 		rc = -errno;
 		goto fail;
 	}
-	if (bind(s->lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    chmod(path, 0600) < 0 || listen(s->lfd, 64) < 0) {
-		rc = -errno;
+	rc = bind_listen(s->lfd, &sa, path);
+	if (rc < 0) {
 		snprintf(err, errlen, "cannot listen on %s: %s", path,
 			 strerror(-rc));
 		close(s->lfd);

@@ -5,7 +5,8 @@
 # The ring tests are also built with ThreadSanitizer (tsan/, whatever SAN
 # says: TSan cannot be combined with ASan) and run by check-unit: the
 # two-thread stress then checks the ring's memory ordering too.
-UNIT_TESTS  := test_ring test_ring_ctl test_host_backend test_galloc test_proto
+UNIT_TESTS  := test_ring test_ring_ctl test_host_backend test_galloc test_proto \
+               test_host_listen
 # libraries a test needs beyond libgntshare (galloc.o calls libxengnttab)
 UNIT_LIBS_test_galloc := $(XEN_LIBS)
 UNIT_LIBS_test_proto := $(XEN_LIBS)
