@@ -59,6 +59,7 @@ enum xnv_drop {
 	XNV_DROP_CHAIN,		/* "drop" step of a chain */
 	XNV_DROP_RECLAIMED,	/* held by an NF that went away */
 	XNV_DROP_SHUTDOWN,	/* waiting at a port when the core stopped */
+	XNV_DROP_EMPTY,		/* received frame of length 0 */
 	XNV_DROP_N
 };
 

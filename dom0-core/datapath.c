@@ -21,6 +21,7 @@ const char *const xnv_drop_names[XNV_DROP_N] = {
 	[XNV_DROP_STALL] = "stall",
 	[XNV_DROP_BAD_DESC] = "bad_desc",
 	[XNV_DROP_MULTISEG] = "multiseg",
+	[XNV_DROP_EMPTY] = "empty",
 	[XNV_DROP_CHAIN] = "chain_drop",
 	[XNV_DROP_RECLAIMED] = "reclaimed",
 	[XNV_DROP_SHUTDOWN] = "shutdown",
@@ -302,8 +303,12 @@ xnv_rx_port(struct xnv_core *c, uint16_t idx, uint64_t now)
 		const struct xnv_chain *ch;
 		struct xnv_mbuf_priv *pv;
 
-		if (m[i]->nb_segs != 1) {
-			c->drops[XNV_DROP_MULTISEG]++;
+		/* One buffer each, and not empty: an NF is never handed a
+		 * frame it could not return as it got it (proto.h,
+		 * gnts_desc_len_ok). */
+		if (unlikely(m[i]->nb_segs != 1 || m[i]->data_len == 0)) {
+			c->drops[m[i]->nb_segs != 1 ? XNV_DROP_MULTISEG :
+				 XNV_DROP_EMPTY]++;
 			rte_pktmbuf_free(m[i]);
 			continue;
 		}

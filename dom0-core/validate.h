@@ -12,7 +12,8 @@
  *   1. buf < pool size                     else XNV_BAD_INDEX
  *   2. owner[buf] == this NF               else XNV_BAD_OWNER (covers
  *      double returns and other NFs' buffers)
- *   3. len >= 1 and off + len <= buf_size  else XNV_BAD_BOUNDS
+ *   3. len >= 1 (0 only with GNTS_ACT_DROP: gnts_desc_len_ok) and
+ *      off + len <= buf_size               else XNV_BAD_BOUNDS
  *   4. action is DROP, OUT, TO_SERVICE, NEXT      else XNV_BAD_ACTION
  *   5. OUT: dst < number of ports; TO_SERVICE: dst names a configured
  *      service                              else XNV_BAD_DEST
@@ -58,7 +59,8 @@ xnv_validate(const struct gnts_desc *d, const struct xnv_pool_view *pool,
 		return XNV_BAD_INDEX;
 	if (pool->owner[d->buf] != owner_tag)
 		return XNV_BAD_OWNER;
-	if (d->len == 0 || (uint32_t)d->off + d->len > pool->buf_size)
+	if (!gnts_desc_len_ok(d->len, d->action) ||
+	    (uint32_t)d->off + d->len > pool->buf_size)
 		return XNV_BAD_BOUNDS;
 	switch (d->action) {
 	case GNTS_ACT_DROP:

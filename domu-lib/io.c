@@ -282,7 +282,8 @@ xnv_pkt_send(struct xnv_nf *nf, struct xnv_pkt *pkt, xnv_action_t action)
 	if (pkt->buf < nf->pool || off % bs != 0 ||
 	    off / bs >= nf->att.pool_bufs || pkt->off + pkt->len > bs ||
 	    (code != XNV_ACT_DROP && code != XNV_ACT_OUT &&
-	     code != XNV_ACT_TO_SERVICE))
+	     code != XNV_ACT_TO_SERVICE) ||
+	    !gnts_desc_len_ok((uint16_t)pkt->len, code))
 		return -EINVAL;
 	if (nf->n_sends == XNV_BURST && (rc = xnv_nf_flush(nf)) < 0)
 		return rc;

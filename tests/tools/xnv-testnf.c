@@ -9,6 +9,9 @@
  *                  per flow: PROTO SRC SPORT DST DPORT COUNT, PROTO being
  *                  tcp|udp (IPv4/IPv6 5-tuple), ipN (other IP protocol),
  *                  frag (IP fragment, ports 0) or eth-XXXX (not IP).
+ *   --empty-drops N  first hand N empty buffers back: xnv_pkt_alloc() then
+ *                  xnv_pkt_send(XNV_DROP) with length 0 (needs --alloc);
+ *                  says "empty drops N" on stderr when done
  * On exit: "xnv-testnf NAME: flows N packets P" on stderr.
  */
 #include <arpa/inet.h>
@@ -37,6 +40,7 @@ static struct {
 	struct flow *table;
 	unsigned n_flows, overflow;
 	uint64_t packets;
+	unsigned long empty_drops;
 } t = { .action = XNV_NEXT };
 
 static volatile sig_atomic_t dump_req;
@@ -196,6 +200,9 @@ parse_opts(int argc, char **argv)
 
 		if (strcmp(o, "--flows") == 0)
 			t.flows_path = a;
+		else if (strcmp(o, "--empty-drops") == 0 &&
+			 (v = strtoul(a, &end, 10), *a && !*end))
+			t.empty_drops = v;
 		else if (strcmp(o, "--delay-us") == 0 &&
 			 (v = strtoul(a, &end, 10), *a && !*end))
 			t.delay_ns = (uint64_t)v * 1000u;
@@ -214,9 +221,34 @@ parse_opts(int argc, char **argv)
 	if (i == argc)
 		return 0;
 	fprintf(stderr, "xnv-testnf: bad option '%s' (NF options: --action "
-		"next|drop|out:N|service:ID, --delay-us N, --flows FILE)\n",
+		"next|drop|out:N|service:ID, --delay-us N, --flows FILE, "
+		"--empty-drops N)\n",
 		argv[i]);
 	return -1;
+}
+
+/* Allocate and hand back t.empty_drops empty buffers; 0 or -errno. */
+static int
+empty_drops(struct xnv_nf *nf)
+{
+	struct xnv_pkt pkt;
+	unsigned long done = 0;
+	int rc;
+
+	while (done < t.empty_drops) {
+		if (xnv_pkt_alloc(nf, &pkt) == 0) {
+			if ((rc = xnv_pkt_send(nf, &pkt, XNV_DROP)) < 0)
+				return rc;
+			done++;
+		} else if ((rc = xnv_nf_poll(nf, handle, NULL)) < 0) {
+			return rc;	/* pushes the drops, gets buffers */
+		}
+	}
+	if ((rc = xnv_nf_flush(nf)) < 0)
+		return rc;
+	fprintf(stderr, "xnv-testnf %s: empty drops %lu\n", xnv_nf_name(nf),
+		done);
+	return 0;
 }
 
 int
@@ -236,7 +268,9 @@ main(int argc, char **argv)
 	rc = xnv_nf_init(argc, argv, &nf);
 	if (rc < 0)
 		return rc == -EAGAIN ? 0 : 1;
-	rc = xnv_nf_run(nf, handle, NULL);
+	rc = empty_drops(nf);
+	if (rc == 0)
+		rc = xnv_nf_run(nf, handle, NULL);
 	if (t.table != NULL)
 		write_flows();
 	fprintf(stderr, "xnv-testnf %s: flows %u packets %llu%s\n",

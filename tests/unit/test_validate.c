@@ -78,7 +78,10 @@ TEST(buffer_not_held_is_bad_owner)
 
 TEST(empty_or_overflowing_data_is_bad_bounds)
 {
-	assert_int_equal(check(desc(1, 0, 0, GNTS_ACT_DROP, 0)), XNV_BAD_BOUNDS);
+	/* Empty: only a buffer handed back with DROP (gnts_desc_len_ok). */
+	assert_int_equal(check(desc(1, 0, 0, GNTS_ACT_NEXT, 0)), XNV_BAD_BOUNDS);
+	assert_int_equal(check(desc(1, 0, 0, GNTS_ACT_OUT, 0)), XNV_BAD_BOUNDS);
+	assert_int_equal(check(desc(1, 0, 0, GNTS_ACT_DROP, 0)), XNV_OK);
 	assert_int_equal(check(desc(1, 1, BUF_SIZE, GNTS_ACT_DROP, 0)),
 			 XNV_BAD_BOUNDS);
 	assert_int_equal(check(desc(1, BUF_SIZE, 1, GNTS_ACT_DROP, 0)),

@@ -79,6 +79,20 @@ struct gnts_desc {
 
 _Static_assert(sizeof(struct gnts_desc) == 16, "descriptor must be 16 bytes");
 
+/**
+ * The one rule for a descriptor's length, shared by libxnv (what it lets
+ * an NF send) and the core's validator (what it accepts): data must be
+ * there unless the buffer is handed back with GNTS_ACT_DROP, whose bytes
+ * nobody reads (an NF may return an empty buffer it allocated).  The core
+ * never delivers an empty frame (a port's zero-length frames are dropped
+ * and counted at rx).
+ */
+static inline int
+gnts_desc_len_ok(uint16_t len, uint8_t action)
+{
+	return len != 0 || action == GNTS_ACT_DROP;
+}
+
 /* Shared header at offset 0 of a ring region; written once by the core. */
 struct gnts_ring_region_hdr {
 	uint32_t magic;			/* GNTS_RING_MAGIC */
