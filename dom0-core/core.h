@@ -114,6 +114,7 @@ struct xnv_core {
 	int busy_poll;			/* --busy-poll: never back off */
 	uint64_t stall_tsc;
 	uint64_t heartbeat_tsc;		/* [core] heartbeat_timeout_ms; 0: off */
+	uint64_t watch_tsc;		/* last heartbeat watch (guard.c) */
 	uint64_t first_rx_tsc, last_rx_tsc, last_tx_tsc;
 };
 

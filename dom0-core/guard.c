@@ -87,12 +87,40 @@ xnv_rec_charge_bad(struct xnv_core *c, struct xnv_nfrec *nf,
 	return 1;
 }
 
+/*
+ * The core itself stood still (stopped, descheduled, a slow poll) for
+ * longer than half a heartbeat timeout since the last watch: the NFs'
+ * deadlines ran out while nobody looked, not because they hung.  Every
+ * deadline starts again now.  @return 1 if so.
+ */
+static int
+core_stalled(struct xnv_core *c, uint64_t now)
+{
+	uint64_t gap = now - c->watch_tsc;
+	uint16_t i;
+
+	if (c->watch_tsc == 0 || c->heartbeat_tsc == 0 ||
+	    gap <= c->heartbeat_tsc / 2) {
+		c->watch_tsc = now;
+		return 0;
+	}
+	c->watch_tsc = now;
+	for (i = 0; i < c->n_active; i++)
+		c->nfs[c->active[i]].beat_tsc = now;
+	XLOG(WARNING, "xnv-core itself stood still for %u ms: the heartbeat "
+	     "deadlines of %u NFs start again\n",
+	     (unsigned)(gap * 1000 / c->tsc_hz), c->n_active);
+	return 1;
+}
+
 void
 xnv_rec_watch(struct xnv_core *c, uint64_t now)
 {
 	char why[sizeof(((struct xnv_nfrec *)0)->gone_reason)];
 	uint16_t i;
 
+	if (core_stalled(c, now))
+		return;
 	for (i = 0; i < c->n_active; i++) {
 		struct xnv_nfrec *nf = &c->nfs[c->active[i]];
 		uint32_t beat;

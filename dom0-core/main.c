@@ -349,7 +349,10 @@ run(struct xnv_core *c, const struct opts *o)
 		 * telemetry commands. */
 		next_ctl = now + hz / 1000;
 		(void)gnts_srv_poll(c->srv);
-		xnv_rec_watch(c, now);
+		/* A clock read after the poll: the loop's `now` may be old
+		 * (a slow poll, a stopped core) and would date a moving
+		 * heartbeat into the past. */
+		xnv_rec_watch(c, rte_rdtsc());
 		xnv_rec_sweep(c);
 		xnv_ctl_poll(c);
 		if (dump_stats) {

@@ -93,6 +93,30 @@ def test_heartbeat_stopped_nf(xnv, timeout_ms):
     assert core.alive()
 
 
+def test_core_stopped_detaches_nobody(xnv):
+    core = start_named_core(xnv, chain_config(xnv, "stall", heartbeat_timeout_ms=500),
+                            "stall")
+    nfs = [start_testnf(xnv, "fwd", "g", f"fwd-{i}", flows=False, socket=core.socket)
+           for i in (1, 2)]
+    for nf in nfs:
+        core.wait_attached(nf)
+    said = re.compile(r"xnv-core itself stood still for \d+ ms: the heartbeat "
+                      r"deadlines of 2 NFs start again")
+    with Telemetry(core) as t:
+        grows(t, "fwd-1", 10_000)
+        for k in range(1, 4):
+            core.signal(signal.SIGSTOP)
+            time.sleep(2)               # 4 x the heartbeat timeout
+            core.signal(signal.SIGCONT)
+            wait_until(lambda: len(said.findall(core.log())) >= k, 10,
+                       f"stop {k} to be said")
+            grows(t, "fwd-1", 10_000)
+        infos = nf_infos(t)
+    assert all(infos[f"fwd-{i}"]["state"] == "attached" for i in (1, 2)), infos
+    assert "heartbeat" not in re.sub(r"heartbeat deadlines", "", core.log())
+    assert all(nf.alive() for nf in nfs)
+
+
 def test_first_heartbeat_gets_a_grace(xnv):
     """An NF that attached but has not beaten once is still starting (a Xen
     guest maps its rings after the core's answer): it holds packets for
