@@ -268,6 +268,9 @@ quiesce(struct xnv_core *c)
 	c->shutting_down = 1;
 	for (i = 0; i < XNV_MAX_NFS; i++) {
 		xnv_rec_detach(c, &c->nfs[i], "xnv-core is shutting down");
+		/* One that left before, its tx ring still draining: what it
+		 * held is reclaimed (and counted) now too. */
+		xnv_rec_finish(c, &c->nfs[i]);
 		c->drops[XNV_DROP_SHUTDOWN] += c->nfs[i].pend.n;
 		xnv_free_parked(&c->nfs[i].pend);
 	}
