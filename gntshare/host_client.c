@@ -223,41 +223,42 @@ gnts_client_close(struct gnts_client *c)
 /* ---- the backend's ops table (backend.h) -------------------------------- */
 
 static int
-cli_attach(const struct gnts_cli_cfg *cfg, struct gnts_attach_req *req,
-	   struct gnts_attach_rsp *rsp, void **impl, char *err, size_t errlen)
+host_cli_attach(const struct gnts_cli_cfg *cfg, struct gnts_attach_req *req,
+		struct gnts_attach_rsp *rsp, void **impl, char *err,
+		size_t errlen)
 {
 	return gnts_client_attach(cfg->socket, req, rsp,
 				  (struct gnts_client **)impl, err, errlen);
 }
 
 static int
-cli_map(void *impl, gnts_ref_t ref, void **va, size_t *size, char *err,
-	size_t errlen)
+host_cli_map(void *impl, gnts_ref_t ref, void **va, size_t *size,
+	     char *err, size_t errlen)
 {
 	return gnts_client_map(impl, ref, 0, va, size, err, errlen);
 }
 
 static void
-cli_unmap(void *impl, void *va, size_t size)
+host_cli_unmap(void *impl, void *va, size_t size)
 {
 	(void)impl;
 	gnts_client_unmap(va, size);
 }
 
 static int
-cli_alive(void *impl, char *err, size_t errlen)
+host_cli_alive(void *impl, char *err, size_t errlen)
 {
 	return gnts_client_alive(impl, err, errlen);
 }
 
 static int
-cli_gone_status(const void *impl)
+host_cli_gone_status(const void *impl)
 {
 	return gnts_client_gone_status(impl);
 }
 
 static void
-cli_close(void *impl)
+host_cli_close(void *impl)
 {
 	gnts_client_close(impl);
 }
@@ -265,10 +266,10 @@ cli_close(void *impl)
 const struct gnts_cli_ops gnts_host_cli_ops = {
 	.name = "host",
 	.flags = GNTS_CLI_REATTACH,
-	.attach = cli_attach,
-	.map = cli_map,
-	.unmap = cli_unmap,
-	.alive = cli_alive,
-	.gone_status = cli_gone_status,
-	.close = cli_close,
+	.attach = host_cli_attach,
+	.map = host_cli_map,
+	.unmap = host_cli_unmap,
+	.alive = host_cli_alive,
+	.gone_status = host_cli_gone_status,
+	.close = host_cli_close,
 };

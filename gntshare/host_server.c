@@ -450,7 +450,7 @@ gnts_server_close(struct gnts_server *s)
 /* ---- the backend's ops table (backend.h) -------------------------------- */
 
 static int
-srv_open(const struct gnts_srv_cfg *cfg, void **impl, char *err,
+host_srv_open(const struct gnts_srv_cfg *cfg, void **impl, char *err,
 	 size_t errlen)
 {
 	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)], *slash;
@@ -467,37 +467,37 @@ srv_open(const struct gnts_srv_cfg *cfg, void **impl, char *err,
 }
 
 static int
-srv_poll(void *impl)
+host_srv_poll(void *impl)
 {
 	return gnts_server_poll(impl);
 }
 
 static void
-srv_detach(void *impl, gnts_peer_t peer, int status, const char *why)
+host_srv_detach(void *impl, gnts_peer_t peer, int status, const char *why)
 {
 	gnts_server_detach_status(impl, peer, status, why);
 }
 
 static void
-srv_close(void *impl)
+host_srv_close(void *impl)
 {
 	gnts_server_close(impl);
 }
 
 static void
-srv_attach_words(gnts_peer_t peer, pid_t pid, char *buf, size_t len)
+host_srv_attach_words(gnts_peer_t peer, pid_t pid, char *buf, size_t len)
 {
 	snprintf(buf, len, "(pid %d) attached as domain %u", (int)pid, peer);
 }
 
 static void
-srv_peer_words(gnts_peer_t peer, char *buf, size_t len)
+host_srv_peer_words(gnts_peer_t peer, char *buf, size_t len)
 {
 	snprintf(buf, len, "domain %u", peer);
 }
 
 static void
-srv_where(void *impl, char *buf, size_t len)
+host_srv_where(void *impl, char *buf, size_t len)
 {
 	const struct gnts_server *s = impl;
 
@@ -506,12 +506,12 @@ srv_where(void *impl, char *buf, size_t len)
 
 const struct gnts_srv_ops gnts_host_srv_ops = {
 	.name = "host",
-	.open = srv_open,
-	.poll = srv_poll,
-	.detach = srv_detach,
-	.close = srv_close,
-	.attach_words = srv_attach_words,
-	.peer_words = srv_peer_words,
+	.open = host_srv_open,
+	.poll = host_srv_poll,
+	.detach = host_srv_detach,
+	.close = host_srv_close,
+	.attach_words = host_srv_attach_words,
+	.peer_words = host_srv_peer_words,
 	.death_words = "connection closed (NF exited or died)",
-	.where = srv_where,
+	.where = host_srv_where,
 };

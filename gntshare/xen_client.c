@@ -113,7 +113,7 @@ parse_refs(const char *s, uint32_t *refs, uint32_t n)
 }
 
 static int
-cli_available(void)
+xen_cli_available(void)
 {
 	struct xs_handle *xs;
 	unsigned n = 0;
@@ -184,12 +184,14 @@ wait_answer(struct gnts_xen_client *c, const char *rid, unsigned timeout_ms,
 
 	for (;;) {
 		st = xget_num(c, c->be, GNTS_XS_STATE);
-		if (xget_str(c, c->be, GNTS_XS_REQUEST_ID, got, sizeof(got)) == 0 &&
+		if (xget_str(c, c->be, GNTS_XS_REQUEST_ID, got,
+			     sizeof(got)) == 0 &&
 		    strcmp(got, rid) == 0) {
 			if (st == GNTS_XB_CONNECTED)
 				return 0;
 			if (st == GNTS_XB_CLOSED) {
-				if (xget_str(c, c->be, GNTS_XS_ERROR, err, errlen) < 0)
+				if (xget_str(c, c->be, GNTS_XS_ERROR, err,
+					     errlen) < 0)
 					snprintf(err, errlen, "refused");
 				return -ECONNREFUSED;
 			}
@@ -288,14 +290,15 @@ read_refs(struct gnts_xen_client *c, char *err, size_t errlen)
 	return 0;
 }
 
-static void cli_close(void *impl);
+static void xen_cli_close(void *impl);
 
 /* Attach through device cfg->dev (-1: the first one not connected),
  * waiting up to cfg->timeout_ms for the core; the instance name, service
  * and group the core gave the NF come back in @p req. */
 static int
-cli_attach(const struct gnts_cli_cfg *cfg, struct gnts_attach_req *req,
-	   struct gnts_attach_rsp *rsp, void **impl, char *err, size_t errlen)
+xen_cli_attach(const struct gnts_cli_cfg *cfg, struct gnts_attach_req *req,
+	       struct gnts_attach_rsp *rsp, void **impl, char *err,
+	       size_t errlen)
 {
 	struct gnts_xen_client *c = calloc(1, sizeof(*c));
 	char rid[24], num[16];
@@ -323,7 +326,8 @@ cli_attach(const struct gnts_cli_cfg *cfg, struct gnts_attach_req *req,
 	    (rc = xput(c, GNTS_XS_SERVICE, req->service)) < 0 ||
 	    (rc = xput(c, GNTS_XS_ALLOC_BUFS, num)) < 0 ||
 	    (rc = xput(c, GNTS_XS_REQUEST_ID, rid)) < 0 ||
-	    (rc = xput(c, GNTS_XS_STATE, gnts_xb_state_str(GNTS_XB_INITIALISED))) < 0) {
+	    (rc = xput(c, GNTS_XS_STATE,
+			gnts_xb_state_str(GNTS_XB_INITIALISED))) < 0) {
 		snprintf(err, errlen, "cannot write %s: %s", c->fe,
 			 strerror(-rc));
 		goto fail;
@@ -344,7 +348,7 @@ cli_attach(const struct gnts_cli_cfg *cfg, struct gnts_attach_req *req,
 	*impl = c;
 	return 0;
 fail:
-	cli_close(c);
+	xen_cli_close(c);
 	return rc;
 }
 
@@ -365,8 +369,8 @@ gntdev_limit(void)
 }
 
 static int
-cli_map(void *impl, gnts_ref_t ref, void **va, size_t *size, char *err,
-	size_t errlen)
+xen_cli_map(void *impl, gnts_ref_t ref, void **va, size_t *size,
+	    char *err, size_t errlen)
 {
 	struct gnts_xen_client *c = impl;
 	int ring = ref == GNTS_XEN_REF_RING;
@@ -401,14 +405,14 @@ cli_map(void *impl, gnts_ref_t ref, void **va, size_t *size, char *err,
 		c->pool_va = p;
 	if (c->ring_va != NULL && c->pool_va != NULL)
 		(void)xput(c, GNTS_XS_STATE,
-			   gnts_xb_state_str(GNTS_XB_CONNECTED));	/* Connected: both mapped */
+			   gnts_xb_state_str(GNTS_XB_CONNECTED)); /* both mapped */
 	*va = p;
 	*size = (size_t)n * GNTS_XEN_PAGE;
 	return 0;
 }
 
 static void
-cli_unmap(void *impl, void *va, size_t size)
+xen_cli_unmap(void *impl, void *va, size_t size)
 {
 	struct gnts_xen_client *c = impl;
 
@@ -427,7 +431,7 @@ cli_unmap(void *impl, void *va, size_t size)
  * reader thread in every NF).  A detach is noticed within 20 ms.
  */
 static int
-cli_alive(void *impl, char *err, size_t errlen)
+xen_cli_alive(void *impl, char *err, size_t errlen)
 {
 	struct gnts_xen_client *c = impl;
 	uint64_t now = now_ns();
@@ -451,7 +455,7 @@ cli_alive(void *impl, char *err, size_t errlen)
 }
 
 static int
-cli_gone_status(const void *impl)
+xen_cli_gone_status(const void *impl)
 {
 	const struct gnts_xen_client *c = impl;
 
@@ -459,7 +463,7 @@ cli_gone_status(const void *impl)
 }
 
 static void
-cli_close(void *impl)
+xen_cli_close(void *impl)
 {
 	struct gnts_xen_client *c = impl;
 
@@ -489,11 +493,11 @@ cli_close(void *impl)
 const struct gnts_cli_ops gnts_xen_cli_ops = {
 	.name = "xen",
 	.flags = GNTS_CLI_DOMAIN_NAMES,
-	.available = cli_available,
-	.attach = cli_attach,
-	.map = cli_map,
-	.unmap = cli_unmap,
-	.alive = cli_alive,
-	.gone_status = cli_gone_status,
-	.close = cli_close,
+	.available = xen_cli_available,
+	.attach = xen_cli_attach,
+	.map = xen_cli_map,
+	.unmap = xen_cli_unmap,
+	.alive = xen_cli_alive,
+	.gone_status = xen_cli_gone_status,
+	.close = xen_cli_close,
 };

@@ -92,7 +92,8 @@ refuse(struct gnts_xen_server *s, struct xdev *d, const char *why)
 		 d->devid, why);
 	(void)gnts_xs_write(s, XBT_NULL, d->be, GNTS_XS_ERROR, "%s", why);
 	if (xread(s, d->fe, GNTS_XS_REQUEST_ID, rid, sizeof(rid)) == 0)
-		(void)gnts_xs_write(s, XBT_NULL, d->be, GNTS_XS_REQUEST_ID, "%s", rid);
+		(void)gnts_xs_write(s, XBT_NULL, d->be, GNTS_XS_REQUEST_ID,
+				    "%s", rid);
 	set_state(s, d, GNTS_XB_CLOSED);
 }
 
@@ -117,8 +118,10 @@ read_request(struct gnts_xen_server *s, struct xdev *d,
 	long n;
 
 	memset(req, 0, sizeof(*req));
-	if (xread(s, d->be, GNTS_XS_SERVICE, req->service, sizeof(req->service)) ||
-	    xread(s, d->be, GNTS_XS_TRUST_GROUP, req->group, sizeof(req->group))) {
+	if (xread(s, d->be, GNTS_XS_SERVICE, req->service,
+		  sizeof(req->service)) ||
+	    xread(s, d->be, GNTS_XS_TRUST_GROUP, req->group,
+		  sizeof(req->group))) {
 		snprintf(err, errlen, "backend nodes service/trust-group "
 			 "missing or too long (register with xnv-xl)");
 		return -EINVAL;
@@ -134,7 +137,8 @@ read_request(struct gnts_xen_server *s, struct xdev *d,
 		return 0;
 	if (xread(s, d->fe, GNTS_XS_NAME, v, sizeof(v)) == 0 && v[0] != '\0')
 		snprintf(req->name, sizeof(req->name), "%s", v);
-	if (xread(s, d->fe, GNTS_XS_SERVICE, v, sizeof(v)) == 0 && v[0] != '\0' &&
+	if (xread(s, d->fe, GNTS_XS_SERVICE, v, sizeof(v)) == 0 &&
+	    v[0] != '\0' &&
 	    strcmp(v, req->service) != 0) {
 		snprintf(err, errlen, "the NF asks for service '%.31s' but the "
 			 "domain is declared nfv_service=\"%s\"", v,
@@ -192,14 +196,15 @@ do_check(struct gnts_xen_server *s, struct xdev *d, int be)
 
 	if (be == GNTS_XB_CONNECTED || be == GNTS_XB_INITIALISED) {
 		/* Connected to a core that is gone. */
-		(void)gnts_xs_write(s, XBT_NULL, d->be, GNTS_XS_DETACH_REASON, "%s",
-			     "xnv-core restarted");
-		(void)gnts_xs_write(s, XBT_NULL, d->be, GNTS_XS_DETACH_STATUS, "%d",
-			     -ECONNRESET);
+		(void)gnts_xs_write(s, XBT_NULL, d->be, GNTS_XS_DETACH_REASON,
+				    "%s", "xnv-core restarted");
+		(void)gnts_xs_write(s, XBT_NULL, d->be, GNTS_XS_DETACH_STATUS,
+				    "%d", -ECONNRESET);
 		set_state(s, d, GNTS_XB_CLOSED);
 	}
 	if (read_request(s, d, &req, 0, err, sizeof(err)) < 0 ||
-	    (s->cb.check != NULL && s->cb.check(s->ctx, &req, err, sizeof(err)) < 0)) {
+	    (s->cb.check != NULL &&
+	     s->cb.check(s->ctx, &req, err, sizeof(err)) < 0)) {
 		refuse(s, d, err);
 		return;
 	}
@@ -232,9 +237,11 @@ step(struct gnts_xen_server *s, struct xdev *d)
 		char rid[24], done[24];
 
 		/* Answered this request already (refused)? */
-		if (xread(s, d->fe, GNTS_XS_REQUEST_ID, rid, sizeof(rid)) == 0 &&
+		if (xread(s, d->fe, GNTS_XS_REQUEST_ID, rid,
+			  sizeof(rid)) == 0 &&
 		    be == GNTS_XB_CLOSED &&
-		    xread(s, d->be, GNTS_XS_REQUEST_ID, done, sizeof(done)) == 0 &&
+		    xread(s, d->be, GNTS_XS_REQUEST_ID, done,
+			  sizeof(done)) == 0 &&
 		    strcmp(rid, done) == 0)
 			return;
 		do_attach(s, d);
@@ -352,7 +359,7 @@ scan(struct gnts_xen_server *s)
  * cb->death when the NF leaves, its domain dies or its nodes are removed;
  * cb->map_denied is not used (Xen refuses foreign refs itself). */
 static int
-srv_open(const struct gnts_srv_cfg *cfg, void **impl, char *err,
+xen_srv_open(const struct gnts_srv_cfg *cfg, void **impl, char *err,
 	 size_t errlen)
 {
 	struct gnts_xen_server *s;
@@ -389,7 +396,7 @@ srv_open(const struct gnts_srv_cfg *cfg, void **impl, char *err,
 }
 
 static int
-srv_poll(void *impl)
+xen_srv_poll(void *impl)
 {
 	struct gnts_xen_server *s = impl;
 	struct pollfd p;
@@ -416,7 +423,7 @@ srv_poll(void *impl)
 /* Tell the guest why (@p status, @p reason), end its directory grant,
  * call death(). */
 static void
-srv_detach(void *impl, gnts_peer_t dom, int status, const char *reason)
+xen_srv_detach(void *impl, gnts_peer_t dom, int status, const char *reason)
 {
 	struct gnts_xen_server *s = impl;
 	unsigned i;
@@ -428,9 +435,10 @@ srv_detach(void *impl, gnts_peer_t dom, int status, const char *reason)
 
 		if (!d->used || d->dom != dom || !d->attached)
 			continue;
-		(void)gnts_xs_write(s, XBT_NULL, d->be, GNTS_XS_DETACH_REASON, "%s",
-			     reason);
-		(void)gnts_xs_write(s, XBT_NULL, d->be, GNTS_XS_DETACH_STATUS, "%d", status);
+		(void)gnts_xs_write(s, XBT_NULL, d->be, GNTS_XS_DETACH_REASON,
+				    "%s", reason);
+		(void)gnts_xs_write(s, XBT_NULL, d->be, GNTS_XS_DETACH_STATUS,
+				    "%d", status);
 		set_state(s, d, GNTS_XB_CLOSING);
 		drop_connection(s, d);
 		set_state(s, d, GNTS_XB_CLOSED);
@@ -438,7 +446,7 @@ srv_detach(void *impl, gnts_peer_t dom, int status, const char *reason)
 }
 
 static void
-srv_close(void *impl)
+xen_srv_close(void *impl)
 {
 	struct gnts_xen_server *s = impl;
 	unsigned i;
@@ -447,7 +455,7 @@ srv_close(void *impl)
 		return;
 	for (i = 0; i < MAX_DEVS; i++) {
 		if (s->devs[i].attached)
-			srv_detach(s, s->devs[i].dom, -ESHUTDOWN,
+			xen_srv_detach(s, s->devs[i].dom, -ESHUTDOWN,
 					       "xnv-core is shutting down");
 		if (s->devs[i].used)
 			forget_dev(s, &s->devs[i]);
@@ -459,7 +467,7 @@ srv_close(void *impl)
 /* ---- the backend's ops table (backend.h) -------------------------------- */
 
 static void
-srv_attach_words(gnts_peer_t peer, pid_t pid, char *buf, size_t len)
+xen_srv_attach_words(gnts_peer_t peer, pid_t pid, char *buf, size_t len)
 {
 	(void)pid;
 	snprintf(buf, len, "attached from Xen domain %u device %u",
@@ -467,14 +475,14 @@ srv_attach_words(gnts_peer_t peer, pid_t pid, char *buf, size_t len)
 }
 
 static void
-srv_peer_words(gnts_peer_t peer, char *buf, size_t len)
+xen_srv_peer_words(gnts_peer_t peer, char *buf, size_t len)
 {
 	snprintf(buf, len, "Xen domain %u device %u", GNTS_XEN_DOMID(peer),
 		 GNTS_XEN_DEVID(peer));
 }
 
 static void
-srv_where(void *impl, char *buf, size_t len)
+xen_srv_where(void *impl, char *buf, size_t len)
 {
 	(void)impl;
 	snprintf(buf, len, "from Xen domains registered under %s (xnv-xl); "
@@ -485,12 +493,12 @@ srv_where(void *impl, char *buf, size_t len)
 
 const struct gnts_srv_ops gnts_xen_srv_ops = {
 	.name = "xen",
-	.open = srv_open,
-	.poll = srv_poll,
-	.detach = srv_detach,
-	.close = srv_close,
-	.attach_words = srv_attach_words,
-	.peer_words = srv_peer_words,
+	.open = xen_srv_open,
+	.poll = xen_srv_poll,
+	.detach = xen_srv_detach,
+	.close = xen_srv_close,
+	.attach_words = xen_srv_attach_words,
+	.peer_words = xen_srv_peer_words,
 	.death_words = "the NF closed its device, or its domain is gone",
-	.where = srv_where,
+	.where = xen_srv_where,
 };
