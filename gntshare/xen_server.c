@@ -292,7 +292,7 @@ add_dev(struct gnts_xen_server *s, unsigned domid, unsigned devid)
 	d->domid = (uint16_t)domid;
 	d->devid = (uint8_t)devid;
 	d->dom = GNTS_XEN_PEER(domid, devid);
-	snprintf(d->be, sizeof(d->be), "%s/%u/%u", GNTS_XEN_BACKEND_ROOT,
+	snprintf(d->be, sizeof(d->be), "%s/%u/%u", GNTS_XS_BACKEND_ROOT,
 		 domid, devid);
 	snprintf(d->fe, sizeof(d->fe), "/local/domain/%u/%s/%u", domid,
 		 GNTS_XS_FRONTEND_DIR, devid);
@@ -310,13 +310,13 @@ scan(struct gnts_xen_server *s)
 
 	for (i = 0; i < MAX_DEVS; i++)
 		s->devs[i].seen = 0;
-	doms = xs_directory(s->xs, XBT_NULL, GNTS_XEN_BACKEND_ROOT, &n);
+	doms = xs_directory(s->xs, XBT_NULL, GNTS_XS_BACKEND_ROOT, &n);
 	for (i = 0; doms != NULL && i < n; i++) {
 		long domid = parse_num(doms[i]);
 
 		if (domid < 1 || domid > GNTS_XEN_MAX_DOMID)
 			continue;
-		snprintf(path, sizeof(path), "%s/%ld", GNTS_XEN_BACKEND_ROOT,
+		snprintf(path, sizeof(path), "%s/%ld", GNTS_XS_BACKEND_ROOT,
 			 domid);
 		if (!xs_is_domain_introduced(s->xs, (unsigned)domid)) {
 			/* destroyed: its devices are forgotten below */
@@ -379,11 +379,11 @@ xen_srv_open(const struct gnts_srv_cfg *cfg, void **impl, char *err,
 		free(s);
 		return rc;
 	}
-	if (!xs_watch(s->xs, GNTS_XEN_BACKEND_ROOT, "be") ||
+	if (!xs_watch(s->xs, GNTS_XS_BACKEND_ROOT, "be") ||
 	    !xs_watch(s->xs, "@releaseDomain", "rel")) {
 		rc = -errno;
 		snprintf(err, errlen, "cannot watch %s: %s",
-			 GNTS_XEN_BACKEND_ROOT, strerror(-rc));
+			 GNTS_XS_BACKEND_ROOT, strerror(-rc));
 		xs_close(s->xs);
 		free(s);
 		return rc;

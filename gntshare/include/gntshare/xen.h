@@ -60,14 +60,12 @@
 #include <stdint.h>
 
 #include "gntshare.h"
-#include "host.h"
 #include "proto.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define GNTS_XEN_BACKEND_ROOT GNTS_XS_BACKEND_ROOT
 #define GNTS_XEN_MAX_DOMID    0x7fefu	/* DOMID_FIRST_RESERVED - 1 */
 #define GNTS_XEN_REFS_PER_DIR 1024u	/* u32 refs in one directory page */
 #define GNTS_XEN_PAGE         4096u
@@ -77,7 +75,6 @@ extern "C" {
 	((gnts_peer_t)(((uint32_t)(domid) << 4) | ((uint32_t)(devid) & 0xfu)))
 #define GNTS_XEN_DOMID(dom)  ((uint16_t)((dom) >> 4))
 #define GNTS_XEN_DEVID(dom)  ((unsigned)((dom) & 0xfu))
-
 
 /* ---- Dom0: grants through the gntshare kernel module ------------------ */
 
@@ -100,7 +97,6 @@ int gnts_kgrant_enable(char *err, size_t errlen);
  *   in use already), with a one-line reason in @p err.
  */
 int gnts_galloc_enable(char *err, size_t errlen);
-
 
 /* ---- the rendezvous ------------------------------------------------------ */
 
