@@ -275,10 +275,11 @@ nf_attach(struct xnv_core *c, gnts_peer_t dom, pid_t pid,
 }
 
 int
-xnv_rec_attach(void *ctx, gnts_peer_t dom, pid_t pid,
+xnv_rec_attach(void *ctx, gnts_peer_t dom, const struct gnts_peer_cred *cred,
 	       const struct gnts_attach_req *req, struct gnts_attach_rsp *rsp,
 	       char *err, size_t errlen)
 {
+	pid_t pid = cred->pid;
 	int rc = nf_attach(ctx, dom, pid, req, rsp, err, errlen);
 
 	if (rc < 0)

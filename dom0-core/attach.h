@@ -52,7 +52,8 @@ struct xnv_nfrec {
 	uint32_t bad_in_window;
 };
 
-int xnv_rec_attach(void *ctx, gnts_peer_t dom, pid_t pid,
+int xnv_rec_attach(void *ctx, gnts_peer_t dom,
+		   const struct gnts_peer_cred *cred,
 		   const struct gnts_attach_req *req,
 		   struct gnts_attach_rsp *rsp, char *err, size_t errlen);
 void xnv_rec_death(void *ctx, gnts_peer_t dom);

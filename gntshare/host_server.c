@@ -26,7 +26,7 @@
 struct conn {
 	int fd;			/* -1: free slot */
 	gnts_peer_t dom;
-	pid_t pid;
+	struct gnts_peer_cred cred;
 	int attached;
 };
 
@@ -206,10 +206,11 @@ do_accept(struct gnts_server *s)
 		close(fd);
 		return;
 	}
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0)
-		cred.pid = 0;
-	s->conns[i] = (struct conn){ .fd = fd, .dom = s->next_dom++,
-				     .pid = cred.pid, .attached = 0 };
+	s->conns[i] = (struct conn){ .fd = fd, .dom = s->next_dom++ };
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) == 0)
+		s->conns[i].cred = (struct gnts_peer_cred){
+			.pid = cred.pid, .uid = cred.uid, .gid = cred.gid,
+			.known = 1 };
 }
 
 static void
@@ -233,7 +234,7 @@ do_attach(struct gnts_server *s, struct conn *c, struct gnts_msg *m)
 		return;
 	}
 	gnts_msg_init(&r, GNTS_MSG_ATTACH_OK);
-	rc = s->cb.attach(s->ctx, c->dom, c->pid, &m->u.req, &r.u.rsp,
+	rc = s->cb.attach(s->ctx, c->dom, &c->cred, &m->u.req, &r.u.rsp,
 			   err, sizeof(err));
 	if (rc < 0) {
 		send_text(c->fd, GNTS_MSG_ERROR, rc, err);
@@ -258,7 +259,7 @@ do_map(struct gnts_server *s, struct conn *c, struct gnts_msg *m)
 	if (!c->attached) {
 		snprintf(why, sizeof(why), "map of region %u refused: "
 			 "connection (pid %d) has not attached", m->ref,
-			 (int)c->pid);
+			 (int)c->cred.pid);
 		if (s->cb.map_denied != NULL)
 			s->cb.map_denied(s->ctx, c->dom, m->ref, why);
 		send_text(c->fd, GNTS_MSG_ERROR, -EACCES, why);
@@ -425,7 +426,7 @@ gnts_server_pid(struct gnts_server *s, gnts_peer_t dom)
 {
 	struct conn *c = find_dom(s, dom);
 
-	return c != NULL ? c->pid : 0;
+	return c != NULL ? c->cred.pid : 0;
 }
 
 void

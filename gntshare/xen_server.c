@@ -160,6 +160,7 @@ read_request(struct gnts_xen_server *s, struct xdev *d,
 static void
 do_attach(struct gnts_xen_server *s, struct xdev *d)
 {
+	static const struct gnts_peer_cred nocred;	/* config decides */
 	struct gnts_attach_req req;
 	struct gnts_attach_rsp rsp;
 	char err[ERR_MAX], rid[24];
@@ -169,7 +170,7 @@ do_attach(struct gnts_xen_server *s, struct xdev *d)
 		rid[0] = '\0';
 	rc = read_request(s, d, &req, 1, err, sizeof(err));
 	if (rc == 0)
-		rc = s->cb.attach(s->ctx, d->dom, 0, &req, &rsp, err,
+		rc = s->cb.attach(s->ctx, d->dom, &nocred, &req, &rsp, err,
 				   sizeof(err));
 	if (rc < 0) {
 		refuse(s, d, err);
@@ -355,7 +356,7 @@ scan(struct gnts_xen_server *s)
 /* Grants through the gntshare module, or else gntalloc (logged, see
  * gnts_galloc_enable()); then watch the backend root and @releaseDomain.
  * Domains already registered (a restarted core) are picked up by the
- * first poll.  cb->check before a domain boots; cb->attach with pid 0;
+ * first poll.  cb->check before a domain boots; cb->attach with no credentials;
  * cb->death when the NF leaves, its domain dies or its nodes are removed;
  * cb->map_denied is not used (Xen refuses foreign refs itself). */
 static int

@@ -86,14 +86,14 @@ static const struct gnts_attach_rsp RSP = {
 };
 
 static int
-cb_attach(void *ctx UNUSED, gnts_peer_t dom, pid_t pid,
+cb_attach(void *ctx UNUSED, gnts_peer_t dom, const struct gnts_peer_cred *cred,
 	  const struct gnts_attach_req *req, struct gnts_attach_rsp *rsp,
 	  char *e, size_t elen)
 {
 	int i = S.rec.n_attach++ & 3;
 
 	S.rec.attach_dom[i] = dom;
-	S.rec.attach_pid[i] = pid;
+	S.rec.attach_pid[i] = cred->pid;
 	S.rec.attach_req[i] = *req;
 	if (strcmp(req->group, "closed") == 0) {
 		snprintf(e, elen, "%s", REFUSE_TEXT);

@@ -34,15 +34,27 @@ extern "C" {
 
 /* ---- server side (xnv-core) ---------------------------------------------- */
 
+/* Who asks to attach.  Host mode: the connecting process's credentials
+ * (SO_PEERCRED), known = 1.  Xen: known = 0 (the domain's config
+ * decides; pid, uid and gid are 0). */
+struct gnts_peer_cred {
+	pid_t pid;
+	uid_t uid;
+	gid_t gid;
+	int known;
+};
+
 /* What the server tells its owner.  Called from gnts_srv_poll(). */
 struct gnts_srv_cb {
 	/* xen: check a domain's service and group before it boots (xnv-xl
 	 * waits for the answer); may be NULL.  0 or -errno + @p err. */
 	int (*check)(void *ctx, const struct gnts_attach_req *req, char *err,
 		     size_t errlen);
-	/* A peer asks to attach (@p pid: its process in host mode, else
-	 * 0).  Fill @p rsp and return 0, or -errno + @p err. */
-	int (*attach)(void *ctx, gnts_peer_t peer, pid_t pid,
+	/* A peer asks to attach (@p cred: who).  Fill @p rsp and return
+	 * 0, or -errno + @p err (sent to the peer: name only its own
+	 * objects). */
+	int (*attach)(void *ctx, gnts_peer_t peer,
+		      const struct gnts_peer_cred *cred,
 		      const struct gnts_attach_req *req,
 		      struct gnts_attach_rsp *rsp, char *err, size_t errlen);
 	/* A peer is gone (hang-up, bye, closed device, dead domain, or
