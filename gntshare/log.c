@@ -2,6 +2,7 @@
 /* Where gntshare's messages go (both sides); see gntshare.h. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "gntshare/gntshare.h"
 
@@ -26,4 +27,34 @@ gnts_log(int level, const char *fmt, ...)
 		logger(level, buf);
 	else
 		fprintf(stderr, "gntshare: %s\n", buf);
+}
+
+const char *
+gnts_esc(const char *s, size_t max, char *buf, size_t len)
+{
+	size_t i, o = 0;
+
+	if (len == 0)
+		return buf;
+	for (i = 0; i < max && s[i] != '\0'; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		int w = ch >= 0x20 && ch < 0x7f && ch != '\\' ? 1 : 4;
+
+		if (o + (size_t)w + 1 > len) {
+			/* Cut: end in "..." where there is room for it. */
+			if (len > 4) {
+				if (o > len - 4)
+					o = len - 4;
+				memcpy(buf + o, "...", 3);
+				o += 3;
+			}
+			break;
+		}
+		if (w == 1)
+			buf[o++] = (char)ch;
+		else
+			o += (size_t)snprintf(buf + o, len - o, "\\x%02x", ch);
+	}
+	buf[o] = '\0';
+	return buf;
 }

@@ -30,7 +30,7 @@ static struct gnts_server *srv;
 static char err[GNTS_ERR_LEN];
 
 static int
-cb_attach(void *ctx UNUSED, gnts_peer_t peer UNUSED, 
+cb_attach(void *ctx UNUSED, gnts_peer_t peer UNUSED,
 	  const struct gnts_peer_cred *cred UNUSED,
 	  const struct gnts_attach_req *req UNUSED,
 	  struct gnts_attach_rsp *rsp UNUSED, char *e UNUSED,

@@ -152,6 +152,32 @@ TEST(test_client_backend_by_name)
 	assert_string_equal(gnts_cli_backend(NULL)->name, "host");
 }
 
+/* A peer's string in a log line: escaped, never over-long, never more
+ * read than its field holds. */
+static void
+test_peer_strings_escaped(void **state)
+{
+	char buf[GNTS_ESC_LEN(16)], small[12];
+	const char forged[] = "a\nxnv-core: NF b quarantined\x1b[2J";
+	const char unterminated[4] = { 'a', 'b', 'c', 'd' };
+
+	(void)state;
+	assert_string_equal(gnts_esc("fw-a.0", 32, buf, sizeof(buf)),
+			    "fw-a.0");
+	assert_string_equal(gnts_esc("a\\b\x7f", 8, buf, sizeof(buf)),
+			    "a\\x5cb\\x7f");
+	gnts_esc(forged, sizeof(forged), buf, sizeof(buf));
+	assert_null(strchr(buf, '\n'));
+	assert_null(strchr(buf, 0x1b));
+	assert_true(strlen(buf) < sizeof(buf));
+	assert_string_equal(gnts_esc(unterminated, 4, buf, sizeof(buf)),
+			    "abcd");
+	assert_string_equal(gnts_esc("0123456789abcdef", 16, small,
+				     sizeof(small)), "01234567...");
+	assert_string_equal(gnts_esc("\x01\x02\x03", 3, small, sizeof(small)),
+			    "\\x01\\x02...");
+}
+
 int
 main(void)
 {
@@ -163,6 +189,7 @@ main(void)
 		cmocka_unit_test(test_action_list),
 		cmocka_unit_test(test_server_backend_by_name),
 		cmocka_unit_test(test_client_backend_by_name),
+		cmocka_unit_test(test_peer_strings_escaped),
 	};
 
 	return cmocka_run_group_tests_name("gntshare_proto", tests, NULL, NULL);

@@ -168,6 +168,18 @@ void gnts_set_logger(void (*fn)(int level, const char *msg));
 void gnts_log(int level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/**
+ * A string from a peer (NF name, service, group, a guest's XenStore node),
+ * made safe to print: at most @p max bytes of @p s are read (it need not
+ * be terminated), a byte outside printable ASCII or a backslash becomes
+ * "\xNN", and the result is cut (ending in "...") to fit @p len.
+ * @return @p buf.
+ */
+const char *gnts_esc(const char *s, size_t max, char *buf, size_t len);
+
+/* Room for gnts_esc() of @p n bytes, nothing cut. */
+#define GNTS_ESC_LEN(n) (4 * (n) + 1)
+
 #ifdef __cplusplus
 }
 #endif
