@@ -4,10 +4,21 @@
  * domain ids, serve ATTACH through the owner's callback and MAP from the
  * grant table.  Everything a peer sends is checked; a peer that breaks the
  * protocol is detached.
+ *
+ * Any local process that may open the socket can talk to it, so what a
+ * connection costs is bounded (limits in host.h):
+ *   - requests are read within a rate per connection and one for all;
+ *     a connection over its rate is simply not read for a while (its
+ *     messages wait in the socket, nothing is lost or refused);
+ *   - a connection must ATTACH within GNTS_HOST_ATTACH_TIMEOUT_MS;
+ *   - connections waiting to attach are capped per uid and in all: the
+ *     oldest one of the same uid (else of anyone) makes room;
+ *   - refusals are logged at most GNTS_HOST_LOG_RATE per second, the rest
+ *     counted and reported as a number.
+ * The core runs this in a control thread (srv.c), never on its data path.
  */
 
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,15 +30,27 @@
 
 #include "backends.h"
 #include "gntshare/host.h"
+#include "host_listen.h"
 #include "host_msg.h"
+#include "region_pvt.h"
 
-#define MAX_CONNS 128
+#define MAX_CONNS    128
+#define ACCEPT_BATCH 8		/* connections accepted per pass */
+#define SERVE_BATCH  16		/* messages read per connection per pass */
+
+/* Requests a sender may make: @p per_s a second, up to @p burst at once. */
+struct bucket {
+	uint32_t tokens;
+	uint64_t ms;		/* last refill */
+};
 
 struct conn {
 	int fd;			/* -1: free slot */
 	gnts_peer_t dom;
 	struct gnts_peer_cred cred;
 	int attached;
+	uint64_t since_ms;	/* accepted at */
+	struct bucket rate;
 };
 
 struct gnts_server {
@@ -36,67 +59,28 @@ struct gnts_server {
 	struct gnts_srv_cb cb;
 	void *ctx;
 	gnts_peer_t next_dom;
+	struct bucket rate, attach_rate;	/* all connections */
+	struct gnts_ratelimit log;		/* refusals, closes */
+	struct gnts_host_stats st;
 	struct conn conns[MAX_CONNS];
 };
 
+/* 1 if @p b (refilled to @p now_ms) has a token; take it with take=1. */
 static int
-fill_addr(struct sockaddr_un *sa, const char *path)
+bucket_has(struct bucket *b, uint32_t per_s, uint32_t burst, uint64_t now_ms,
+	   int take)
 {
-	memset(sa, 0, sizeof(*sa));
-	sa->sun_family = AF_UNIX;
-	if (strlen(path) >= sizeof(sa->sun_path))
-		return -ENAMETOOLONG;
-	strcpy(sa->sun_path, path);
-	return 0;
-}
+	uint64_t add = (now_ms - b->ms) * per_s / 1000;
 
-/* 1 if something accepts connections on @p path. */
-static int
-socket_live(const struct sockaddr_un *sa)
-{
-	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK,
-			0);
-	int live;
-
-	if (fd < 0)
-		return 0;
-	/* Non-blocking: a live core with a full backlog answers EAGAIN,
-	 * which still means somebody is there. */
-	live = connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) == 0 ||
-	       errno == EAGAIN;
-	close(fd);
-	return live;
-}
-
-/*
- * Bind and listen under a temporary name, then rename it to @p path: the
- * socket file appears only once it accepts connections, so an NF started
- * the moment it exists is never refused.  (A path too long for the
- * temporary name is bound directly.)
- */
-static int
-bind_listen(int fd, const struct sockaddr_un *sa, const char *path)
-{
-	struct sockaddr_un tmp;
-	char name[sizeof(tmp.sun_path) + 8];
-	int direct;
-
-	snprintf(name, sizeof(name), "%s.new", path);
-	direct = fill_addr(&tmp, name) < 0;
-	if (direct)
-		tmp = *sa;
-	else
-		unlink(name);	/* left by a core that died right here */
-	if (bind(fd, (const struct sockaddr *)&tmp, sizeof(tmp)) < 0 ||
-	    chmod(tmp.sun_path, 0600) < 0 || listen(fd, 64) < 0 ||
-	    (!direct && rename(tmp.sun_path, path) < 0)) {
-		int e = -errno;
-
-		if (!direct)
-			unlink(tmp.sun_path);
-		return e;
+	if (add > 0) {
+		b->tokens = b->tokens + add < burst ?
+			    (uint32_t)(b->tokens + add) : burst;
+		b->ms = now_ms;
 	}
-	return 0;
+	if (b->tokens == 0)
+		return 0;
+	b->tokens -= take ? 1 : 0;
+	return 1;
 }
 
 int
@@ -104,61 +88,32 @@ gnts_server_open(const char *path, const struct gnts_srv_cb *cb,
 		 void *ctx, struct gnts_server **out, char *err, size_t errlen)
 {
 	struct gnts_server *s;
-	struct sockaddr_un sa;
-	struct stat st;
-	int rc, i;
+	uint64_t now = gnts_now_ms();
+	int i;
 
 	err[0] = '\0';
-	rc = fill_addr(&sa, path);
-	if (rc < 0) {
-		snprintf(err, errlen, "socket path too long: %s", path);
-		return rc;
-	}
-	if (lstat(path, &st) == 0) {
-		if (!S_ISSOCK(st.st_mode)) {
-			snprintf(err, errlen,
-				 "%s exists and is not a socket", path);
-			return -EEXIST;
-		}
-		if (socket_live(&sa)) {
-			snprintf(err, errlen,
-				 "another xnv-core is listening on %s", path);
-			return -EADDRINUSE;
-		}
-		unlink(path);
-		gnts_log(GNTS_LOG_WARNING,
-			 "removed stale socket %s (its core is gone)", path);
-	}
 	s = calloc(1, sizeof(*s));
-	if (s == NULL)
+	if (s == NULL) {
+		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
-	s->lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC |
-			SOCK_NONBLOCK, 0);
-	if (s->lfd < 0) {
-		rc = -errno;
-		goto fail;
 	}
-	rc = bind_listen(s->lfd, &sa, path);
-	if (rc < 0) {
-		snprintf(err, errlen, "cannot listen on %s: %s", path,
-			 strerror(-rc));
-		close(s->lfd);
-		goto fail;
+	s->lfd = gnts_host_listen(path, err, errlen);
+	if (s->lfd < 0) {
+		int rc = s->lfd;
+
+		free(s);
+		return rc;
 	}
 	snprintf(s->path, sizeof(s->path), "%s", path);
 	s->cb = *cb;
 	s->ctx = ctx;
 	s->next_dom = 1;
+	s->rate = (struct bucket){ GNTS_HOST_BURST, now };
+	s->attach_rate = (struct bucket){ GNTS_HOST_ATTACH_BURST, now };
 	for (i = 0; i < MAX_CONNS; i++)
 		s->conns[i].fd = -1;
 	*out = s;
 	return 0;
-fail:
-	if (err[0] == '\0')
-		snprintf(err, errlen, "cannot listen on %s: %s", path,
-			 strerror(-rc));
-	free(s);
-	return rc;
 }
 
 static void
@@ -170,6 +125,17 @@ send_text(int fd, uint16_t type, int status, const char *text)
 	m.status = status;
 	snprintf(m.u.text, sizeof(m.u.text), "%s", text);
 	(void)gnts_msg_send(fd, &m, -1);
+}
+
+/* A line about a connection, within the log rate. */
+static void
+conn_log(struct gnts_server *s, const struct conn *c, const char *what)
+{
+	if (gnts_ratelimit(&s->log, GNTS_HOST_LOG_RATE, gnts_now_ms()))
+		gnts_log(GNTS_LOG_WARNING, "connection of pid %d (uid %u) %s",
+			 (int)c->cred.pid, (unsigned)c->cred.uid, what);
+	else
+		s->st.not_logged++;
 }
 
 static void
@@ -187,30 +153,94 @@ conn_close(struct gnts_server *s, struct conn *c)
 	}
 }
 
+/* End an unattached connection, telling it why. */
 static void
+conn_refuse(struct gnts_server *s, struct conn *c, int status,
+	    const char *why)
+{
+	send_text(c->fd, GNTS_MSG_ERROR, status, why);
+	close(c->fd);
+	c->fd = -1;
+	(void)s;
+}
+
+/*
+ * Room for one more connection waiting to attach: at most
+ * GNTS_HOST_PENDING_PER_UID of @p uid and GNTS_HOST_PENDING_MAX in all;
+ * over that the oldest of @p uid (else of anyone) is closed.
+ */
+static void
+make_pending_room(struct gnts_server *s, uid_t uid)
+{
+	struct conn *old_uid = NULL, *old_any = NULL;
+	unsigned n_uid = 0, n_all = 0, i;
+
+	for (i = 0; i < MAX_CONNS; i++) {
+		struct conn *c = &s->conns[i];
+
+		if (c->fd < 0 || c->attached)
+			continue;
+		n_all++;
+		if (old_any == NULL || c->since_ms < old_any->since_ms)
+			old_any = c;
+		if (c->cred.uid != uid)
+			continue;
+		n_uid++;
+		if (old_uid == NULL || c->since_ms < old_uid->since_ms)
+			old_uid = c;
+	}
+	if (n_uid >= GNTS_HOST_PENDING_PER_UID || n_all >= GNTS_HOST_PENDING_MAX) {
+		struct conn *v = n_uid >= GNTS_HOST_PENDING_PER_UID ?
+				 old_uid : old_any;
+
+		conn_log(s, v, "closed: too many connections waiting to "
+			 "attach, this one the oldest");
+		conn_refuse(s, v, -EBUSY, "closed: too many connections "
+			    "waiting to attach");
+		s->st.evicted++;
+	}
+}
+
+static struct conn *
+free_slot(struct gnts_server *s)
+{
+	int i;
+
+	for (i = 0; i < MAX_CONNS; i++)
+		if (s->conns[i].fd < 0)
+			return &s->conns[i];
+	return NULL;
+}
+
+/* @return 1 if a connection was taken from the backlog. */
+static int
 do_accept(struct gnts_server *s)
 {
 	struct ucred cred;
 	socklen_t cl = sizeof(cred);
-	int fd, i;
+	struct conn *c;
+	int fd;
 
 	fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	if (fd < 0)
-		return;
-	for (i = 0; i < MAX_CONNS; i++)
-		if (s->conns[i].fd < 0)
-			break;
-	if (i == MAX_CONNS) {
+		return 0;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0)
+		cred = (struct ucred){ 0, (uid_t)-1, (gid_t)-1 };
+	make_pending_room(s, cred.uid);
+	c = free_slot(s);
+	if (c == NULL) {
 		send_text(fd, GNTS_MSG_ERROR, -ENOSPC,
 			  "core has no room for another domain");
 		close(fd);
-		return;
+		s->st.refused++;
+		return 1;
 	}
-	s->conns[i] = (struct conn){ .fd = fd, .dom = s->next_dom++ };
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) == 0)
-		s->conns[i].cred = (struct gnts_peer_cred){
-			.pid = cred.pid, .uid = cred.uid, .gid = cred.gid,
-			.known = 1 };
+	*c = (struct conn){ .fd = fd, .dom = s->next_dom++,
+			    .since_ms = gnts_now_ms(),
+			    .rate = { GNTS_HOST_CONN_BURST, gnts_now_ms() } };
+	c->cred = (struct gnts_peer_cred){ .pid = cred.pid, .uid = cred.uid,
+					   .gid = cred.gid, .known = 1 };
+	return 1;
 }
 
 static void
@@ -227,19 +257,16 @@ do_attach(struct gnts_server *s, struct conn *c, struct gnts_msg *m)
 	if (!gnts_str_ok(m->u.req.name, sizeof(m->u.req.name)) ||
 	    !gnts_str_ok(m->u.req.service, sizeof(m->u.req.service)) ||
 	    !gnts_str_ok(m->u.req.group, sizeof(m->u.req.group))) {
-		send_text(c->fd, GNTS_MSG_ERROR, -EINVAL,
-			  "attach refused: unterminated name");
-		close(c->fd);
-		c->fd = -1;
+		s->st.refused++;
+		conn_refuse(s, c, -EINVAL, "attach refused: unterminated name");
 		return;
 	}
 	gnts_msg_init(&r, GNTS_MSG_ATTACH_OK);
 	rc = s->cb.attach(s->ctx, c->dom, &c->cred, &m->u.req, &r.u.rsp,
 			   err, sizeof(err));
 	if (rc < 0) {
-		send_text(c->fd, GNTS_MSG_ERROR, rc, err);
-		close(c->fd);
-		c->fd = -1;
+		s->st.refused++;
+		conn_refuse(s, c, rc, err);
 		return;
 	}
 	c->attached = 1;
@@ -248,113 +275,162 @@ do_attach(struct gnts_server *s, struct conn *c, struct gnts_msg *m)
 		conn_close(s, c);
 }
 
+/* A refused MAP: the peer hears about its own request only; the owner's
+ * log also gets whose region it was, within the log rate. */
+static void
+map_refused(struct gnts_server *s, struct conn *c, gnts_ref_t ref, int rc)
+{
+	const char *what = !c->attached ? "not attached" :
+			   rc == -ENOENT ? "not granted to this domain" :
+			   rc == -EACCES ? "granted read-only" : strerror(-rc);
+	char why[GNTS_ERR_LEN], name[GNTS_NAME_LEN];
+
+	s->st.refused++;
+	snprintf(why, sizeof(why), "map of region %u refused: %s", ref, what);
+	send_text(c->fd, GNTS_MSG_ERROR, rc == -ENOENT ? -EACCES : rc, why);
+	if (!gnts_ratelimit(&s->log, GNTS_HOST_LOG_RATE, gnts_now_ms())) {
+		s->st.not_logged++;
+		return;
+	}
+	snprintf(why, sizeof(why), "map of region %u (%s) refused: %s", ref,
+		 gnts_region_name(ref, name, sizeof(name)), what);
+	if (s->cb.map_denied != NULL && c->attached)
+		s->cb.map_denied(s->ctx, c->dom, ref, why);
+	else
+		gnts_log(GNTS_LOG_WARNING, "pid %d (uid %u): %s",
+			 (int)c->cred.pid, (unsigned)c->cred.uid, why);
+}
+
 static void
 do_map(struct gnts_server *s, struct conn *c, struct gnts_msg *m)
 {
-	struct gnts_region *r;
 	struct gnts_msg rep;
-	char why[GNTS_ERR_LEN];
-	int ro = 0, fd;
+	size_t size = 0;
+	int fd;
 
-	if (!c->attached) {
-		snprintf(why, sizeof(why), "map of region %u refused: "
-			 "connection (pid %d) has not attached", m->ref,
-			 (int)c->cred.pid);
-		if (s->cb.map_denied != NULL)
-			s->cb.map_denied(s->ctx, c->dom, m->ref, why);
-		send_text(c->fd, GNTS_MSG_ERROR, -EACCES, why);
+	fd = c->attached ? gnts_region_open_for(m->ref, c->dom, m->readonly,
+						&size) : -EACCES;
+	if (fd < 0) {
+		map_refused(s, c, m->ref, fd);
 		return;
-	}
-	r = gnts_region_lookup(m->ref, c->dom, &ro);
-	if (r == NULL || (ro && !m->readonly)) {
-		struct gnts_region *any = gnts_region_find(m->ref);
-
-		if (any == NULL)
-			snprintf(why, sizeof(why), "map refused: no region %u",
-				 m->ref);
-		else
-			snprintf(why, sizeof(why),
-				 "map refused: region %u (%s) is not granted %s"
-				 "to domain %u", m->ref, any->name,
-				 r != NULL ? "writable " : "", c->dom);
-		if (s->cb.map_denied != NULL)
-			s->cb.map_denied(s->ctx, c->dom, m->ref, why);
-		send_text(c->fd, GNTS_MSG_ERROR, -EACCES, why);
-		return;
-	}
-	fd = r->fd;
-	if (m->readonly) {
-		/* A new read-only open file description of the same memfd:
-		 * the grantee cannot mprotect its way to write access. */
-		char p[64];
-
-		snprintf(p, sizeof(p), "/proc/self/fd/%d", r->fd);
-		fd = open(p, O_RDONLY | O_CLOEXEC);
-		if (fd < 0) {
-			send_text(c->fd, GNTS_MSG_ERROR, -errno,
-				  "map failed: cannot reopen region read-only");
-			return;
-		}
 	}
 	gnts_msg_init(&rep, GNTS_MSG_MAP_OK);
 	rep.ref = m->ref;
-	rep.size = r->size;
+	rep.size = size;
 	rep.readonly = m->readonly ? 1 : 0;
 	if (gnts_msg_send(c->fd, &rep, fd) < 0)
 		conn_close(s, c);
-	if (fd != r->fd)
-		close(fd);
+	close(fd);
+}
+
+/* A message that breaks the protocol: detach, or close if unattached. */
+static void
+violation(struct gnts_server *s, struct conn *c, const char *why)
+{
+	s->st.refused++;
+	if (c->attached) {
+		gnts_server_detach(s, c->dom, why);
+		return;
+	}
+	conn_log(s, c, why);
+	conn_refuse(s, c, -EPROTO, why);
+}
+
+static void
+handle(struct gnts_server *s, struct conn *c, struct gnts_msg *m)
+{
+	switch (m->type) {
+	case GNTS_MSG_ATTACH:
+		do_attach(s, c, m);
+		break;
+	case GNTS_MSG_MAP:
+		do_map(s, c, m);
+		break;
+	case GNTS_MSG_BYE:
+		conn_close(s, c);
+		break;
+	default:
+		violation(s, c, "protocol error: unknown message");
+		break;
+	}
+}
+
+/* May @p c be read now?  Unattached connections only send ATTACH: they
+ * share the attach rate. */
+static int
+may_read(struct gnts_server *s, struct conn *c, uint64_t now, int take)
+{
+	if (!bucket_has(&s->rate, GNTS_HOST_RATE, GNTS_HOST_BURST, now, 0) ||
+	    !bucket_has(&c->rate, GNTS_HOST_CONN_RATE, GNTS_HOST_CONN_BURST,
+			now, 0) ||
+	    (!c->attached && !bucket_has(&s->attach_rate,
+					 GNTS_HOST_ATTACH_RATE,
+					 GNTS_HOST_ATTACH_BURST, now, 0)))
+		return 0;
+	if (take) {
+		s->rate.tokens--;
+		c->rate.tokens--;
+		if (!c->attached)
+			s->attach_rate.tokens--;
+	}
+	return 1;
 }
 
 static void
 serve(struct gnts_server *s, struct conn *c)
 {
 	struct gnts_msg m;
-	int fd, rc;
+	int k, fd, rc;
 
-	for (;;) {
+	for (k = 0; k < SERVE_BATCH && c->fd >= 0; k++) {
+		if (!may_read(s, c, gnts_now_ms(), 0))
+			return;
 		rc = gnts_msg_recv(c->fd, &m, &fd, 1);
 		if (fd >= 0)
 			close(fd);	/* NFs never send fds */
 		if (rc == -EAGAIN)
 			return;
-		if (rc == 0) {
+		(void)may_read(s, c, gnts_now_ms(), 1);
+		s->st.requests++;
+		if (rc == 0)
 			conn_close(s, c);
-			return;
-		}
-		if (rc < 0) {
-			if (c->attached)
-				gnts_server_detach(s, c->dom,
-						   "protocol error: malformed message");
-			else {
-				close(c->fd);
-				c->fd = -1;
-			}
-			return;
-		}
-		switch (m.type) {
-		case GNTS_MSG_ATTACH:
-			do_attach(s, c, &m);
-			break;
-		case GNTS_MSG_MAP:
-			do_map(s, c, &m);
-			break;
-		case GNTS_MSG_BYE:
-			conn_close(s, c);
-			break;
-		default:
-			if (c->attached)
-				gnts_server_detach(s, c->dom,
-						   "protocol error: unknown message");
-			else {
-				close(c->fd);
-				c->fd = -1;
-			}
-			break;
-		}
-		if (c->fd < 0)
-			return;
+		else if (rc < 0)
+			violation(s, c, "protocol error: malformed message");
+		else
+			handle(s, c, &m);
 	}
+}
+
+static void
+report_quiet(const struct gnts_server *s, uint32_t n)
+{
+	gnts_log(GNTS_LOG_WARNING, "%s: %u more refused requests or closed "
+		 "connections not logged", s->path, n);
+}
+
+/* Connections that did not attach in time; refusals not logged. */
+static void
+housekeeping(struct gnts_server *s, uint64_t now)
+{
+	char why[80];
+	uint32_t quiet;
+	int i;
+
+	snprintf(why, sizeof(why), "closed: no ATTACH within %u ms",
+		 GNTS_HOST_ATTACH_TIMEOUT_MS);
+	for (i = 0; i < MAX_CONNS; i++) {
+		struct conn *c = &s->conns[i];
+
+		if (c->fd < 0 || c->attached ||
+		    now - c->since_ms < GNTS_HOST_ATTACH_TIMEOUT_MS)
+			continue;
+		conn_log(s, c, why);
+		conn_refuse(s, c, -ETIMEDOUT, why);
+		s->st.timed_out++;
+	}
+	quiet = gnts_ratelimit_quiet(&s->log, now);
+	if (quiet > 0)
+		report_quiet(s, quiet);
 }
 
 int
@@ -362,32 +438,36 @@ gnts_server_poll(struct gnts_server *s)
 {
 	struct pollfd pfd[MAX_CONNS + 1];
 	int idx[MAX_CONNS + 1];
+	uint64_t now = gnts_now_ms();
 	int n = 0, i, rc, events = 0;
 
 	if (s == NULL)
 		return 0;
-	pfd[n].fd = s->lfd;
-	pfd[n].events = POLLIN;
+	housekeeping(s, now);
+	pfd[n] = (struct pollfd){ .fd = s->lfd, .events = POLLIN };
 	idx[n++] = -1;
 	for (i = 0; i < MAX_CONNS; i++) {
-		if (s->conns[i].fd < 0)
+		struct conn *c = &s->conns[i];
+
+		/* Over its rate: not even looked at until it has a token. */
+		if (c->fd < 0 || !may_read(s, c, now, 0))
 			continue;
-		pfd[n].fd = s->conns[i].fd;
-		pfd[n].events = POLLIN;
+		pfd[n] = (struct pollfd){ .fd = c->fd, .events = POLLIN };
 		idx[n++] = i;
 	}
 	rc = poll(pfd, (nfds_t)n, 0);
 	if (rc <= 0)
 		return rc < 0 && errno != EINTR ? -errno : 0;
-	for (i = 0; i < n; i++) {
-		if (pfd[i].revents == 0)
+	/* Requests of known connections first, then newcomers. */
+	for (i = 1; i < n; i++) {
+		if (pfd[i].revents == 0 || s->conns[idx[i]].fd < 0)
 			continue;
 		events++;
-		if (idx[i] < 0)
-			do_accept(s);
-		else if (s->conns[idx[i]].fd >= 0)
-			serve(s, &s->conns[idx[i]]);
+		serve(s, &s->conns[idx[i]]);
 	}
+	if (pfd[0].revents != 0)
+		for (i = 0; i < ACCEPT_BATCH && do_accept(s); i++)
+			events++;
 	return events;
 }
 
@@ -430,6 +510,22 @@ gnts_server_pid(struct gnts_server *s, gnts_peer_t dom)
 }
 
 void
+gnts_server_stats(const struct gnts_server *s, struct gnts_host_stats *st)
+{
+	int i;
+
+	*st = s->st;
+	st->connections = 0;
+	st->waiting = 0;
+	for (i = 0; i < MAX_CONNS; i++) {
+		if (s->conns[i].fd < 0)
+			continue;
+		st->connections++;
+		st->waiting += !s->conns[i].attached;
+	}
+}
+
+void
 gnts_server_close(struct gnts_server *s)
 {
 	int i;
@@ -443,6 +539,8 @@ gnts_server_close(struct gnts_server *s)
 			  "xnv-core is shutting down");
 		conn_close(s, &s->conns[i]);
 	}
+	if (s->log.quiet > 0)
+		report_quiet(s, s->log.quiet);
 	close(s->lfd);
 	unlink(s->path);
 	free(s);
@@ -452,7 +550,7 @@ gnts_server_close(struct gnts_server *s)
 
 static int
 host_srv_open(const struct gnts_srv_cfg *cfg, void **impl, char *err,
-	 size_t errlen)
+	      size_t errlen)
 {
 	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)], *slash;
 
@@ -505,6 +603,21 @@ host_srv_where(void *impl, char *buf, size_t len)
 	snprintf(buf, len, "on %s", s->path);
 }
 
+static void
+host_srv_counters(void *impl, struct gnts_srv_counters *ct)
+{
+	struct gnts_host_stats st;
+
+	gnts_server_stats(impl, &st);
+	ct->requests = st.requests;
+	ct->refused = st.refused;
+	ct->timed_out = st.timed_out;
+	ct->evicted = st.evicted;
+	ct->not_logged = st.not_logged;
+	ct->connections = st.connections;
+	ct->waiting = st.waiting;
+}
+
 const struct gnts_srv_ops gnts_host_srv_ops = {
 	.name = "host",
 	.open = host_srv_open,
@@ -515,4 +628,5 @@ const struct gnts_srv_ops gnts_host_srv_ops = {
 	.peer_words = host_srv_peer_words,
 	.death_words = "connection closed (NF exited or died)",
 	.where = host_srv_where,
+	.counters = host_srv_counters,
 };

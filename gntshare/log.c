@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "gntshare/gntshare.h"
 
@@ -57,4 +58,39 @@ gnts_esc(const char *s, size_t max, char *buf, size_t len)
 	}
 	buf[o] = '\0';
 	return buf;
+}
+
+uint64_t
+gnts_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+int
+gnts_ratelimit(struct gnts_ratelimit *rl, uint32_t per_s, uint64_t now_ms)
+{
+	if (now_ms - rl->window_ms >= 1000) {
+		rl->window_ms = now_ms;
+		rl->logged = 0;
+	}
+	if (rl->logged < per_s) {
+		rl->logged++;
+		return 1;
+	}
+	rl->quiet++;
+	return 0;
+}
+
+uint32_t
+gnts_ratelimit_quiet(struct gnts_ratelimit *rl, uint64_t now_ms)
+{
+	uint32_t n = rl->quiet;
+
+	if (n == 0 || now_ms - rl->window_ms < 1000)
+		return 0;
+	rl->quiet = 0;
+	return n;
 }

@@ -7,6 +7,8 @@
  */
 
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +26,26 @@ static const struct gnts_grant_engine memfd_engine = { .name = "memfd" };
 static const struct gnts_grant_engine *engine = &memfd_engine;
 static struct gnts_region *table[GNTS_MAX_REGIONS];
 static gnts_ref_t next_ref = 1;
+/*
+ * The table and every region's grants are read by the backend's control
+ * thread (a MAP, a XenStore publish) while the core's data-path thread
+ * makes and ends regions (attach, detach).  One lock orders them;
+ * recursive because public calls nest (create_for -> grant -> destroy).
+ * Never taken on a per-packet path.
+ */
+static pthread_mutex_t region_mu = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+
+void
+gnts_region_lock(void)
+{
+	pthread_mutex_lock(&region_mu);
+}
+
+void
+gnts_region_unlock(void)
+{
+	pthread_mutex_unlock(&region_mu);
+}
 static int
 memfd_region(const char *name, size_t size, int huge)
 {
@@ -89,7 +111,12 @@ gnts_grant_engine_pages(void)
 unsigned
 gnts_region_busy(gnts_peer_t peer)
 {
-	return engine->busy != NULL ? engine->busy(peer) : 0;
+	unsigned n;
+
+	gnts_region_lock();
+	n = engine->busy != NULL ? engine->busy(peer) : 0;
+	gnts_region_unlock();
+	return n;
 }
 
 /* A zeroed region record with room for its grants. */
@@ -111,15 +138,19 @@ static int
 table_insert(struct gnts_region *r)
 {
 	unsigned i;
+	int rc = -ENOSPC;
 
+	gnts_region_lock();
 	for (i = 0; i < GNTS_MAX_REGIONS; i++) {
 		if (table[i] == NULL) {
 			r->ref = next_ref++;
 			table[i] = r;
-			return 0;
+			rc = 0;
+			break;
 		}
 	}
-	return -ENOSPC;
+	gnts_region_unlock();
+	return rc;
 }
 
 int
@@ -291,6 +322,9 @@ gnts_region_destroy(struct gnts_region *r)
 
 	if (r == NULL)
 		return;
+	/* Out of the table and its grants ended under the lock: a MAP in
+	 * the control thread either finds it whole or not at all. */
+	gnts_region_lock();
 	for (i = 0; i < GNTS_MAX_REGIONS; i++)
 		if (table[i] == r)
 			table[i] = NULL;
@@ -300,6 +334,7 @@ gnts_region_destroy(struct gnts_region *r)
 	 * nobody maps them (see gntshare/README.md). */
 	for (i = 0; i < r->n_grants; i++)
 		end_grant(&r->grants[i]);
+	gnts_region_unlock();
 	if (r->engine_made) {
 		engine->destroy(r);
 	} else {
@@ -320,8 +355,8 @@ grant_index(const struct gnts_region *r, gnts_peer_t dom)
 	return -1;
 }
 
-int
-gnts_region_grant(struct gnts_region *r, gnts_peer_t dom, int readonly)
+static int
+region_grant(struct gnts_region *r, gnts_peer_t dom, int readonly)
 {
 	struct gnts_grant *g;
 	int i = grant_index(r, dom), rc;
@@ -353,14 +388,28 @@ gnts_region_grant(struct gnts_region *r, gnts_peer_t dom, int readonly)
 }
 
 int
+gnts_region_grant(struct gnts_region *r, gnts_peer_t dom, int readonly)
+{
+	int rc;
+
+	gnts_region_lock();
+	rc = region_grant(r, dom, readonly);
+	gnts_region_unlock();
+	return rc;
+}
+
+int
 gnts_region_revoke(struct gnts_region *r, gnts_peer_t dom)
 {
-	int i = grant_index(r, dom), busy;
+	int i, busy = -ENOENT;
 
-	if (i < 0)
-		return -ENOENT;
-	busy = end_grant(&r->grants[i]);
-	r->grants[i] = r->grants[--r->n_grants];
+	gnts_region_lock();
+	i = grant_index(r, dom);
+	if (i >= 0) {
+		busy = end_grant(&r->grants[i]);
+		r->grants[i] = r->grants[--r->n_grants];
+	}
+	gnts_region_unlock();
 	return busy;
 }
 
@@ -380,36 +429,82 @@ gnts_revoke_domain(gnts_peer_t dom)
 {
 	unsigned i;
 
+	gnts_region_lock();
 	for (i = 0; i < GNTS_MAX_REGIONS; i++)
 		if (table[i] != NULL)
 			(void)gnts_region_revoke(table[i], dom);
+	gnts_region_unlock();
 }
 
 struct gnts_region *
 gnts_region_find(gnts_ref_t ref)
 {
+	struct gnts_region *r = NULL;
 	unsigned i;
 
 	if (ref == GNTS_REF_INVALID)
 		return NULL;
-	for (i = 0; i < GNTS_MAX_REGIONS; i++)
+	gnts_region_lock();
+	for (i = 0; i < GNTS_MAX_REGIONS && r == NULL; i++)
 		if (table[i] != NULL && table[i]->ref == ref)
-			return table[i];
-	return NULL;
+			r = table[i];
+	gnts_region_unlock();
+	return r;
 }
 
 struct gnts_region *
 gnts_region_lookup(gnts_ref_t ref, gnts_peer_t dom, int *readonly)
 {
-	struct gnts_region *r = gnts_region_find(ref);
-	int i;
+	struct gnts_region *r;
+	int i = -1;
 
-	if (r == NULL)
-		return NULL;
-	i = grant_index(r, dom);
-	if (i < 0)
-		return NULL;
-	if (readonly != NULL)
+	gnts_region_lock();
+	r = gnts_region_find(ref);
+	if (r != NULL)
+		i = grant_index(r, dom);
+	if (i >= 0 && readonly != NULL)
 		*readonly = r->grants[i].readonly;
-	return r;
+	gnts_region_unlock();
+	return i >= 0 ? r : NULL;
+}
+
+const char *
+gnts_region_name(gnts_ref_t ref, char *buf, size_t len)
+{
+	struct gnts_region *r;
+
+	gnts_region_lock();
+	r = gnts_region_find(ref);
+	snprintf(buf, len, "%s", r != NULL ? r->name : "none such");
+	gnts_region_unlock();
+	return buf;
+}
+
+int
+gnts_region_open_for(gnts_ref_t ref, gnts_peer_t dom, int readonly,
+		     size_t *size)
+{
+	struct gnts_region *r;
+	int ro = 0, fd;
+
+	gnts_region_lock();
+	r = gnts_region_lookup(ref, dom, &ro);
+	if (r == NULL || r->fd < 0 || (ro && !readonly)) {
+		fd = r == NULL ? -ENOENT : -EACCES;
+	} else if (readonly) {
+		/* A new read-only open file description of the memfd: the
+		 * grantee cannot mprotect its way to write access. */
+		char p[64];
+
+		snprintf(p, sizeof(p), "/proc/self/fd/%d", r->fd);
+		fd = open(p, O_RDONLY | O_CLOEXEC);
+		fd = fd < 0 ? -errno : fd;
+	} else {
+		fd = fcntl(r->fd, F_DUPFD_CLOEXEC, 0);
+		fd = fd < 0 ? -errno : fd;
+	}
+	if (fd >= 0)
+		*size = r->size;
+	gnts_region_unlock();
+	return fd;
 }

@@ -53,6 +53,27 @@ struct gnts_grant_engine {
 	const char *full_hint;
 };
 
+/*
+ * The grant table's lock (region.c).  Every gnts_region_* call takes it;
+ * a caller in another thread than the regions' owner holds it while it
+ * uses a pointer from gnts_region_find() / gnts_region_refs().
+ */
+void gnts_region_lock(void);
+void gnts_region_unlock(void);
+
+/**
+ * A new fd of region @p ref for @p dom (a MAP, host backend), made under
+ * the lock: read-only (a fresh open file description) if @p readonly.
+ * @return the fd and *size, or -ENOENT (no such region granted to @p dom),
+ *   -EACCES (granted read-only, asked writable, or no fd), -errno.
+ */
+int gnts_region_open_for(gnts_ref_t ref, gnts_peer_t dom, int readonly,
+			 size_t *size);
+
+/** The name of region @p ref ("none such"), for the owner's log only:
+ *  a peer is never told whose region it asked for.  @return @p buf. */
+const char *gnts_region_name(gnts_ref_t ref, char *buf, size_t len);
+
 /** Use @p e from now on (process-wide); NULL: back to memfd. */
 void gnts_grant_engine_install(const struct gnts_grant_engine *e);
 

@@ -2,11 +2,23 @@
 /*
  * The server side's backend registry and handle (backend.h).  The core
  * calls these; only the table below names a backend.
+ *
+ * The backend runs in a control thread: it reads sockets or XenStore,
+ * applies its limits and answers what it can alone (a MAP, a refusal).
+ * What needs the owner (struct gnts_srv_cb) is handed to the owner's
+ * thread through a one-slot mailbox: the control thread posts the call
+ * and waits; the owner runs it in gnts_srv_poll() and signals.  Detaches
+ * go the other way through a queue the control thread drains before each
+ * pass.  Nothing the owner does ever waits for the control thread, and
+ * nothing a peer sends reaches the owner's thread but these callbacks.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "backends.h"
 
@@ -18,11 +30,6 @@ static const struct gnts_srv_ops *const backends[] = {
 };
 
 #define N_BACKENDS (sizeof(backends) / sizeof(backends[0]))
-
-struct gnts_srv {
-	const struct gnts_srv_ops *ops;
-	void *impl;
-};
 
 const char *
 gnts_srv_kinds(void)
@@ -47,11 +54,205 @@ gnts_srv_backend(const char *kind)
 	return NULL;
 }
 
+enum job_kind { JOB_CHECK, JOB_ATTACH, JOB_DEATH, JOB_MAP_DENIED };
+
+/* A callback handed to the owner's thread; lives on the poster's stack. */
+struct job {
+	enum job_kind kind;
+	gnts_peer_t peer;
+	const struct gnts_peer_cred *cred;
+	const struct gnts_attach_req *req;
+	struct gnts_attach_rsp *rsp;
+	char *err;
+	size_t errlen;
+	gnts_ref_t ref;
+	const char *why;
+	int rc;
+	int done;
+};
+
+#define DETACH_QUEUE 256	/* > attached peers a backend can have */
+
+struct detach_cmd {
+	gnts_peer_t peer;
+	int status;
+	char why[GNTS_ERR_LEN];
+};
+
+struct gnts_srv {
+	const struct gnts_srv_ops *ops;
+	void *impl;
+	struct gnts_srv_cb owner_cb;	/* the owner's callbacks */
+	void *owner_ctx;
+	pthread_t thread;
+	int threaded;			/* the control thread runs */
+	atomic_int stop;
+	pthread_mutex_t mu;		/* guards everything below */
+	pthread_cond_t cv;		/* job posted, job done, thread gone */
+	int exited;
+	struct job *job;		/* posted, not yet run */
+	gnts_peer_t dying;		/* peer of the death being run */
+	int in_death;
+	struct detach_cmd dq[DETACH_QUEUE];
+	unsigned dq_head, dq_n;
+	uint64_t callbacks;
+	struct gnts_srv_counters snap;	/* the backend's, each pass */
+};
+
+static int
+run_job(struct gnts_srv *s, struct job *j)
+{
+	const struct gnts_srv_cb *cb = &s->owner_cb;
+
+	switch (j->kind) {
+	case JOB_CHECK:
+		return cb->check(s->owner_ctx, j->req, j->err, j->errlen);
+	case JOB_ATTACH:
+		return cb->attach(s->owner_ctx, j->peer, j->cred, j->req,
+				  j->rsp, j->err, j->errlen);
+	case JOB_DEATH:
+		/* Its own detach of the peer: the backend has ended it. */
+		s->dying = j->peer;
+		s->in_death = 1;
+		cb->death(s->owner_ctx, j->peer);
+		s->in_death = 0;
+		return 0;
+	case JOB_MAP_DENIED:
+		cb->map_denied(s->owner_ctx, j->peer, j->ref, j->why);
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* Drop queued detaches of @p peer (under mu): it attaches anew, so they
+ * were meant for an earlier incarnation the backend has already ended. */
+static void
+forget_detaches(struct gnts_srv *s, gnts_peer_t peer)
+{
+	unsigned i, k = 0;
+
+	for (i = 0; i < s->dq_n; i++) {
+		struct detach_cmd *d = &s->dq[(s->dq_head + i) % DETACH_QUEUE];
+
+		if (d->peer != peer)
+			s->dq[(s->dq_head + k++) % DETACH_QUEUE] = *d;
+	}
+	s->dq_n = k;
+}
+
+/* From the backend: run @p j on the owner's thread and wait for it (or
+ * run it here when there is no control thread, or this is not it). */
+static int
+hand_over(struct gnts_srv *s, struct job *j)
+{
+	if (!s->threaded || !pthread_equal(pthread_self(), s->thread)) {
+		s->callbacks++;
+		return run_job(s, j);
+	}
+	pthread_mutex_lock(&s->mu);
+	if (j->kind == JOB_ATTACH)
+		forget_detaches(s, j->peer);
+	s->job = j;
+	pthread_cond_broadcast(&s->cv);
+	while (!j->done)
+		pthread_cond_wait(&s->cv, &s->mu);
+	pthread_mutex_unlock(&s->mu);
+	return j->rc;
+}
+
+static int
+cb_check(void *ctx, const struct gnts_attach_req *req, char *err,
+	 size_t errlen)
+{
+	struct job j = { .kind = JOB_CHECK, .req = req, .err = err,
+			 .errlen = errlen };
+
+	return hand_over(ctx, &j);
+}
+
+static int
+cb_attach(void *ctx, gnts_peer_t peer, const struct gnts_peer_cred *cred,
+	  const struct gnts_attach_req *req, struct gnts_attach_rsp *rsp,
+	  char *err, size_t errlen)
+{
+	struct job j = { .kind = JOB_ATTACH, .peer = peer, .cred = cred,
+			 .req = req, .rsp = rsp, .err = err, .errlen = errlen };
+
+	return hand_over(ctx, &j);
+}
+
+static void
+cb_death(void *ctx, gnts_peer_t peer)
+{
+	struct job j = { .kind = JOB_DEATH, .peer = peer };
+
+	(void)hand_over(ctx, &j);
+}
+
+static void
+cb_map_denied(void *ctx, gnts_peer_t peer, gnts_ref_t ref, const char *why)
+{
+	struct job j = { .kind = JOB_MAP_DENIED, .peer = peer, .ref = ref,
+			 .why = why };
+
+	(void)hand_over(ctx, &j);
+}
+
+/* Run the detaches the owner queued (control thread, or at close). */
+static void
+drain_detaches(struct gnts_srv *s)
+{
+	struct detach_cmd d;
+
+	for (;;) {
+		pthread_mutex_lock(&s->mu);
+		if (s->dq_n == 0) {
+			pthread_mutex_unlock(&s->mu);
+			return;
+		}
+		d = s->dq[s->dq_head];
+		s->dq_head = (s->dq_head + 1) % DETACH_QUEUE;
+		s->dq_n--;
+		pthread_mutex_unlock(&s->mu);
+		s->ops->detach(s->impl, d.peer, d.status, d.why);
+	}
+}
+
+static void *
+control_thread(void *arg)
+{
+	const struct timespec nap = { 0, 1000000 };	/* 1 ms */
+	struct gnts_srv *s = arg;
+	struct gnts_srv_counters ct;
+
+	while (!atomic_load(&s->stop)) {
+		int n;
+
+		drain_detaches(s);
+		n = s->ops->poll(s->impl);
+		memset(&ct, 0, sizeof(ct));
+		if (s->ops->counters != NULL)
+			s->ops->counters(s->impl, &ct);
+		pthread_mutex_lock(&s->mu);
+		s->snap = ct;
+		pthread_mutex_unlock(&s->mu);
+		if (n <= 0)
+			nanosleep(&nap, NULL);
+	}
+	pthread_mutex_lock(&s->mu);
+	s->exited = 1;
+	pthread_cond_broadcast(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+	return NULL;
+}
+
 int
 gnts_srv_open(const char *kind, const struct gnts_srv_cfg *cfg,
 	      struct gnts_srv **out, char *err, size_t errlen)
 {
 	const struct gnts_srv_ops *ops;
+	struct gnts_srv_cfg mine = *cfg;
+	struct gnts_srv_cb cb;
 	struct gnts_srv *s;
 	int rc;
 
@@ -69,11 +270,31 @@ gnts_srv_open(const char *kind, const struct gnts_srv_cfg *cfg,
 		return -ENOMEM;
 	}
 	s->ops = ops;
-	rc = ops->open(cfg, &s->impl, err, errlen);
+	s->owner_cb = *cfg->cb;
+	s->owner_ctx = cfg->ctx;
+	cb = (struct gnts_srv_cb){
+		.check = cfg->cb->check != NULL ? cb_check : NULL,
+		.attach = cb_attach, .death = cb_death,
+		.map_denied = cfg->cb->map_denied != NULL ? cb_map_denied :
+			      NULL,
+	};
+	mine.cb = &cb;
+	mine.ctx = s;
+	pthread_mutex_init(&s->mu, NULL);
+	pthread_cond_init(&s->cv, NULL);
+	rc = ops->open(&mine, &s->impl, err, errlen);
+	if (rc == 0 && (rc = -pthread_create(&s->thread, NULL,
+					     control_thread, s)) < 0) {
+		snprintf(err, errlen, "cannot start the control thread: %s",
+			 strerror(-rc));
+		ops->close(s->impl);
+	}
 	if (rc < 0) {
 		free(s);
 		return rc;
 	}
+	s->threaded = 1;
+	pthread_setname_np(s->thread, "xnv-control");
 	*out = s;
 	return 0;
 }
@@ -81,14 +302,81 @@ gnts_srv_open(const char *kind, const struct gnts_srv_cfg *cfg,
 int
 gnts_srv_poll(struct gnts_srv *s)
 {
-	return s->ops->poll(s->impl);
+	struct job *j;
+
+	pthread_mutex_lock(&s->mu);
+	j = s->job;
+	s->job = NULL;
+	pthread_mutex_unlock(&s->mu);
+	if (j == NULL)
+		return 0;
+	j->rc = run_job(s, j);
+	pthread_mutex_lock(&s->mu);
+	s->callbacks++;
+	j->done = 1;
+	pthread_cond_broadcast(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+	return 1;
 }
 
 void
 gnts_srv_detach(struct gnts_srv *s, gnts_peer_t peer, int status,
 		const char *why)
 {
-	s->ops->detach(s->impl, peer, status, why);
+	struct detach_cmd *d;
+
+	if (s->in_death && s->dying == peer)
+		return;
+	if (!s->threaded) {
+		s->ops->detach(s->impl, peer, status, why);
+		return;
+	}
+	pthread_mutex_lock(&s->mu);
+	if (s->dq_n == DETACH_QUEUE) {
+		pthread_mutex_unlock(&s->mu);
+		gnts_log(GNTS_LOG_ERR, "detach queue full: peer %u not told "
+			 "why (%s)", peer, why);
+		return;
+	}
+	d = &s->dq[(s->dq_head + s->dq_n++) % DETACH_QUEUE];
+	d->peer = peer;
+	d->status = status;
+	snprintf(d->why, sizeof(d->why), "%s", why);
+	pthread_mutex_unlock(&s->mu);
+}
+
+void
+gnts_srv_counters(struct gnts_srv *s, struct gnts_srv_counters *ct)
+{
+	pthread_mutex_lock(&s->mu);
+	*ct = s->snap;
+	ct->callbacks = s->callbacks;
+	pthread_mutex_unlock(&s->mu);
+}
+
+/* Stop the control thread, running what it hands over meanwhile. */
+static void
+stop_thread(struct gnts_srv *s)
+{
+	atomic_store(&s->stop, 1);
+	pthread_mutex_lock(&s->mu);
+	while (!s->exited) {
+		struct job *j = s->job;
+
+		if (j == NULL) {
+			pthread_cond_wait(&s->cv, &s->mu);
+			continue;
+		}
+		s->job = NULL;
+		pthread_mutex_unlock(&s->mu);
+		j->rc = run_job(s, j);
+		pthread_mutex_lock(&s->mu);
+		j->done = 1;
+		pthread_cond_broadcast(&s->cv);
+	}
+	pthread_mutex_unlock(&s->mu);
+	pthread_join(s->thread, NULL);
+	s->threaded = 0;
 }
 
 void
@@ -96,7 +384,12 @@ gnts_srv_close(struct gnts_srv *s)
 {
 	if (s == NULL)
 		return;
+	if (s->threaded)
+		stop_thread(s);
+	drain_detaches(s);
 	s->ops->close(s->impl);
+	pthread_cond_destroy(&s->cv);
+	pthread_mutex_destroy(&s->mu);
 	free(s);
 }
 

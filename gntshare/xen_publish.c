@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "region_pvt.h"
 #include "xen_server_pvt.h"
 
 int
@@ -70,35 +71,54 @@ make_directory(struct xdev *d, const uint32_t *refs, uint32_t n, char *err,
 	return 0;
 }
 
+/* The ring's refs and the pool directory's refs as XenStore values.
+ * Under the grant table's lock: the data path may end these grants. */
+static int
+grant_strings(struct xdev *d, const struct gnts_attach_rsp *rsp, char *rstr,
+	      char *dstr, size_t vlen, uint32_t *nr, uint32_t *np, char *err,
+	      size_t errlen)
+{
+	struct gnts_region *ring, *pool;
+	const uint32_t *rrefs, *prefs, *drefs;
+	uint32_t nd = 0;
+	int rc;
+
+	ring = gnts_region_find(rsp->ring_ref);
+	pool = gnts_region_find(rsp->pool_ref);
+	rrefs = ring ? gnts_region_refs(ring, d->dom, nr) : NULL;
+	prefs = pool ? gnts_region_refs(pool, d->dom, np) : NULL;
+	if (rrefs == NULL || prefs == NULL) {
+		snprintf(err, errlen, "ring or pool not granted to the domain");
+		return -EINVAL;
+	}
+	rc = make_directory(d, prefs, *np, err, errlen);
+	if (rc < 0)
+		return rc;
+	drefs = gnts_region_refs(d->dir, d->dom, &nd);
+	if (refs_string(rrefs, *nr, rstr, vlen) < 0 ||
+	    refs_string(drefs, nd, dstr, vlen) < 0) {
+		snprintf(err, errlen, "ring or directory refs exceed a "
+			 "XenStore value (lower ring_size or pool_bufs)");
+		return -E2BIG;
+	}
+	return 0;
+}
+
 int
 gnts_xen_publish(struct gnts_xen_server *s, struct xdev *d,
 	const struct gnts_attach_rsp *rsp, const char *name, const char *rid,
 	char *err, size_t errlen)
 {
-	struct gnts_region *ring = gnts_region_find(rsp->ring_ref);
-	struct gnts_region *pool = gnts_region_find(rsp->pool_ref);
-	const uint32_t *rrefs, *prefs, *drefs;
-	uint32_t nr = 0, np = 0, nd = 0;
 	static char rstr[VAL_MAX], dstr[VAL_MAX];
+	uint32_t nr = 0, np = 0;
 	xs_transaction_t t;
 	int rc, tries;
 
-	rrefs = ring ? gnts_region_refs(ring, d->dom, &nr) : NULL;
-	prefs = pool ? gnts_region_refs(pool, d->dom, &np) : NULL;
-	if (rrefs == NULL || prefs == NULL) {
-		snprintf(err, errlen, "ring or pool not granted to the domain");
-		return -EINVAL;
-	}
-	rc = make_directory(d, prefs, np, err, errlen);
+	gnts_region_lock();
+	rc = grant_strings(d, rsp, rstr, dstr, VAL_MAX, &nr, &np, err, errlen);
+	gnts_region_unlock();
 	if (rc < 0)
 		return rc;
-	drefs = gnts_region_refs(d->dir, d->dom, &nd);
-	if (refs_string(rrefs, nr, rstr, sizeof(rstr)) < 0 ||
-	    refs_string(drefs, nd, dstr, sizeof(dstr)) < 0) {
-		snprintf(err, errlen, "ring or directory refs exceed a "
-			 "XenStore value (lower ring_size or pool_bufs)");
-		return -E2BIG;
-	}
 	for (tries = 0; tries < 16; tries++) {
 		t = xs_transaction_start(s->xs);
 		if (t == XBT_NULL)

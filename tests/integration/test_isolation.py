@@ -107,19 +107,22 @@ def test_probe_maps_its_own_ring(iso):
     assert re.search(rf"^MAP ref={ring} ok size=\d+$", iso["probe"].stdout(), re.M)
 
 
-def test_group_a_pool_refused_naming_region(iso):
+def test_group_a_pool_refused_naming_only_the_request(iso):
     dom, _, _ = probe_domain(iso["probe"])
     a = iso["pools"]["A"]
-    line = f"MAP ref={a} refused: map refused: region {a} (xnv-pool-A) " \
-           f"is not granted to domain {dom}"
+    line = f"MAP ref={a} refused: map of region {a} refused: not granted " \
+           f"to this domain"
     assert line in iso["probe"].stdout().splitlines(), iso["probe"].stdout()
+    # whose region it is, the NF is not told
+    assert "xnv-pool-A" not in iso["probe"].stdout()
 
 
 def test_core_warns_about_refused_map(iso):
     dom, _, _ = probe_domain(iso["probe"])
     a = iso["pools"]["A"]
-    assert (f"xnv-core: NF probe (domain {dom}): map refused: region {a} "
-            f"(xnv-pool-A) is not granted to domain {dom}") in iso["core"].log()
+    assert (f"xnv-core: NF probe (domain {dom}): map of region {a} "
+            f"(xnv-pool-A) refused: not granted to this domain") \
+        in iso["core"].log()
 
 
 def test_refused_nf_gets_no_fd(iso):
@@ -128,14 +131,13 @@ def test_refused_nf_gets_no_fd(iso):
     a = iso["pools"]["A"]
     out = iso["probe"].stdout()
     assert re.search(rf"^RAW ref={a} unattached: refused, no fd: map of region "
-                     rf"{a} refused: connection \(pid \d+\) has not attached$",
-                     out, re.M), out
-    # and the core logged the attempt
-    assert re.search(rf"map of region {a} refused: connection \(pid \d+\) has "
-                     r"not attached", iso["core"].log()), iso["core"].log()[-2000:]
-    assert re.search(rf"^RAW ref={a} attached: refused, no fd: map refused: "
-                     rf"region {a} \(xnv-pool-A\) is not granted to domain \d+$",
-                     out, re.M), out
+                     rf"{a} refused: not attached$", out, re.M), out
+    # and the core logged the attempt, with whose region it was
+    assert re.search(rf"pid \d+ \(uid 0\): map of region {a} \(xnv-pool-A\) "
+                     r"refused: not attached", iso["core"].log()), \
+        iso["core"].log()[-2000:]
+    assert re.search(rf"^RAW ref={a} attached: refused, no fd: map of region "
+                     rf"{a} refused: not granted to this domain$", out, re.M), out
 
 
 def test_unknown_regions_refused(iso):
@@ -143,16 +145,20 @@ def test_unknown_regions_refused(iso):
     for ref in range(1, PROBE_REFS + 1):
         assert re.search(rf"^MAP ref={ref} (ok size=\d+|refused: .+)$", out, re.M), \
             f"no answer for ref {ref}:\n{out}"
-    assert re.search(rf"^MAP ref={PROBE_REFS} refused: map refused: no region "
-                     rf"{PROBE_REFS}$", out, re.M), out
+    # a region that does not exist is refused in the same words as one
+    # granted to somebody else: nothing to learn from the answer
+    assert re.search(rf"^MAP ref={PROBE_REFS} refused: map of region "
+                     rf"{PROBE_REFS} refused: not granted to this domain$",
+                     out, re.M), out
 
 
 def test_other_nfs_ring_refused(iso):
     ring = iso["fwd_a_att"]["ring"]
     out = iso["probe2"].stdout()
     assert iso["probe2_rc"] == 0, out
-    assert re.search(rf"^MAP ref={ring} refused: map refused: region {ring} "
-                     r"\(xnv-ring-[^)]+\) is not granted to domain \d+$", out, re.M), out
+    assert re.search(rf"^MAP ref={ring} refused: map of region {ring} refused: "
+                     r"not granted to this domain$", out, re.M), out
+    assert "xnv-ring" not in out
 
 
 def test_refusals_continue_during_group_a_traffic(iso):
@@ -160,9 +166,12 @@ def test_refusals_continue_during_group_a_traffic(iso):
     m = re.search(r"^HOLD attempts=(\d+) unexpected=(\d+) end=stdin-eof$", out, re.M)
     assert m, out
     assert int(m.group(1)) > 0 and int(m.group(2)) == 0
-    # some refusals were logged after fwd-a attached, i.e. during A's traffic
+    # refusals went on after fwd-a attached, i.e. during A's traffic:
+    # logged, or (over the log rate) counted
     attached_at = log.index("NF fwd-a-1 (pid")
-    assert "(xnv-pool-A) is not granted" in log[attached_at:]
+    assert "(xnv-pool-A) refused: not granted" in log[attached_at:] or \
+        re.search(r"\d+ more refused requests or closed connections not "
+                  r"logged", log[attached_at:]), log[attached_at:]
 
 
 def test_group_a_traffic_intact(iso):

@@ -23,6 +23,7 @@
 #define GNTSHARE_BACKEND_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "gntshare.h"
@@ -44,7 +45,13 @@ struct gnts_peer_cred {
 	int known;
 };
 
-/* What the server tells its owner.  Called from gnts_srv_poll(). */
+/*
+ * What the server tells its owner.  The backend runs in a control thread
+ * of its own (srv.c); each callback is handed to the owner's thread and
+ * run inside gnts_srv_poll(), one at a time, while the control thread
+ * waits for its result.  So the owner's state is only ever touched by the
+ * owner's thread.
+ */
 struct gnts_srv_cb {
 	/* xen: check a domain's service and group before it boots (xnv-xl
 	 * waits for the answer); may be NULL.  0 or -errno + @p err. */
@@ -71,6 +78,18 @@ struct gnts_srv_cfg {
 	void *ctx;			/* passed to every callback */
 };
 
+/* The control plane's counters (gnts_srv_counters()). */
+struct gnts_srv_counters {
+	uint64_t requests;	/* requests read from peers */
+	uint64_t refused;	/* refused, or protocol errors */
+	uint64_t timed_out;	/* connections that never attached in time */
+	uint64_t evicted;	/* closed to make room for newer ones */
+	uint64_t not_logged;	/* refusal lines over the log rate */
+	uint64_t callbacks;	/* run on the owner's thread (attach, ...) */
+	uint32_t connections;	/* open now (host) */
+	uint32_t waiting;	/* of which not attached yet */
+};
+
 struct gnts_srv_ops {
 	const char *name;
 	/* Listen / watch.  0 and *impl, or -errno + @p err. */
@@ -94,6 +113,8 @@ struct gnts_srv_ops {
 	const char *death_words;
 	/* One line for the log once open: where NFs attach. */
 	void (*where)(void *impl, char *buf, size_t len);
+	/* Fill what the backend counts (may be NULL: all 0). */
+	void (*counters)(void *impl, struct gnts_srv_counters *ct);
 };
 
 struct gnts_srv;
@@ -105,9 +126,17 @@ struct gnts_srv;
  */
 int gnts_srv_open(const char *kind, const struct gnts_srv_cfg *cfg,
 		  struct gnts_srv **out, char *err, size_t errlen);
+/**
+ * Run what the control thread handed over (the callbacks of struct
+ * gnts_srv_cb), on the calling thread; never blocks.
+ * @return callbacks run.
+ */
 int gnts_srv_poll(struct gnts_srv *s);
+/** Detach @p peer: queued for the control thread, never blocks. */
 void gnts_srv_detach(struct gnts_srv *s, gnts_peer_t peer, int status,
 		     const char *why);
+/** The control plane's counters (safe from the owner's thread). */
+void gnts_srv_counters(struct gnts_srv *s, struct gnts_srv_counters *ct);
 /** Close (NULL: nothing). */
 void gnts_srv_close(struct gnts_srv *s);
 const char *gnts_srv_kind(const struct gnts_srv *s);

@@ -180,6 +180,28 @@ const char *gnts_esc(const char *s, size_t max, char *buf, size_t len);
 /* Room for gnts_esc() of @p n bytes, nothing cut. */
 #define GNTS_ESC_LEN(n) (4 * (n) + 1)
 
+/*
+ * Lines a peer can cause (a refused request, a closed connection) are
+ * logged at most @p per_s per second; the rest are counted, and the
+ * count is logged once the second is over ("N more not logged").
+ */
+struct gnts_ratelimit {
+	uint64_t window_ms;	/* start of the current second */
+	uint32_t logged;	/* lines logged in it */
+	uint32_t quiet;		/* lines not logged since the last report */
+};
+
+/** 1 if a line may be logged now; else counts it in rl->quiet. */
+int gnts_ratelimit(struct gnts_ratelimit *rl, uint32_t per_s,
+		   uint64_t now_ms);
+
+/** Lines not logged and not yet reported, once their second is over
+ *  (then reset to 0); 0 before. */
+uint32_t gnts_ratelimit_quiet(struct gnts_ratelimit *rl, uint64_t now_ms);
+
+/** CLOCK_MONOTONIC in milliseconds. */
+uint64_t gnts_now_ms(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -30,6 +30,38 @@ extern "C" {
 struct gnts_server;
 struct gnts_client;
 
+/*
+ * What one connection may cost the core (host_server.c).  A connection
+ * over a rate is not read until it is under it again (its messages wait
+ * in the socket); one that has not attached in time is closed; one more
+ * waiting to attach than the caps closes the oldest waiting one of the
+ * same uid (else of anyone).
+ */
+#define GNTS_HOST_ATTACH_TIMEOUT_MS 2000 /* from accept to ATTACH */
+#define GNTS_HOST_PENDING_PER_UID   16	/* waiting to attach, one uid */
+#define GNTS_HOST_PENDING_MAX       64	/* waiting to attach, everyone */
+#define GNTS_HOST_CONN_RATE         200	/* requests/s of one connection */
+#define GNTS_HOST_CONN_BURST        64
+#define GNTS_HOST_RATE              5000 /* requests/s of all of them */
+#define GNTS_HOST_BURST             512
+#define GNTS_HOST_ATTACH_RATE       200	/* ATTACHes/s read, everyone */
+#define GNTS_HOST_ATTACH_BURST      64
+#define GNTS_HOST_LOG_RATE          10	/* refusal lines/s; rest counted */
+
+struct gnts_host_stats {
+	uint64_t requests;	/* messages read */
+	uint64_t refused;	/* requests refused, protocol errors */
+	uint64_t timed_out;	/* closed: no ATTACH in time */
+	uint64_t evicted;	/* closed: too many waiting to attach */
+	uint64_t not_logged;	/* refusal lines over GNTS_HOST_LOG_RATE */
+	uint32_t connections;	/* open now */
+	uint32_t waiting;	/* of which not attached yet */
+};
+
+/** The server's counters. */
+void gnts_server_stats(const struct gnts_server *s,
+		       struct gnts_host_stats *st);
+
 /**
  * Listen on @p path.  A stale socket file (nobody answers on it) is removed
  * and logged through gnts_log(); a live one is an error (-EADDRINUSE) and
