@@ -126,6 +126,28 @@ cmd_stats(struct xnv_core *c, const char *p, struct rte_tel_data *d)
 	}
 }
 
+/* The control plane (NF sockets / XenStore): the backend's counters. */
+static void
+cmd_control(struct xnv_core *c, const char *p, struct rte_tel_data *d)
+{
+	struct gnts_srv_counters ct = { 0 };
+
+	(void)p;
+	if (c->srv != NULL)
+		gnts_srv_counters(c->srv, &ct);
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_string(d, "backend", c->srv != NULL ?
+				     gnts_srv_kind(c->srv) : "none");
+	U64(d, "requests", ct.requests);
+	U64(d, "refused", ct.refused);
+	U64(d, "timed_out", ct.timed_out);
+	U64(d, "evicted", ct.evicted);
+	U64(d, "not_logged", ct.not_logged);
+	U64(d, "callbacks", ct.callbacks);
+	U64(d, "connections", ct.connections);
+	U64(d, "waiting", ct.waiting);
+}
+
 static void
 cmd_port_list(struct xnv_core *c, const char *p, struct rte_tel_data *d)
 {
@@ -405,6 +427,8 @@ cmd_chain_set(struct xnv_core *c, const char *p, struct rte_tel_data *d)
 const struct xnv_ctl_cmd xnv_ctl_cmds[] = {
 	{ "/xnv/info", cmd_info, 0, "Core summary. No parameters." },
 	{ "/xnv/stats", cmd_stats, 0, "Totals and core drop counters." },
+	{ "/xnv/control", cmd_control, 0,
+	  "Control plane: requests from NFs, refusals, limits hit." },
 	{ "/xnv/port/list", cmd_port_list, 0, "Port indices." },
 	{ "/xnv/port/info", cmd_port_info, 1, "Port details. Param: index." },
 	{ "/xnv/port/latency", xnv_cmd_port_latency, 1,

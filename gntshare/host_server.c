@@ -60,6 +60,8 @@ struct gnts_server {
 	void *ctx;
 	gnts_peer_t next_dom;
 	struct bucket rate, attach_rate;	/* all connections */
+	struct bucket accept_rate;
+	unsigned rr;				/* first slot served next */
 	struct gnts_ratelimit log;		/* refusals, closes */
 	struct gnts_host_stats st;
 	struct conn conns[MAX_CONNS];
@@ -110,6 +112,7 @@ gnts_server_open(const char *path, const struct gnts_srv_cb *cb,
 	s->next_dom = 1;
 	s->rate = (struct bucket){ GNTS_HOST_BURST, now };
 	s->attach_rate = (struct bucket){ GNTS_HOST_ATTACH_BURST, now };
+	s->accept_rate = (struct bucket){ GNTS_HOST_ACCEPT_BURST, now };
 	for (i = 0; i < MAX_CONNS; i++)
 		s->conns[i].fd = -1;
 	*out = s;
@@ -275,8 +278,8 @@ do_attach(struct gnts_server *s, struct conn *c, struct gnts_msg *m)
 		conn_close(s, c);
 }
 
-/* A refused MAP: the peer hears about its own request only; the owner's
- * log also gets whose region it was, within the log rate. */
+/* A refused MAP: logged (within the log rate) with whose region it was;
+ * the peer hears about its own request only.  Unattached: closed too. */
 static void
 map_refused(struct gnts_server *s, struct conn *c, gnts_ref_t ref, int rc)
 {
@@ -286,19 +289,23 @@ map_refused(struct gnts_server *s, struct conn *c, gnts_ref_t ref, int rc)
 	char why[GNTS_ERR_LEN], name[GNTS_NAME_LEN];
 
 	s->st.refused++;
-	snprintf(why, sizeof(why), "map of region %u refused: %s", ref, what);
-	send_text(c->fd, GNTS_MSG_ERROR, rc == -ENOENT ? -EACCES : rc, why);
 	if (!gnts_ratelimit(&s->log, GNTS_HOST_LOG_RATE, gnts_now_ms())) {
 		s->st.not_logged++;
-		return;
+	} else {
+		snprintf(why, sizeof(why), "map of region %u (%s) refused: %s",
+			 ref, gnts_region_name(ref, name, sizeof(name)), what);
+		if (s->cb.map_denied != NULL && c->attached)
+			s->cb.map_denied(s->ctx, c->dom, ref, why);
+		else
+			gnts_log(GNTS_LOG_WARNING, "pid %d (uid %u): %s",
+				 (int)c->cred.pid, (unsigned)c->cred.uid, why);
 	}
-	snprintf(why, sizeof(why), "map of region %u (%s) refused: %s", ref,
-		 gnts_region_name(ref, name, sizeof(name)), what);
-	if (s->cb.map_denied != NULL && c->attached)
-		s->cb.map_denied(s->ctx, c->dom, ref, why);
-	else
-		gnts_log(GNTS_LOG_WARNING, "pid %d (uid %u): %s",
-			 (int)c->cred.pid, (unsigned)c->cred.uid, why);
+	snprintf(why, sizeof(why), "map of region %u refused: %s", ref, what);
+	send_text(c->fd, GNTS_MSG_ERROR, rc == -ENOENT ? -EACCES : rc, why);
+	if (!c->attached) {
+		close(c->fd);
+		c->fd = -1;
+	}
 }
 
 static void
@@ -308,8 +315,7 @@ do_map(struct gnts_server *s, struct conn *c, struct gnts_msg *m)
 	size_t size = 0;
 	int fd;
 
-	fd = c->attached ? gnts_region_open_for(m->ref, c->dom, m->readonly,
-						&size) : -EACCES;
+	fd = gnts_region_open_for(m->ref, c->dom, m->readonly, &size);
 	if (fd < 0) {
 		map_refused(s, c, m->ref, fd);
 		return;
@@ -344,7 +350,10 @@ handle(struct gnts_server *s, struct conn *c, struct gnts_msg *m)
 		do_attach(s, c, m);
 		break;
 	case GNTS_MSG_MAP:
-		do_map(s, c, m);
+		if (c->attached)
+			do_map(s, c, m);
+		else	/* told why, and closed: ATTACH comes first */
+			map_refused(s, c, m->ref, -EACCES);
 		break;
 	case GNTS_MSG_BYE:
 		conn_close(s, c);
@@ -440,14 +449,17 @@ gnts_server_poll(struct gnts_server *s)
 	int idx[MAX_CONNS + 1];
 	uint64_t now = gnts_now_ms();
 	int n = 0, i, rc, events = 0;
+	unsigned k;
 
 	if (s == NULL)
 		return 0;
 	housekeeping(s, now);
 	pfd[n] = (struct pollfd){ .fd = s->lfd, .events = POLLIN };
 	idx[n++] = -1;
-	for (i = 0; i < MAX_CONNS; i++) {
-		struct conn *c = &s->conns[i];
+	/* Round robin: who is served first (when tokens run out) moves. */
+	s->rr = (s->rr + 1) % MAX_CONNS;
+	for (k = 0; k < MAX_CONNS; k++) {
+		struct conn *c = &s->conns[i = (int)((s->rr + k) % MAX_CONNS)];
 
 		/* Over its rate: not even looked at until it has a token. */
 		if (c->fd < 0 || !may_read(s, c, now, 0))
@@ -466,7 +478,10 @@ gnts_server_poll(struct gnts_server *s)
 		serve(s, &s->conns[idx[i]]);
 	}
 	if (pfd[0].revents != 0)
-		for (i = 0; i < ACCEPT_BATCH && do_accept(s); i++)
+		for (i = 0; i < ACCEPT_BATCH &&
+		     bucket_has(&s->accept_rate, GNTS_HOST_ACCEPT_RATE,
+				GNTS_HOST_ACCEPT_BURST, now, 1) &&
+		     do_accept(s); i++)
 			events++;
 	return events;
 }

@@ -259,6 +259,18 @@ def test_stats(ctl):
     assert js["copies"] == js["drop_bad_desc"] == 0
 
 
+def test_control(ctl):
+    """The control plane's counters: the NFs of this fixture attached
+    through callbacks run on the data path; nothing was refused."""
+    kv = {r["KEY"]: r["VALUE"] for r in ctl.table("control")}
+    js = ctl.json("control")
+    assert set(kv) == set(js)
+    assert js["backend"] == "host"
+    assert js["connections"] >= 2 and js["waiting"] == 0
+    assert js["requests"] >= js["callbacks"] >= 2
+    assert js["refused"] == js["timed_out"] == js["evicted"] == 0
+
+
 def test_json_option_anywhere(ctl):
     before = ctl.run("--json", "groups")
     after = ctl.run("groups", "--json")
@@ -423,7 +435,7 @@ def test_bad_input(ctl, argv, status, msg):
 
 
 @pytest.mark.parametrize("argv", [[], ["info"], ["ports"], ["groups"], ["services"],
-                                  ["nfs"], ["stats"], ["watch"], ["flow"], ["flow", "list"],
+                                  ["nfs"], ["stats"], ["control"], ["watch"], ["flow"], ["flow", "list"],
                                   ["flow", "add"], ["flow", "del"], ["chain"],
                                   ["chain", "set"]], ids=lambda a: " ".join(a) or "top")
 def test_help(xnv, argv):
@@ -447,6 +459,6 @@ def test_dpdk_telemetry_py_sees_xnv_commands(ctl):
                                 (REPO / "dom0-core" / "CONTROL.md").read_text(), re.M))
     assert "/xnv/nf/list" in listing["/"]
     assert {c for c in listing["/"] if c.startswith("/xnv/")} == documented
-    assert len(documented) == 17
+    assert len(documented) == 18
     assert info["/xnv/info"]["socket"] == str(ctl.env.socket)
     assert info["/xnv/info"]["n_nfs"] == 2

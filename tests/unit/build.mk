@@ -6,10 +6,11 @@
 # says: TSan cannot be combined with ASan) and run by check-unit: the
 # two-thread stress then checks the ring's memory ordering too.
 UNIT_TESTS  := test_ring test_ring_ctl test_host_backend test_galloc test_proto \
-               test_host_listen
+               test_host_listen test_srv_control
 # libraries a test needs beyond libgntshare (galloc.o calls libxengnttab)
 UNIT_LIBS_test_galloc := $(XEN_LIBS)
 UNIT_LIBS_test_proto := $(XEN_LIBS)
+UNIT_LIBS_test_srv_control := $(XEN_LIBS)
 TSAN_TESTS  := test_ring test_ring_ctl
 TSAN_BINS   := $(TSAN_TESTS:%=$(B)/tests/tsan/%)
 TSAN_STRESS_N ?= 10000000

@@ -145,6 +145,10 @@ def cmd_stats(core, args):
     show(args, core.call("/xnv/stats"), keyvals)
 
 
+def cmd_control(core, args):
+    show(args, core.call("/xnv/control"), keyvals)
+
+
 def cmd_ports(core, args):
     show(args, core.infos("port"), lambda ps: table(
         ["ID", "NAME", "DEV", "GROUP", "RX", "TX", "MISSED", "NOMBUF", "CHAIN"],
@@ -373,6 +377,8 @@ def add_views(sub, add):
     add(sub, "services", cmd_services, "services: NF instances and replica picks")
     add(sub, "nfs", cmd_nfs, "NFs: service, group, state, counters, rx ring use")
     add(sub, "stats", cmd_stats, "totals and core drop counters")
+    add(sub, "control", cmd_control,
+        "control plane: NF requests, refusals, limits hit")
     w = add(sub, "watch", cmd_watch, "live rates: port and NF packets/s, drops/s")
     w.add_argument("--interval", type=seconds, default=1.0, metavar="S",
                    help="seconds between refreshes (default 1)")

@@ -33,9 +33,10 @@ struct gnts_client;
 /*
  * What one connection may cost the core (host_server.c).  A connection
  * over a rate is not read until it is under it again (its messages wait
- * in the socket); one that has not attached in time is closed; one more
- * waiting to attach than the caps closes the oldest waiting one of the
- * same uid (else of anyone).
+ * in the socket); one that has not attached in time is closed, and so is
+ * one whose first message is not ATTACH; one more waiting to attach than
+ * the caps closes the oldest waiting one of the same uid (else of
+ * anyone).
  */
 #define GNTS_HOST_ATTACH_TIMEOUT_MS 2000 /* from accept to ATTACH */
 #define GNTS_HOST_PENDING_PER_UID   16	/* waiting to attach, one uid */
@@ -46,6 +47,9 @@ struct gnts_client;
 #define GNTS_HOST_BURST             512
 #define GNTS_HOST_ATTACH_RATE       200	/* ATTACHes/s read, everyone */
 #define GNTS_HOST_ATTACH_BURST      64
+#define GNTS_HOST_ACCEPT_RATE       1000 /* connections/s taken (the rest
+					  * wait in the listen backlog) */
+#define GNTS_HOST_ACCEPT_BURST      64
 #define GNTS_HOST_LOG_RATE          10	/* refusal lines/s; rest counted */
 
 struct gnts_host_stats {
