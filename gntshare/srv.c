@@ -71,6 +71,9 @@ struct job {
 	int done;
 };
 
+/* Set in the control thread: the handle it serves. */
+static __thread struct gnts_srv *control_of;
+
 #define DETACH_QUEUE 256	/* > attached peers a backend can have */
 
 struct detach_cmd {
@@ -141,11 +144,11 @@ forget_detaches(struct gnts_srv *s, gnts_peer_t peer)
 }
 
 /* From the backend: run @p j on the owner's thread and wait for it (or
- * run it here when there is no control thread, or this is not it). */
+ * run it here when this is not the control thread: at open and close). */
 static int
 hand_over(struct gnts_srv *s, struct job *j)
 {
-	if (!s->threaded || !pthread_equal(pthread_self(), s->thread)) {
+	if (control_of != s) {
 		s->callbacks++;
 		return run_job(s, j);
 	}
@@ -225,6 +228,7 @@ control_thread(void *arg)
 	struct gnts_srv *s = arg;
 	struct gnts_srv_counters ct;
 
+	control_of = s;
 	while (!atomic_load(&s->stop)) {
 		int n;
 
@@ -283,17 +287,18 @@ gnts_srv_open(const char *kind, const struct gnts_srv_cfg *cfg,
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->cv, NULL);
 	rc = ops->open(&mine, &s->impl, err, errlen);
+	s->threaded = rc == 0;	/* before the thread reads it */
 	if (rc == 0 && (rc = -pthread_create(&s->thread, NULL,
 					     control_thread, s)) < 0) {
 		snprintf(err, errlen, "cannot start the control thread: %s",
 			 strerror(-rc));
+		s->threaded = 0;
 		ops->close(s->impl);
 	}
 	if (rc < 0) {
 		free(s);
 		return rc;
 	}
-	s->threaded = 1;
 	pthread_setname_np(s->thread, "xnv-control");
 	*out = s;
 	return 0;

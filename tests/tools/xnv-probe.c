@@ -31,8 +31,9 @@
  *                        region R
  *   --expect-attach-refused  the attach itself must be refused
  *   --raw-check R        speak the wire protocol directly: ask for R before
- *                        attaching and after attaching; both must be
- *                        refused with no file descriptor in the reply
+ *                        attaching (refused, no fd, and the core hangs up)
+ *                        and, on a new connection, after attaching (refused,
+ *                        no file descriptor in the reply)
  *   --hold               after the attempts, keep retrying the expected-
  *                        refused refs every 5 ms until stdin reaches EOF
  *                        or the core detaches the probe
@@ -293,13 +294,12 @@ raw_map(int sock, gnts_ref_t ref, const char *when)
 	fflush(stdout);
 }
 
-static void
-raw_check(const struct opts *o, gnts_ref_t ref)
+static int
+raw_connect(const struct opts *o, gnts_ref_t ref)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct timeval tv = { .tv_sec = 5 };
-	struct gnts_msg m;
-	int s, fd = -1, rc;
+	int s;
 
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", o->socket);
 	s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
@@ -308,10 +308,34 @@ raw_check(const struct opts *o, gnts_ref_t ref)
 		fail("RAW ref=%u: cannot connect", ref);
 		if (s >= 0)
 			close(s);
-		return;
+		return -1;
 	}
 	(void)setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	return s;
+}
+
+/* MAP before ATTACH (refused, and the core hangs up), then on a new
+ * connection ATTACH and MAP. */
+static void
+raw_check(const struct opts *o, gnts_ref_t ref)
+{
+	struct gnts_msg m;
+	int s, fd = -1, rc;
+
+	s = raw_connect(o, ref);
+	if (s < 0)
+		return;
 	raw_map(s, ref, "unattached");
+	rc = gnts_msg_recv(s, &m, &fd, 0);
+	if (rc != 0) {
+		printf("RAW ref=%u: connection kept after MAP before ATTACH\n",
+		       ref);
+		fail("RAW ref=%u: connection kept", ref);
+	}
+	close(s);
+	s = raw_connect(o, ref);
+	if (s < 0)
+		return;
 	gnts_msg_init(&m, GNTS_MSG_ATTACH);
 	snprintf(m.u.req.name, sizeof(m.u.req.name), "%s-raw", o->name);
 	snprintf(m.u.req.service, sizeof(m.u.req.service), "%s", o->service);
