@@ -2,9 +2,10 @@
 # structures.  Not part of `all`:
 #   make check-unit          build and run every binary; fails if one fails
 #   make SAN=1 check-unit    the same under ASan + UBSan (build-san/)
-# The ring tests are also built with ThreadSanitizer (tsan/, whatever SAN
-# says: TSan cannot be combined with ASan) and run by check-unit: the
-# two-thread stress then checks the ring's memory ordering too.
+# The ring tests and test_srv_control are also built with ThreadSanitizer
+# (tsan/, whatever SAN says: TSan cannot be combined with ASan) and run by
+# check-unit: the two-thread stress then checks the ring's memory ordering
+# too, and the control thread's handover its locking.
 UNIT_TESTS  := test_ring test_ring_ctl test_host_backend test_galloc test_proto \
                test_host_listen test_srv_control
 # libraries a test needs beyond libgntshare (galloc.o calls libxengnttab)
@@ -12,7 +13,7 @@ UNIT_LIBS_test_galloc := $(XEN_LIBS)
 UNIT_LIBS_test_proto := $(XEN_LIBS)
 UNIT_LIBS_test_srv_control := $(XEN_LIBS)
 TSAN_TESTS  := test_ring test_ring_ctl
-TSAN_BINS   := $(TSAN_TESTS:%=$(B)/tests/tsan/%)
+TSAN_BINS   := $(TSAN_TESTS:%=$(B)/tests/tsan/%) $(B)/tests/tsan/test_srv_control
 TSAN_STRESS_N ?= 10000000
 # test_<x> of an example (or of the core's DPDK-free arithmetic): its object
 # files (examples/build.mk, dom0-core/build.mk compile them)
@@ -44,11 +45,20 @@ $(EX_UNIT_TESTS:%=$(B)/tests/unit/%): $(B)/tests/unit/%: $(B)/obj/tests/unit/%.o
 	@mkdir -p $(dir $@)
 	$(CC) $(LDSAN) -o $@ $(filter %.o,$^) $(EX_COMMON_A) $(CMOCKA_LIBS)
 
-$(TSAN_BINS): $(B)/tests/tsan/%: tests/unit/%.c gntshare/ring.c \
+$(TSAN_TESTS:%=$(B)/tests/tsan/%): $(B)/tests/tsan/%: tests/unit/%.c gntshare/ring.c \
 		gntshare/include/gntshare/ring.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(WARN) -O1 -g -fsanitize=thread -Igntshare/include \
 	    -DSTRESS_N=$(TSAN_STRESS_N) -o $@ $< gntshare/ring.c \
+	    $(CMOCKA_LIBS) -lpthread
+
+# The control thread and its handover (srv.c) under TSan: all of
+# libgntshare built with it, as the core links it.
+$(B)/tests/tsan/test_srv_control: tests/unit/test_srv_control.c $(GNTS_SRC) \
+		$(wildcard gntshare/*.h gntshare/include/gntshare/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(WARN) -O1 -g -fsanitize=thread -Igntshare/include \
+	    $(EXTRA_CFLAGS_gntshare) -o $@ $< $(GNTS_SRC) $(XEN_LIBS) \
 	    $(CMOCKA_LIBS) -lpthread
 
 # Run them all even when one fails, then fail if any did.
