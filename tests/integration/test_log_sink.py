@@ -151,18 +151,23 @@ def test_stalled_stderr_does_not_stop_the_data_path(piped):
     assert notes and all(k > 0 for k in notes), lines[-50:]
     assert sum(notes) == dropped
     # every line whole: one "xnv-core:" at the start of each, the probe
-    # lines match in full, in the order of the runs
-    seq, seen = [], set()
-    for line in lines:
+    # lines match in full; runs attach in order, leave in order, and each
+    # attaches before it leaves (a run may attach before the previous
+    # one's exit is noticed)
+    where = {ATTACH: {}, DETACH: {}}
+    for i, line in enumerate(lines):
         assert line.count("xnv-core:") <= 1, line
         assert "xnv-core:" not in line or line.startswith("xnv-core: "), line
         if "flood" in line:
             m = ATTACH.fullmatch(line) or DETACH.fullmatch(line)
             assert m, f"cut or mixed line: {line!r}"
-            seq.append(int(m.group(1)))
-            seen.add((int(m.group(1)), m.re is ATTACH))
-    assert seq == sorted(seq)
-    assert all((k, True) in seen and (k, False) in seen
+            where[m.re][int(m.group(1))] = i
+    for rx in where:
+        runs = list(where[rx])
+        assert runs == sorted(runs), (rx.pattern, runs)
+    assert all(where[ATTACH][k] < where[DETACH][k]
+               for k in where[ATTACH].keys() & where[DETACH].keys())
+    assert all(k in where[ATTACH] and k in where[DETACH]
                for k in range(n + 20, last)), "lines after the stall missing"
 
     piped.popen.send_signal(signal.SIGTERM)
