@@ -3,11 +3,12 @@
  * The core's log sink: rte_log never waits for stderr.
  *
  * Once started (after rte_eal_init), DPDK's log stream is a FILE whose
- * writes only copy the bytes into a bounded buffer of lines (logbuf.h)
+ * writes only copy the bytes into a bounded buffer of lines (logbuf.h;
+ * its size: [core] log_buffer_kib)
  * under a mutex; a control thread (a pthread, not an lcore) writes the
- * buffer out to fd 2 with blocking writes.  So the data-path lcore, the
- * telemetry thread and every PMD log without ever blocking on a reader
- * that does not read.  When the buffer is full, whole lines are dropped
+ * buffer out to fd 2 with blocking writes.  Whoever logs (the data-path
+ * lcore, telemetry's thread, a PMD) never waits for a reader that does
+ * not read.  When the buffer is full, whole lines are dropped
  * and counted (xnv_logsink_dropped, telemetry /xnv/stats log_dropped); the
  * thread writes "xnv-core: N log lines dropped (stderr was not being
  * read)" in their place.
