@@ -221,7 +221,7 @@ check_keys(struct rte_cfgfile *f, const char *sec,
 
 static const char *const core_keys[] = { "socket", "ring_size", "burst",
 	"stall_timeout_ms", "spill_threshold", "error_budget",
-	"heartbeat_timeout_ms", "latency", "nf_pools", NULL };
+	"heartbeat_timeout_ms", "latency", "nf_pools", "log_buffer_kib", NULL };
 static const char *const group_keys[] = { "pool_bufs", "buf_size", NULL };
 static const char *const port_keys[] = { "dev", "group", "chain",
 	"rx_desc", "tx_desc", "rx_start", "rx_rate", NULL };
@@ -272,6 +272,10 @@ load_core(struct rte_cfgfile *f, struct xnv_config *c, char *err,
 	if ((v = GET(f, "core", "heartbeat_timeout_ms")) != NULL &&
 	    (rc = parse_u32("core", "heartbeat_timeout_ms", v, 0, 600000,
 			    &c->heartbeat_timeout_ms, err, errlen)) < 0)
+		return rc;
+	if ((v = GET(f, "core", "log_buffer_kib")) != NULL &&
+	    (rc = parse_u32("core", "log_buffer_kib", v, 8, 65536,
+			    &c->log_buffer_kib, err, errlen)) < 0)
 		return rc;
 	if ((v = GET(f, "core", "latency")) != NULL) {
 		if (strcmp(v, "on") != 0 && strcmp(v, "off") != 0)
@@ -492,6 +496,7 @@ xnv_config_load(const char *path, struct xnv_config *c, char *err,
 	c->spill_pct = 75;
 	c->error_budget = XNV_ERROR_BUDGET_DEFAULT;
 	c->heartbeat_timeout_ms = XNV_HEARTBEAT_TIMEOUT_DEFAULT;
+	c->log_buffer_kib = XNV_LOG_BUFFER_KIB_DEFAULT;
 	memset(c->service_by_id, 0xff, sizeof(c->service_by_id));
 
 	rc = prescan(path, err, errlen);

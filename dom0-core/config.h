@@ -27,6 +27,9 @@
  *                               ; group's copies).  The xen backend uses
  *                               ; own by itself under gntalloc (no
  *                               ; gntshare module)
+ *   log_buffer_kib = 1024       ; log lines held while stderr is not read
+ *                               ; (8..65536); lines that find it full are
+ *                               ; dropped and counted (logsink.h)
  *   [group blue]                ; trust group: one packet pool each
  *   pool_bufs = 8192            ; buffers in the pool
  *   buf_size = 2176             ; bytes per buffer, 128 B headroom included
@@ -59,6 +62,7 @@
 #define XNV_HEADROOM       128	/* == RTE_PKTMBUF_HEADROOM (core.h checks) */
 #define XNV_ERROR_BUDGET_DEFAULT      1000
 #define XNV_HEARTBEAT_TIMEOUT_DEFAULT 3000
+#define XNV_LOG_BUFFER_KIB_DEFAULT    1024
 
 enum xnv_step_kind {
 	XNV_STEP_SERVICE = 1,
@@ -105,6 +109,7 @@ struct xnv_config {
 	uint32_t spill_pct;		/* spill to another replica above */
 	uint32_t error_budget;		/* bad descriptors / s; 0: no limit */
 	uint32_t heartbeat_timeout_ms;	/* 0: no heartbeat watch */
+	uint32_t log_buffer_kib;	/* the log sink's buffer */
 	uint8_t latency;		/* port-to-port latency histograms */
 	uint8_t own_pools;		/* nf_pools = own */
 	uint16_t n_groups, n_ports, n_services;

@@ -45,6 +45,8 @@
 #include "stats.h"
 #include "validate.h"
 
+/* The core's log: rte_log, so through the log sink (logsink.h) once EAL
+ * is up; never blocks on stderr. */
 extern int xnv_logtype;
 #define XLOG(level, ...) \
 	rte_log(RTE_LOG_ ## level, xnv_logtype, "xnv-core: " __VA_ARGS__)

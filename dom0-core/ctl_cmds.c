@@ -10,6 +10,7 @@
 #include "core.h"
 #include "counters.h"
 #include "ctl.h"
+#include "logsink.h"
 
 #ifndef XNV_VERSION
 #error "XNV_VERSION: build with the Makefile (it passes -DXNV_VERSION)"
@@ -120,6 +121,7 @@ cmd_stats(struct xnv_core *c, const char *p, struct rte_tel_data *d)
 	U64(d, "nf_rx", nrx);
 	U64(d, "nf_tx", ntx);
 	U64(d, "copies", copies);
+	U64(d, "log_dropped", xnv_logsink_dropped());
 	for (i = 0; i < XNV_DROP_N; i++) {
 		snprintf(key, sizeof(key), "drop_%s", xnv_drop_names[i]);
 		U64(d, key, c->drops[i]);

@@ -28,6 +28,7 @@
 #include "core.h"
 #include "ctl.h"
 #include "eal_args.h"
+#include "logsink.h"
 
 int xnv_logtype;
 static volatile sig_atomic_t quit, dump_stats;
@@ -254,7 +255,7 @@ setup(struct xnv_core *c, const char *backend)
 	xnv_update_rx_gates(c);
 	return 0;
 fail:
-	fprintf(stderr, "xnv-core: %s\n", err);
+	XLOG(ERR, "%s\n", err);
 	return rc;
 }
 
@@ -425,6 +426,14 @@ main(int argc, char **argv)
 		free(eal_argv);
 		return 1;
 	}
+	/* From here on, logging never waits for stderr (logsink.h). */
+	if (xnv_logsink_start((size_t)c->cfg.log_buffer_kib << 10, err,
+			      sizeof(err)) < 0) {
+		fprintf(stderr, "xnv-core: %s\n", err);
+		rte_eal_cleanup();
+		free(eal_argv);
+		return 1;
+	}
 	gnts_set_logger(gnts_to_rte_log);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
@@ -448,13 +457,15 @@ main(int argc, char **argv)
 
 		xnv_stats_print(c, stdout, el);
 		if (o.stats_json && xnv_stats_json(c, o.stats_json, el) < 0)
-			fprintf(stderr, "xnv-core: cannot write %s\n",
-				o.stats_json);
+			XLOG(ERR, "cannot write %s\n", o.stats_json);
 	}
 	teardown(c);
 	snprintf(runtime_dir, sizeof(runtime_dir), "%s",
 		 rte_eal_get_runtime_dir());
 	rte_eal_cleanup();
+	/* Last: what quiesce, teardown and EAL cleanup logged goes out too,
+	 * waiting a bounded time for stderr. */
+	xnv_logsink_stop(XNV_LOGSINK_STOP_MS);
 	free(eal_argv);
 	return rc == 0 ? 0 : 1;
 }

@@ -78,6 +78,10 @@ CASES = {
         config(core="[core]\nheartbeat_timeout_ms = 1s\n"),
         (), r"config error: .*\[core\] heartbeat_timeout_ms = 1s: expected a number",
         False),
+    "log-buffer-too-small": (
+        config(core="[core]\nlog_buffer_kib = 4\n"),
+        (), r"config error: .*\[core\] log_buffer_kib = 4: expected a number "
+            r"from 8 to 65536$", False),
     "nf-pools-unknown": (
         config(core="[core]\nnf_pools = mine\n"),
         (), r"config error: .*\[core\] nf_pools = mine: expected 'group' or "

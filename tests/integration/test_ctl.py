@@ -254,9 +254,9 @@ def test_stats(ctl):
     js = ctl.json("stats")
     assert set(kv) == set(js)
     assert {"rx", "tx", "nf_rx", "nf_tx", "copies", "drop_no_instance",
-            "drop_bad_desc"} <= set(js)
+            "drop_bad_desc", "log_dropped"} <= set(js)
     assert 10_000 < kv["rx"] <= js["rx"] and 10_000 < kv["nf_rx"] <= js["nf_rx"]
-    assert js["copies"] == js["drop_bad_desc"] == 0
+    assert js["copies"] == js["drop_bad_desc"] == js["log_dropped"] == 0
 
 
 def test_control(ctl):
