@@ -2,7 +2,9 @@
 """The control socket under attack (gntshare/srv.c, host_server.c).
 
 Two trust groups, each with a good path (xnv-generator -> forwarder ->
-net_null port at GEN_RATE pps).  Then, for FLOOD_S seconds:
+net_null port at GEN_RATE pps).  The core's stderr is a 4 KiB pipe
+(tests/tools/stall-stderr.py) that nobody reads during the attack, as with
+a log reader that stopped.  Then, for FLOOD_S seconds:
   - two local clients reconnect as fast as they can and send MAP before
     ATTACH (told why, closed),
   - one attached client sends refused MAPs (another group's pool) as fast
@@ -23,10 +25,14 @@ import time
 
 import pytest
 
-from harness import BUILD, Telemetry, nf_info, start_testnf, wait_until, write_config
+import sys
+
+from harness import (BUILD, REPO, Telemetry, nf_info, nf_infos, start_testnf,
+                     wait_until, write_config)
 from test_hostile import run_delay_ns
 
 GEN_BIN = BUILD / "bin" / "xnv-generator"
+STALL = REPO / "tests" / "tools" / "stall-stderr.py"
 GEN_RATE = 5000
 FLOOD_S = 4.0
 IDLE = 200
@@ -119,7 +125,9 @@ def rates(a, b):
 @pytest.fixture(scope="module")
 def flood(xnv_module):
     env = xnv_module
-    core = env.start_core(config(env), duration=120)
+    stall = env.path("stall-stderr")
+    core = env.start_core(config(env), duration=120,
+                          wrapper=(sys.executable, STALL, stall, "--"))
     core.wait_ready()
     fwd_a, gen_a = good_path(env, core, "A", 0, 1)
     fwd_b, gen_b = good_path(env, core, "B", 1, 2)
@@ -141,15 +149,17 @@ def flood(xnv_module):
         # region 1: group A's pool (pools are made first, in group order)
         ths.append(threading.Thread(target=attached_flooder,
                                     args=(core.socket, 1, stop, fc)))
+        stall.touch()           # nobody reads the core's stderr from now
         idle = [connect(core.socket) for _ in range(IDLE)]
         a, da = counts(t), run_delay_ns(gens)
         for th in ths:
             th.start()
         time.sleep(FLOOD_S / 2)
-        late = env.start_nf("late", "A", "late-1", socket=core.socket)
+        env.start_nf("late", "A", "late-1", socket=core.socket)
         res["late_attached"] = True
-        try:
-            core.wait_attached(late)
+        try:                    # its log line waits in the pipe: ask
+            wait_until(lambda: nf_infos(t).get("late-1", {}).get("state") ==
+                       "attached", 20, "late-1 to attach")
         except Exception:       # noqa: BLE001 -- reported by the test
             res["late_attached"] = False
         time.sleep(FLOOD_S / 2)
@@ -161,7 +171,12 @@ def flood(xnv_module):
         res["ctl"] = t("/xnv/control")
         res["ctl_before"] = ctl_before
         res["fc"] = fc
+        stall.unlink()          # read again: what was logged comes out
+        wait_until(lambda: "late-1 (pid" in core.log(), 30,
+                   "the log written during the stall")
         res["log_lines"] = len(core.log().splitlines()) - log_before
+        res["log_bytes"] = len("\n".join(core.log().splitlines()[log_before:]))
+        res["log_dropped"] = t("/xnv/stats")["log_dropped"]
         res["flood_s"] = b[1] - a[1]
         for s in idle:
             s.close()
@@ -194,6 +209,12 @@ def test_log_stays_short(flood):
         flood["core"].log()[-3000:]
     assert "more refused requests or closed connections not logged" in \
         flood["core"].log()
+
+
+def test_stderr_pipe_was_full(flood):
+    """More was logged during the attack than the 4 KiB pipe holds: the
+    core's stderr stood full while the good paths were measured."""
+    assert flood["log_bytes"] > 4096, flood["log_bytes"]
 
 
 def test_idle_connections_do_not_lock_nfs_out(flood):
