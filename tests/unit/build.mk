@@ -17,7 +17,7 @@ TSAN_STRESS_N ?= 10000000
 # files (examples/build.mk, dom0-core/build.mk compile them)
 EX_UNIT_TESTS := test_lpm test_maglev test_aho test_latency test_pace \
                  test_flow_key test_service_table test_validate \
-                 test_chain_table test_prefix
+                 test_chain_table test_prefix test_config_access
 EX_UNIT_OBJ_test_lpm := examples/router/lpm
 EX_UNIT_OBJ_test_latency := dom0-core/latency
 EX_UNIT_OBJ_test_pace := dom0-core/pace
@@ -26,6 +26,7 @@ EX_UNIT_OBJ_test_service_table := dom0-core/service_table
 EX_UNIT_OBJ_test_validate :=
 EX_UNIT_OBJ_test_chain_table := dom0-core/chain_table
 EX_UNIT_OBJ_test_prefix := dom0-core/eal_args
+EX_UNIT_OBJ_test_config_access := dom0-core/config_access
 EX_UNIT_OBJ_test_maglev := examples/lb/maglev
 EX_UNIT_OBJ_test_aho := examples/dpi/ac
 UNIT_BINS   := $(UNIT_TESTS:%=$(B)/tests/unit/%) $(EX_UNIT_TESTS:%=$(B)/tests/unit/%)
