@@ -4,8 +4,9 @@
  *
  *   [core]
  *   socket = /run/xnv/xnv.sock  ; where NFs attach (host backend)
- *   socket_mode = 0600          ; octal mode of the socket file: who may
- *                               ; connect at all (connecting needs w)
+ *   socket_mode = 0600          ; octal mode of the socket file, 0600 to
+ *                               ; 0777: who may connect at all
+ *                               ; (connecting needs w)
  *   socket_group = xnv          ; its group (a name or a gid); needs a
  *                               ; socket_mode with g+w, such as 0660.
  *                               ; A socket directory the core makes is

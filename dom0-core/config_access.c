@@ -132,10 +132,12 @@ xnv_config_socket_perm(struct xnv_config *c, const char *mode,
 
 	if (mode != NULL) {
 		m = strtoul(mode, &end, 8);
+		/* The owner's rw stays: 0 means the default to the server
+		 * (backend.h), and a socket its owner cannot use is a slip. */
 		if (mode[0] < '0' || mode[0] > '7' || *end != '\0' ||
-		    strlen(mode) > 4 || m > 0777) {
+		    strlen(mode) > 4 || m > 0777 || (m & 0600) != 0600) {
 			snprintf(err, errlen, "[core] socket_mode = %s: expected "
-				 "an octal mode from 0000 to 0777, such as 0660",
+				 "an octal mode from 0600 to 0777, such as 0660",
 				 mode);
 			return -EINVAL;
 		}

@@ -122,7 +122,7 @@ TEST(socket_mode_and_group)
 TEST(socket_bad_values_refused)
 {
 	static const char *const bad[] = { "0999", "1777", "abc", "",
-		"-600", "0x1ff", "00660", "06 60" };
+		"-600", "0x1ff", "00660", "06 60", "0000", "0066", "0460" };
 
 	assert_int_equal(perm("0640", NULL), 0);
 	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
