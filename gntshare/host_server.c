@@ -70,15 +70,17 @@ socket_live(const struct sockaddr_un *sa)
 
 /*
  * Bind and listen under a temporary name, then rename it to @p path: the
- * socket file appears only once it accepts connections, so an NF started
- * the moment it exists is never refused.  (A path too long for the
- * temporary name is bound directly.)
+ * socket file appears only once it accepts connections, and with its
+ * mode and group (@p cfg), so an NF started the moment it exists is never
+ * refused.  (A path too long for the temporary name is bound directly.)
  */
 static int
-bind_listen(int fd, const struct sockaddr_un *sa, const char *path)
+bind_listen(int fd, const struct sockaddr_un *sa, const char *path,
+	    const struct gnts_srv_cfg *cfg)
 {
 	struct sockaddr_un tmp;
 	char name[sizeof(tmp.sun_path) + 8];
+	mode_t mode = cfg->socket_mode != 0 ? cfg->socket_mode : 0600;
 	int direct;
 
 	snprintf(name, sizeof(name), "%s.new", path);
@@ -88,7 +90,9 @@ bind_listen(int fd, const struct sockaddr_un *sa, const char *path)
 	else
 		unlink(name);	/* left by a core that died right here */
 	if (bind(fd, (const struct sockaddr *)&tmp, sizeof(tmp)) < 0 ||
-	    chmod(tmp.sun_path, 0600) < 0 || listen(fd, 64) < 0 ||
+	    (cfg->socket_group_set &&
+	     chown(tmp.sun_path, (uid_t)-1, cfg->socket_gid) < 0) ||
+	    chmod(tmp.sun_path, mode) < 0 || listen(fd, 64) < 0 ||
 	    (!direct && rename(tmp.sun_path, path) < 0)) {
 		int e = -errno;
 
@@ -99,10 +103,11 @@ bind_listen(int fd, const struct sockaddr_un *sa, const char *path)
 	return 0;
 }
 
-int
-gnts_server_open(const char *path, const struct gnts_srv_cb *cb,
-		 void *ctx, struct gnts_server **out, char *err, size_t errlen)
+static int
+server_open(const struct gnts_srv_cfg *cfg, struct gnts_server **out,
+	    char *err, size_t errlen)
 {
+	const char *path = cfg->socket;
 	struct gnts_server *s;
 	struct sockaddr_un sa;
 	struct stat st;
@@ -138,7 +143,7 @@ gnts_server_open(const char *path, const struct gnts_srv_cb *cb,
 		rc = -errno;
 		goto fail;
 	}
-	rc = bind_listen(s->lfd, &sa, path);
+	rc = bind_listen(s->lfd, &sa, path, cfg);
 	if (rc < 0) {
 		snprintf(err, errlen, "cannot listen on %s: %s", path,
 			 strerror(-rc));
@@ -146,8 +151,8 @@ gnts_server_open(const char *path, const struct gnts_srv_cb *cb,
 		goto fail;
 	}
 	snprintf(s->path, sizeof(s->path), "%s", path);
-	s->cb = *cb;
-	s->ctx = ctx;
+	s->cb = *cfg->cb;
+	s->ctx = cfg->ctx;
 	s->next_dom = 1;
 	for (i = 0; i < MAX_CONNS; i++)
 		s->conns[i].fd = -1;
@@ -159,6 +164,17 @@ fail:
 			 strerror(-rc));
 	free(s);
 	return rc;
+}
+
+int
+gnts_server_open(const char *path, const struct gnts_srv_cb *cb,
+		 void *ctx, struct gnts_server **out, char *err, size_t errlen)
+{
+	const struct gnts_srv_cfg cfg = {
+		.socket = path, .cb = cb, .ctx = ctx,
+	};
+
+	return server_open(&cfg, out, err, errlen);
 }
 
 static void
@@ -248,6 +264,18 @@ do_attach(struct gnts_server *s, struct conn *c, struct gnts_msg *m)
 		conn_close(s, c);
 }
 
+/* "map refused: region 5 (xnv-pool-A) is not granted to domain 3"; the
+ * region's @p name (NULL: none) only where the peer does not read it. */
+static void
+refusal_text(char *buf, size_t len, gnts_ref_t ref, const char *name,
+	     int writable, gnts_peer_t dom)
+{
+	snprintf(buf, len, "map refused: region %u%s%s%s is not granted %sto "
+		 "domain %u", ref, name != NULL ? " (" : "",
+		 name != NULL ? name : "", name != NULL ? ")" : "",
+		 writable ? "writable " : "", dom);
+}
+
 static void
 do_map(struct gnts_server *s, struct conn *c, struct gnts_msg *m)
 {
@@ -273,12 +301,15 @@ do_map(struct gnts_server *s, struct conn *c, struct gnts_msg *m)
 			snprintf(why, sizeof(why), "map refused: no region %u",
 				 m->ref);
 		else
-			snprintf(why, sizeof(why),
-				 "map refused: region %u (%s) is not granted %s"
-				 "to domain %u", m->ref, any->name,
-				 r != NULL ? "writable " : "", c->dom);
+			refusal_text(why, sizeof(why), m->ref, any->name,
+				     r != NULL, c->dom);
 		if (s->cb.map_denied != NULL)
 			s->cb.map_denied(s->ctx, c->dom, m->ref, why);
+		/* The log may say whose region it is; the peer hears of
+		 * nothing but the ref it asked for. */
+		if (any != NULL)
+			refusal_text(why, sizeof(why), m->ref, NULL, r != NULL,
+				     c->dom);
 		send_text(c->fd, GNTS_MSG_ERROR, -EACCES, why);
 		return;
 	}
@@ -450,21 +481,54 @@ gnts_server_close(struct gnts_server *s)
 
 /* ---- the backend's ops table (backend.h) -------------------------------- */
 
+/*
+ * The socket's directory (/run/xnv), made if missing: private, but
+ * searchable by the group and others the socket's mode lets in (0750 for
+ * 0660), and in the socket's group.  An existing one is left as it is
+ * (said once if it keeps them out).
+ */
+static int
+socket_dir(const struct gnts_srv_cfg *cfg, char *err, size_t errlen)
+{
+	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)], *slash;
+	unsigned m = cfg->socket_mode != 0 ? cfg->socket_mode : 0600;
+	mode_t dm = 0700 | (m & 0070 ? 0050 : 0) | (m & 0007 ? 0005 : 0);
+	mode_t x = dm & 0111;	/* what it takes to reach the socket */
+	struct stat st;
+
+	snprintf(dir, sizeof(dir), "%s", cfg->socket);
+	slash = strrchr(dir, '/');
+	if (slash == NULL || slash == dir)
+		return 0;
+	*slash = '\0';
+	if (mkdir(dir, 0700) < 0) {
+		if (stat(dir, &st) == 0 && (st.st_mode & x) != x)
+			gnts_log(GNTS_LOG_WARNING, "socket directory %s is "
+				 "%04o (left as it is): not every NF socket "
+				 "mode %04o lets in can reach the socket", dir,
+				 (unsigned)(st.st_mode & 07777), m);
+		return 0;	/* else bind() says what is wrong */
+	}
+	if ((cfg->socket_group_set &&
+	     chown(dir, (uid_t)-1, cfg->socket_gid) < 0) ||
+	    chmod(dir, dm) < 0) {
+		int e = -errno;
+
+		snprintf(err, errlen, "cannot set up %s: %s", dir,
+			 strerror(-e));
+		return e;
+	}
+	return 0;
+}
+
 static int
 host_srv_open(const struct gnts_srv_cfg *cfg, void **impl, char *err,
 	 size_t errlen)
 {
-	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)], *slash;
+	int rc = socket_dir(cfg, err, errlen);
 
-	/* The socket's directory (/run/xnv): made private if missing. */
-	snprintf(dir, sizeof(dir), "%s", cfg->socket);
-	slash = strrchr(dir, '/');
-	if (slash != NULL && slash != dir) {
-		*slash = '\0';
-		(void)mkdir(dir, 0700);
-	}
-	return gnts_server_open(cfg->socket, cfg->cb, cfg->ctx,
-				(struct gnts_server **)impl, err, errlen);
+	return rc < 0 ? rc : server_open(cfg, (struct gnts_server **)impl,
+					 err, errlen);
 }
 
 static int
