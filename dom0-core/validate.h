@@ -21,6 +21,10 @@
  *      service                              else XNV_BAD_DEST
  * A descriptor that fails 3-6 still names a buffer the NF owned: that
  * buffer is taken back and freed, so a bad descriptor never leaks.
+ * One more kind is found later, on the data path (datapath.c, resolve):
+ * an OUT or TO_SERVICE verdict that hands the packet to another trust
+ * group than [group] may_send_to allows (XNV_BAD_POLICY): which group
+ * receives it is known only once the service's NF is picked.
  * Packet *contents* are never trusted: the core does not parse a buffer
  * after an NF has held it (only copies between pools read it, as bytes).
  *
@@ -44,6 +48,8 @@ enum xnv_bad {
 	XNV_BAD_ACTION,
 	XNV_BAD_DEST,
 	XNV_BAD_FLAGS,
+	XNV_BAD_POLICY,		/* not here: datapath.c, once the receiving
+				 * group is known (may_send_to) */
 	XNV_BAD_N
 };
 
