@@ -4,8 +4,9 @@ and its own chain:  A: inA -> fwd-a -> outA,  B: inB -> fwd-b -> outB.
 
 xnv-probe (tests/tools) attaches as an NF of group B and asks the core for
 every region; group A's pool (and fwd-a's ring) must be refused with a
-reason naming the region, with no file descriptor ever passed, while group
-A's traffic goes through untouched.  NFs naming an unknown group or
+reason naming the ref it asked for and nothing else (whose region it is
+goes to the core's log only), with no file descriptor ever passed, while
+group A's traffic goes through untouched.  NFs naming an unknown group or
 service are refused."""
 import re
 import signal
@@ -110,9 +111,16 @@ def test_probe_maps_its_own_ring(iso):
 def test_group_a_pool_refused_naming_region(iso):
     dom, _, _ = probe_domain(iso["probe"])
     a = iso["pools"]["A"]
-    line = f"MAP ref={a} refused: map refused: region {a} (xnv-pool-A) " \
+    line = f"MAP ref={a} refused: map refused: region {a} " \
            f"is not granted to domain {dom}"
     assert line in iso["probe"].stdout().splitlines(), iso["probe"].stdout()
+
+
+def test_refusals_name_no_other_nfs_objects(iso):
+    """The probes hear of the refs they asked for, never whose they are."""
+    for p in ("probe", "probe2"):
+        out = iso[p].stdout()
+        assert "xnv-pool-A" not in out and "xnv-ring-" not in out, out
 
 
 def test_core_warns_about_refused_map(iso):
@@ -134,7 +142,7 @@ def test_refused_nf_gets_no_fd(iso):
     assert re.search(rf"map of region {a} refused: connection \(pid \d+\) has "
                      r"not attached", iso["core"].log()), iso["core"].log()[-2000:]
     assert re.search(rf"^RAW ref={a} attached: refused, no fd: map refused: "
-                     rf"region {a} \(xnv-pool-A\) is not granted to domain \d+$",
+                     rf"region {a} is not granted to domain \d+$",
                      out, re.M), out
 
 
@@ -152,7 +160,10 @@ def test_other_nfs_ring_refused(iso):
     out = iso["probe2"].stdout()
     assert iso["probe2_rc"] == 0, out
     assert re.search(rf"^MAP ref={ring} refused: map refused: region {ring} "
-                     r"\(xnv-ring-[^)]+\) is not granted to domain \d+$", out, re.M), out
+                     r"is not granted to domain \d+$", out, re.M), out
+    # the log says whose ring it was
+    assert re.search(rf"map refused: region {ring} \(xnv-ring-fwd-a-1\) is not "
+                     r"granted to domain \d+", iso["core"].log()), iso["core"].log()
 
 
 def test_refusals_continue_during_group_a_traffic(iso):
