@@ -90,6 +90,10 @@ prescan(const char *path, char *err, size_t errlen)
 			if (*trim(s) == '\0')
 				rc = fail(err, errlen, "%s:%d: empty key",
 					  path, lineno);
+			else if (*trim(eq + 1) == '\0')
+				rc = fail(err, errlen, "%s:%d: empty value "
+					  "(leave the key out instead)", path,
+					  lineno);
 			else if (strlen(trim(s)) >= CFG_NAME_LEN ||
 				 strlen(trim(eq + 1)) >= CFG_VALUE_LEN)
 				rc = fail(err, errlen, "%s:%d: key or value too "

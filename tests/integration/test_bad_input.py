@@ -40,6 +40,10 @@ CASES = {
         config(out="[port out]\ndev = net_null1\nthis line has no equals sign\n"),
         (), r"config error: \S+\.ini:\d+: expected 'key = value' or "
             r"'\[section\]', got 'this line has no equals sign'", False),
+    "empty-value": (
+        config(group="[group g]\npool_bufs = 1024\nallow_uids =\n"),
+        (), r"config error: \S+\.ini:5: empty value \(leave the key out "
+            r"instead\)$", False),
     "header-without-bracket": (
         config(svc="[service fwd-a\n"),
         (), r"config error: \S+\.ini:\d+: section header without closing '\]'", False),
