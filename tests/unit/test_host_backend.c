@@ -381,17 +381,21 @@ TEST(test_map_granted_region_is_shared)
 TEST(test_map_not_granted_or_missing_denied)
 {
 	struct gnts_region *r = make_region("pool-red", 4096, 0, S.dom + 100, 0);
-	char want[64];
+	char want[96];
 
-	/* Granted, but to somebody else. */
+	/* Granted, but to somebody else: the peer hears of the ref it asked
+	 * for, the owner's log whose region it is. */
 	assert_int_equal(map(S.c, r->ref, 0), -EACCES);
-	snprintf(want, sizeof(want), "region %u (pool-red)", r->ref);
-	assert_non_null(strstr(err, want));
+	snprintf(want, sizeof(want), "map refused: region %u is not granted "
+		 "to domain %u", r->ref, S.dom);
+	assert_string_equal(err, want);
 	struct rec rec = snap();
 	assert_int_equal(rec.n_denied, 1);
 	assert_int_equal(rec.denied_dom, S.dom);
 	assert_int_equal(rec.denied_ref, r->ref);
-	assert_string_equal(rec.denied_why, err);
+	snprintf(want, sizeof(want), "map refused: region %u (pool-red) is not "
+		 "granted to domain %u", r->ref, S.dom);
+	assert_string_equal(rec.denied_why, want);
 	/* No such region at all. */
 	assert_int_equal(map(S.c, 0x7fff0001u, 1), -EACCES);
 	assert_non_null(strstr(err, "no region 2147418113"));
@@ -408,8 +412,10 @@ TEST(test_map_readonly_grant)
 
 	strcpy((char *)r->va + 4096, "read me");
 	assert_int_equal(map(S.c, r->ref, 0), -EACCES);
-	assert_non_null(strstr(err, "stats"));
+	assert_non_null(strstr(err, "is not granted writable"));
+	assert_null(strstr(err, "stats"));
 	assert_int_equal(snap().n_denied, 1);
+	assert_non_null(strstr(snap().denied_why, "(stats)"));
 	assert_int_equal(map(S.c, r->ref, 1), 0);
 	assert_int_equal(M.size, 2 * 4096);
 	assert_string_equal((char *)M.va + 4096, "read me");
