@@ -10,6 +10,7 @@ UNIT_TESTS  := test_ring test_ring_ctl test_host_backend test_galloc test_proto 
 # libraries a test needs beyond libgntshare (galloc.o calls libxengnttab)
 UNIT_LIBS_test_galloc := $(XEN_LIBS)
 UNIT_LIBS_test_proto := $(XEN_LIBS)
+UNIT_LIBS_test_host_listen := $(XEN_LIBS)
 TSAN_TESTS  := test_ring test_ring_ctl
 TSAN_BINS   := $(TSAN_TESTS:%=$(B)/tests/tsan/%)
 TSAN_STRESS_N ?= 10000000
