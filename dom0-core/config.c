@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rte_cfgfile.h>
 
@@ -317,15 +318,23 @@ load_core(struct rte_cfgfile *f, struct xnv_config *c, char *err,
 				      errlen);
 }
 
-/* A group as it is without keys: 8192 buffers of 2 KiB, root only. */
+/*
+ * A group as it is without keys: 8192 buffers of 2 KiB; root may join,
+ * and the core's own user when that is not root (a process of that user
+ * can reach all of the core's memory anyway: ptrace, /proc/PID/mem).
+ */
 static void
 group_defaults(struct xnv_group_cfg *g, const char *name)
 {
+	struct xnv_ids *u = &g->access.uids;
+
 	memset(g, 0, sizeof(*g));
 	snprintf(g->name, sizeof(g->name), "%s", name);
 	g->pool_bufs = 8192;
 	g->buf_size = 2048 + XNV_HEADROOM;
-	g->access.uids.n = 1;		/* uid 0 */
+	u->id[u->n++] = 0;
+	if (geteuid() != 0)
+		u->id[u->n++] = (uint32_t)geteuid();
 }
 
 static int

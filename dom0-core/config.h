@@ -44,7 +44,9 @@
  *   allow_gids = xnv            ; the uid or the primary gid of the
  *                               ; connecting process (numbers or names,
  *                               ; looked up at load; up to 16 each).
- *                               ; Default: allow_uids = 0 (root only),
+ *                               ; Default: allow_uids = 0 (root only;
+ *                               ; and the core's own uid if the core is
+ *                               ; not root: it can reach the core anyway),
  *                               ; no gids.  Xen: the domain's config
  *                               ; decides (xnv-xl), these are not used
  *   may_send_to = red           ; groups its NFs' own verdicts (XNV_OUT
@@ -123,7 +125,7 @@ struct xnv_group_cfg {
 	uint32_t buf_size;
 	uint32_t may_send_to;		/* bit g: its NFs' verdicts may hand
 					 * packets to group g */
-	struct xnv_access access;	/* default: uid 0 only */
+	struct xnv_access access;	/* default: uid 0 (+ the core's) */
 };
 
 _Static_assert(XNV_MAX_GROUPS <= 32, "may_send_to is a 32-bit mask");

@@ -3,7 +3,8 @@
  * Who may do what, as the config says (see config.h for the keys):
  *
  *   - who may attach (host mode): [group] allow_uids / allow_gids, by
- *     default uid 0 only; the same keys on a [service] narrow it further;
+ *     by default uid 0 (and the core's own uid: config.c); the same keys
+ *     on a [service] narrow it further;
  *   - where an NF's own verdicts may send: [group] may_send_to, by
  *     default its own group only (chains are the operator's: always);
  *   - who may connect to the socket at all: [core] socket_mode and

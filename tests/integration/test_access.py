@@ -10,7 +10,8 @@ config_access.c, gntshare/host_server.c).
     only its request, joins green by gid, joins blue and forwards; root
     joins red by default.
 (b) Without socket_mode a non-root NF cannot even connect: one clear
-    line from libxnv.
+    line from libxnv.  A core run by nobody lets nobody's NFs in by
+    default (that user reaches all of the core anyway).
 (c) Names: a second NF with an attached NF's name is refused (the first
     keeps going, and the log never shows it leaving); an empty name is
     refused; names and services with a newline, a forged log line and
@@ -32,7 +33,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import FWD_BIN, nf_env, wait_until, write_config
+from harness import CORE_BIN, FWD_BIN, nf_env, wait_until, write_config
 from traffic import first_difference, make_traffic, read_pcap, write_pcap
 
 NOBODY = pwd.getpwnam("nobody")
@@ -46,21 +47,27 @@ def as_nobody(argv):
 
 
 @pytest.fixture(scope="module")
-def nobody_bin():
-    """xnv-forwarder as nobody can run it: the build's when nobody can
-    reach it, else a copy in a directory of its own."""
+def nobody_bins():
+    """{binary: path} of xnv-forwarder and xnv-core as nobody can run them:
+    the build's when nobody can reach them, else copies in a directory of
+    their own."""
     if os.geteuid() != 0 or shutil.which("setpriv") is None:
         pytest.skip("running an NF as another user takes root and setpriv")
-    if subprocess.run(as_nobody(["test", "-x", FWD_BIN])).returncode == 0:
-        yield FWD_BIN
-        return
     d = Path(tempfile.mkdtemp(prefix="xnv-nobody-"))
-    try:
-        d.chmod(0o755)
-        shutil.copy(FWD_BIN, d)
-        yield d / FWD_BIN.name
-    finally:
-        shutil.rmtree(d, ignore_errors=True)
+    d.chmod(0o755)
+    bins = {}
+    for b in (FWD_BIN, CORE_BIN):
+        if subprocess.run(as_nobody(["test", "-x", b])).returncode == 0:
+            bins[b.name] = b
+        else:
+            bins[b.name] = Path(shutil.copy(b, d))
+    yield bins
+    shutil.rmtree(d, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def nobody_bin(nobody_bins):
+    return nobody_bins[FWD_BIN.name]
 
 
 @pytest.fixture(scope="module")
@@ -201,6 +208,33 @@ def test_non_root_cannot_connect_by_default(xnv, nobody_bin, pubdir):
                          "Permission denied (the core's [core] socket_mode and "
                          "socket_group say who may connect)"), line
     assert not re.search(r"attach of NF|attached as domain", core.log())
+
+
+def test_core_own_user_joins_by_default(xnv, nobody_bins, pubdir):
+    """A core run by nobody lets nobody's NFs in without allow_uids: a
+    process of the core's own user can reach all of the core anyway."""
+    own = pubdir / "own"
+    own.mkdir()
+    os.chown(own, NOBODY.pw_uid, NOBODY.pw_gid)
+    sock = own / "run" / "xnv.sock"
+    cfg = write_config(own / "own.ini", [
+        ("core", {"socket": sock}),
+        ("group blue", {"pool_bufs": 1024}),
+        ("port p", {"dev": "net_null0", "group": "blue"}),
+        ("service fwd", {}),
+    ])
+    cfg.chmod(0o644)
+    # DPDK's runtime directory inside `own` too: nothing left in /tmp
+    core = xnv.start_core(cfg, socket=sock, stats_json=None, name="own",
+                          wrapper=[*as_nobody(["env"]), f"XDG_RUNTIME_DIR={own}"],
+                          binary=nobody_bins[CORE_BIN.name],
+                          eal=("-l", "0", "--no-huge", "-m", "128", "--no-shconf"))
+    core.wait_ready()
+    nf = start_nobody(xnv, nobody_bins[FWD_BIN.name], "fwd", "blue", "nb-own", sock)
+    core.wait_attached(nf)
+    nf.signal(signal.SIGTERM)
+    assert nf.wait(10) == 0
+    core.stop()
 
 
 # --------------------------------------------------------------------------
