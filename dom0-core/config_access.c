@@ -137,9 +137,9 @@ xnv_config_socket_perm(struct xnv_config *c, const char *mode,
 		 * (backend.h), and a socket its owner cannot use is a slip. */
 		if (mode[0] < '0' || mode[0] > '7' || *end != '\0' ||
 		    strlen(mode) > 4 || m > 0777 || (m & 0600) != 0600) {
-			snprintf(err, errlen, "[core] socket_mode = %s: expected "
-				 "an octal mode from 0600 to 0777, such as 0660",
-				 mode);
+			snprintf(err, errlen, "[core] socket_mode = %s: "
+				 "expected an octal mode from 0600 to 0777, "
+				 "such as 0660", mode);
 			return -EINVAL;
 		}
 	}
@@ -152,7 +152,8 @@ xnv_config_socket_perm(struct xnv_config *c, const char *mode,
 		if (!(m & 0020)) {
 			snprintf(err, errlen, "[core] socket_group = %s: "
 				 "socket_mode %04lo does not let that group "
-				 "connect (it needs write: 0660, say)", group, m);
+				 "connect (it needs write: 0660, say)", group,
+				 m);
 			return -EINVAL;
 		}
 	}
