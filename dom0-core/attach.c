@@ -81,6 +81,12 @@ warn_ring_capacity(struct xnv_core *c, uint16_t pool)
 		     "", cap, p->n_bufs);
 }
 
+/* A string of a request (name, service, group), whatever its bytes,
+ * for a log line or a reply: escaped and cut (gnts_esc). */
+#define REQ_ESC_LEN 48
+#define REQ_ESC(field, buf) \
+	gnts_esc((field), sizeof(field), (buf), sizeof(buf))
+
 /* Does the config know @p req's service and group?  (xen: checked when a
  * domain registers, before it boots.) */
 int
@@ -88,41 +94,75 @@ xnv_rec_check(void *ctx, const struct gnts_attach_req *req, char *err,
 	      size_t errlen)
 {
 	struct xnv_core *c = ctx;
-	char known[128];
+	char known[128], esc[REQ_ESC_LEN];
 
 	if (xnv_config_service(&c->cfg, req->service) < 0) {
 		list_services(&c->cfg, known, sizeof(known));
 		snprintf(err, errlen, "unknown service '%s' (configured: %s)",
-			 req->service, known[0] ? known : "none");
+			 REQ_ESC(req->service, esc), known[0] ? known : "none");
 		return -ENOENT;
 	}
 	if (xnv_config_group(&c->cfg, req->group) < 0) {
-		snprintf(err, errlen, "unknown trust group '%s'", req->group);
+		snprintf(err, errlen, "unknown trust group '%s'",
+			 REQ_ESC(req->group, esc));
 		return -ENOENT;
 	}
 	return 0;
 }
 
-/* A name the logs and stats can print as is, a known service and group,
- * a free instance slot (the lowest: a restarted replica takes the slot,
- * and so the flows, of the one it replaces). */
+/* A name the logs and stats can print as is, and no attached NF's: the
+ * log and the stats must tell two NFs apart. */
 static int
-check_req(struct xnv_core *c, const struct gnts_attach_req *req, int *s,
-	  int *g, int *slot, char *err, size_t errlen)
+check_name(const struct xnv_core *c, const char *name, char *err,
+	   size_t errlen)
 {
-	int rc;
+	unsigned i;
 
-	for (const char *p = req->name; *p; p++)
+	if (name[0] == '\0') {
+		snprintf(err, errlen, "NF name is empty");
+		return -EINVAL;
+	}
+	for (const char *p = name; *p; p++)
 		if (!isalnum((unsigned char)*p) && !strchr("-_.", *p)) {
 			snprintf(err, errlen, "NF name may hold only letters, "
 				 "digits and - _ .");
 			return -EINVAL;
 		}
+	for (i = 0; i < XNV_MAX_NFS; i++)
+		if (c->nfs[i].state == XNV_REC_ATTACHED &&
+		    strcmp(c->nfs[i].name, name) == 0) {
+			snprintf(err, errlen, "an NF named %s is already "
+				 "attached", name);
+			return -EEXIST;
+		}
+	return 0;
+}
+
+/* A good name, a known service and group that @p cred may join (host
+ * mode; a Xen domain's config decided already), a free instance slot
+ * (the lowest: a restarted replica takes the slot, and so the flows, of
+ * the one it replaces).  Who may join is asked before whether the name
+ * is taken: a refused peer learns nothing about the NFs attached. */
+static int
+check_req(struct xnv_core *c, const struct gnts_peer_cred *cred,
+	  const struct gnts_attach_req *req, int *s, int *g, int *slot,
+	  char *err, size_t errlen)
+{
+	int rc;
+
 	rc = xnv_rec_check(c, req, err, errlen);
 	if (rc < 0)
 		return rc;
 	*s = xnv_config_service(&c->cfg, req->service);
 	*g = xnv_config_group(&c->cfg, req->group);
+	if (cred->known &&
+	    (rc = xnv_config_may_join(&c->cfg, (uint16_t)*g, (uint16_t)*s,
+				      cred->uid, cred->gid, err,
+				      errlen)) < 0)
+		return rc;
+	rc = check_name(c, req->name, err, errlen);
+	if (rc < 0)
+		return rc;
 	*slot = xnv_service_free_slot(&c->services[*s]);
 	if (*slot >= 0)
 		return 0;
@@ -212,8 +252,7 @@ fill_rsp(const struct xnv_core *c, const struct xnv_nfrec *nf,
 
 /* One line per attach, in the backend's terms. */
 static void
-log_attach(const struct xnv_core *c, const struct xnv_nfrec *nf, pid_t pid,
-	   const struct gnts_attach_req *req)
+log_attach(const struct xnv_core *c, const struct xnv_nfrec *nf, pid_t pid)
 {
 	const struct xnv_pool *pool = &c->pools[nf->pool];
 	char pdesc[96], who[96];
@@ -227,20 +266,21 @@ log_attach(const struct xnv_core *c, const struct xnv_nfrec *nf, pid_t pid,
 	XLOG(INFO, "NF %s %s: service %s, group %s, ring region %u, pool "
 	     "region %u (%zu KiB); pool: %s\n", nf->name,
 	     gnts_srv_attach_words(c->srv, nf->dom, pid, who, sizeof(who)),
-	     req->service, req->group, nf->ring_region->ref,
+	     c->cfg.services[nf->service].name, c->cfg.groups[nf->group].name,
+	     nf->ring_region->ref,
 	     pool->region->ref, pool->region->size >> 10, pdesc);
 }
 
 static int
-nf_attach(struct xnv_core *c, gnts_peer_t dom, pid_t pid,
-	  const struct gnts_attach_req *req, struct gnts_attach_rsp *rsp,
-	  char *err, size_t errlen)
+nf_attach(struct xnv_core *c, gnts_peer_t dom,
+	  const struct gnts_peer_cred *cred, const struct gnts_attach_req *req,
+	  struct gnts_attach_rsp *rsp, char *err, size_t errlen)
 {
 	struct gnts_ring_port ports[GNTS_RING_COUNT];
 	struct xnv_nfrec *nf;
 	int s, g, rc, slot;
 
-	rc = check_req(c, req, &s, &g, &slot, err, errlen);
+	rc = check_req(c, cred, req, &s, &g, &slot, err, errlen);
 	if (rc < 0)
 		return rc;
 	nf = nf_slot(c);
@@ -252,7 +292,7 @@ nf_attach(struct xnv_core *c, gnts_peer_t dom, pid_t pid,
 	memset(nf, 0, sizeof(*nf));
 	nf->id = (uint16_t)(nf - c->nfs);
 	nf->dom = dom;
-	nf->pid = pid;
+	nf->pid = cred->pid;
 	nf->service = (uint16_t)s;
 	nf->group = (uint16_t)g;
 	nf->pool = (uint16_t)g;
@@ -268,23 +308,33 @@ nf_attach(struct xnv_core *c, gnts_peer_t dom, pid_t pid,
 	}
 	join_service(c, nf, (uint16_t)s, slot, ports, req->alloc_bufs);
 	fill_rsp(c, nf, dom, rsp);
-	log_attach(c, nf, pid, req);
+	log_attach(c, nf, cred->pid);
 	warn_ring_capacity(c, nf->pool);
 	xnv_update_rx_gates(c);
 	return 0;
 }
 
+/* The reply names only what the peer asked for; the log says who asked
+ * too.  Every string of the request is escaped: one line each. */
 int
 xnv_rec_attach(void *ctx, gnts_peer_t dom, const struct gnts_peer_cred *cred,
 	       const struct gnts_attach_req *req, struct gnts_attach_rsp *rsp,
 	       char *err, size_t errlen)
 {
-	pid_t pid = cred->pid;
-	int rc = nf_attach(ctx, dom, pid, req, rsp, err, errlen);
+	struct xnv_core *c = ctx;
+	char name[REQ_ESC_LEN], who[96];
+	int rc = nf_attach(c, dom, cred, req, rsp, err, errlen);
 
-	if (rc < 0)
-		XLOG(WARNING, "attach of NF %s (pid %d) refused: %s\n",
-		     req->name, (int)pid, err);
+	if (rc == 0)
+		return 0;
+	if (cred->known)
+		snprintf(who, sizeof(who), "pid %d, uid %u, gid %u",
+			 (int)cred->pid, (unsigned)cred->uid,
+			 (unsigned)cred->gid);
+	else
+		gnts_srv_peer_words(c->srv, dom, who, sizeof(who));
+	XLOG(WARNING, "attach of NF '%s' (%s) refused: %s\n",
+	     REQ_ESC(req->name, name), who, err);
 	return rc;
 }
 

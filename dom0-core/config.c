@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rte_cfgfile.h>
 
@@ -90,6 +91,10 @@ prescan(const char *path, char *err, size_t errlen)
 			if (*trim(s) == '\0')
 				rc = fail(err, errlen, "%s:%d: empty key",
 					  path, lineno);
+			else if (*trim(eq + 1) == '\0')
+				rc = fail(err, errlen, "%s:%d: empty value "
+					  "(leave the key out instead)", path,
+					  lineno);
 			else if (strlen(trim(s)) >= CFG_NAME_LEN ||
 				 strlen(trim(eq + 1)) >= CFG_VALUE_LEN)
 				rc = fail(err, errlen, "%s:%d: key or value too "
@@ -221,11 +226,33 @@ check_keys(struct rte_cfgfile *f, const char *sec,
 
 static const char *const core_keys[] = { "socket", "ring_size", "burst",
 	"stall_timeout_ms", "spill_threshold", "error_budget",
-	"heartbeat_timeout_ms", "latency", "nf_pools", "log_buffer_kib", NULL };
-static const char *const group_keys[] = { "pool_bufs", "buf_size", NULL };
+	"heartbeat_timeout_ms", "latency", "nf_pools", "log_buffer_kib",
+	"socket_mode", "socket_group", NULL };
+static const char *const group_keys[] = { "pool_bufs", "buf_size",
+	"allow_uids", "allow_gids", "may_send_to", NULL };
 static const char *const port_keys[] = { "dev", "group", "chain",
 	"rx_desc", "tx_desc", "rx_start", "rx_rate", NULL };
-static const char *const service_keys[] = { "id", NULL };
+static const char *const service_keys[] = { "id", "allow_uids",
+	"allow_gids", NULL };
+
+/* allow_uids / allow_gids of [@p sec] into @p a (over its defaults). */
+static int
+load_access(struct rte_cfgfile *f, const char *sec, struct xnv_access *a,
+	    char *err, size_t errlen)
+{
+	const char *u = GET(f, sec, "allow_uids");
+	const char *g = GET(f, sec, "allow_gids");
+	int rc = 0;
+
+	if (u != NULL)
+		rc = xnv_config_ids(sec, "allow_uids", u, 1, &a->uids, err,
+				    errlen);
+	if (rc == 0 && g != NULL)
+		rc = xnv_config_ids(sec, "allow_gids", g, 0, &a->gids, err,
+				    errlen);
+	a->set = u != NULL || g != NULL;
+	return rc;
+}
 
 static int
 load_core(struct rte_cfgfile *f, struct xnv_config *c, char *err,
@@ -290,7 +317,28 @@ load_core(struct rte_cfgfile *f, struct xnv_config *c, char *err,
 			return fail(err, errlen, "[core] nf_pools = %s: "
 				    "expected 'group' or 'own'", v);
 	}
-	return 0;
+	return xnv_config_socket_perm(c, GET(f, "core", "socket_mode"),
+				      GET(f, "core", "socket_group"), err,
+				      errlen);
+}
+
+/*
+ * A group as it is without keys: 8192 buffers of 2 KiB; root may join,
+ * and the core's own user when that is not root (a process of that user
+ * can reach all of the core's memory anyway: ptrace, /proc/PID/mem).
+ */
+static void
+group_defaults(struct xnv_group_cfg *g, const char *name)
+{
+	struct xnv_ids *u = &g->access.uids;
+
+	memset(g, 0, sizeof(*g));
+	snprintf(g->name, sizeof(g->name), "%s", name);
+	g->pool_bufs = 8192;
+	g->buf_size = 2048 + XNV_HEADROOM;
+	u->id[u->n++] = 0;
+	if (geteuid() != 0)
+		u->id[u->n++] = (uint32_t)geteuid();
 }
 
 static int
@@ -303,9 +351,9 @@ load_group(struct rte_cfgfile *f, const char *sec, const char *name,
 
 	if ((rc = check_keys(f, sec, group_keys, err, errlen)) < 0)
 		return rc;
-	snprintf(g->name, sizeof(g->name), "%s", name);
-	g->pool_bufs = 8192;
-	g->buf_size = 2048 + XNV_HEADROOM;
+	group_defaults(g, name);
+	if ((rc = load_access(f, sec, &g->access, err, errlen)) < 0)
+		return rc;
 	if ((v = GET(f, sec, "pool_bufs")) != NULL &&
 	    (rc = parse_u32(sec, "pool_bufs", v, 64, 1u << 22, &g->pool_bufs,
 			    err, errlen)) < 0)
@@ -396,7 +444,8 @@ load_service(struct rte_cfgfile *f, const char *sec, const char *name,
 	uint32_t id = c->n_services + 1u;
 	int rc;
 
-	if ((rc = check_keys(f, sec, service_keys, err, errlen)) < 0)
+	if ((rc = check_keys(f, sec, service_keys, err, errlen)) < 0 ||
+	    (rc = load_access(f, sec, &s->access, err, errlen)) < 0)
 		return rc;
 	if ((v = GET(f, sec, "id")) != NULL &&
 	    (rc = parse_u32(sec, "id", v, 1, XNV_MAX_SERVICE_ID, &id, err,
@@ -458,8 +507,14 @@ load_section(struct rte_cfgfile *f, const char *sec, int pass,
 				    XNV_MAX_PORTS);
 		return load_port(f, sec, name, c, err, errlen);
 	}
-	if (pass == 1)
-		return 0;
+	if (pass == 1) {
+		const char *v = GET(f, sec, "may_send_to");
+
+		if (strcmp(kind, "group") != 0 || v == NULL)
+			return 0;
+		return xnv_config_send_to(c, (uint16_t)xnv_config_group(c,
+					  name), sec, v, err, errlen);
+	}
 	if (strcmp(kind, "group") == 0) {
 		if (xnv_config_group(c, name) >= 0)
 			return fail(err, errlen, "[%s]: declared twice", sec);
@@ -490,6 +545,7 @@ xnv_config_load(const char *path, struct xnv_config *c, char *err,
 
 	memset(c, 0, sizeof(*c));
 	snprintf(c->socket, sizeof(c->socket), "/run/xnv/xnv.sock");
+	c->socket_mode = XNV_SOCKET_MODE_DEFAULT;
 	c->ring_size = 1024;
 	c->burst = 64;
 	c->stall_timeout_ms = 500;
@@ -518,9 +574,7 @@ xnv_config_load(const char *path, struct xnv_config *c, char *err,
 		for (i = 0; i < n && rc == 0; i++)
 			rc = load_section(f, secs[i], pass, c, err, errlen);
 		if (pass == 0 && rc == 0 && c->n_groups == 0) {
-			snprintf(c->groups[0].name, XNV_NAME_LEN, "0");
-			c->groups[0].pool_bufs = 8192;
-			c->groups[0].buf_size = 2048 + XNV_HEADROOM;
+			group_defaults(&c->groups[0], "0");
 			c->n_groups = 1;
 		}
 	}

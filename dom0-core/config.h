@@ -4,6 +4,16 @@
  *
  *   [core]
  *   socket = /run/xnv/xnv.sock  ; where NFs attach (host backend)
+ *   socket_mode = 0600          ; octal mode of the socket file, 0600 to
+ *                               ; 0777: who may connect at all
+ *                               ; (connecting needs w)
+ *   socket_group = xnv          ; its group (a name or a gid); needs a
+ *                               ; socket_mode with g+w, such as 0660.
+ *                               ; A socket directory the core makes is
+ *                               ; 0700, searchable (r-x) by the group
+ *                               ; and others the mode lets in (0750 for
+ *                               ; 0660 + socket_group, 0755 for 0666);
+ *                               ; an existing directory is left as it is
  *   ring_size = 1024            ; descriptors per NF ring, power of two
  *   burst = 64                  ; packets per burst, 1..256
  *   stall_timeout_ms = 500      ; a packet waiting this long for room in an
@@ -33,6 +43,21 @@
  *   [group blue]                ; trust group: one packet pool each
  *   pool_bufs = 8192            ; buffers in the pool
  *   buf_size = 2176             ; bytes per buffer, 128 B headroom included
+ *   allow_uids = 0 1000         ; host mode: who may attach NFs to it, by
+ *   allow_gids = xnv            ; the uid or the primary gid of the
+ *                               ; connecting process (numbers or names,
+ *                               ; looked up at load; up to 16 each).
+ *                               ; Default: allow_uids = 0 (root only;
+ *                               ; and the core's own uid if the core is
+ *                               ; not root: it can reach the core anyway),
+ *                               ; no gids.  Xen: the domain's config
+ *                               ; decides (xnv-xl), these are not used
+ *   may_send_to = red           ; groups its NFs' own verdicts (XNV_OUT
+ *                               ; to a port, XNV_TO_SERVICE to an NF) may
+ *                               ; hand packets to; default none: such a
+ *                               ; packet is dropped and charged to the NF
+ *                               ; as a bad descriptor ("policy").  Steps
+ *                               ; of a chain (XNV_NEXT) are always allowed
  *   [port in]                   ; a DPDK port, by name (index = order)
  *   dev = net_pcap0,rx_pcap=in.pcap   ; vdev devargs or a PCI address
  *   group = blue                ; trust group its packets land in
@@ -40,6 +65,9 @@
  *   rx_start = chain-ready      ; or "immediately"
  *   [service fwd-a]             ; a service NFs attach as
  *   id = 1                      ; optional; default: declaration order
+ *   allow_uids = 1000           ; optional (and allow_gids): narrows who
+ *                               ; may attach as this service, besides
+ *                               ; what its NF's group allows
  *
  * Without any [group] section there is one group named "0" with defaults.
  * Every error names the file, the line or section, and what is wrong.
@@ -63,6 +91,8 @@
 #define XNV_ERROR_BUDGET_DEFAULT      1000
 #define XNV_HEARTBEAT_TIMEOUT_DEFAULT 3000
 #define XNV_LOG_BUFFER_KIB_DEFAULT    1024
+#define XNV_SOCKET_MODE_DEFAULT       0600
+#define XNV_MAX_IDS        16	/* uids or gids in one allow_* list */
 
 enum xnv_step_kind {
 	XNV_STEP_SERVICE = 1,
@@ -80,11 +110,29 @@ struct xnv_chain {
 	struct xnv_step s[XNV_MAX_CHAIN];
 };
 
+/* A list of uids or gids (allow_uids, allow_gids). */
+struct xnv_ids {
+	uint8_t n;
+	uint32_t id[XNV_MAX_IDS];
+};
+
+/* Who may attach to a group or as a service, in host mode: the uid or
+ * the primary gid of the connecting process (SO_PEERCRED). */
+struct xnv_access {
+	uint8_t set;			/* [service]: a key was given */
+	struct xnv_ids uids, gids;
+};
+
 struct xnv_group_cfg {
 	char name[XNV_NAME_LEN];
 	uint32_t pool_bufs;
 	uint32_t buf_size;
+	uint32_t may_send_to;		/* bit g: its NFs' verdicts may hand
+					 * packets to group g */
+	struct xnv_access access;	/* default: uid 0 (+ the core's) */
 };
+
+_Static_assert(XNV_MAX_GROUPS <= 32, "may_send_to is a 32-bit mask");
 
 struct xnv_port_cfg {
 	char name[XNV_NAME_LEN];
@@ -99,10 +147,14 @@ struct xnv_port_cfg {
 struct xnv_service_cfg {
 	char name[XNV_NAME_LEN];
 	uint16_t id;			/* XNV_TO_SERVICE argument */
+	struct xnv_access access;	/* set: these too, besides the group's */
 };
 
 struct xnv_config {
 	char socket[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	uint32_t socket_mode;		/* of the socket file */
+	uint8_t socket_group_set;	/* [core] socket_group was given */
+	uint32_t socket_gid;
 	uint32_t ring_size;
 	uint32_t burst;
 	uint32_t stall_timeout_ms;
@@ -134,5 +186,41 @@ int xnv_config_service(const struct xnv_config *cfg, const char *name);
 /** Parse "a -> b -> c" into @p ch.  Same errors as xnv_config_load(). */
 int xnv_config_parse_chain(const struct xnv_config *cfg, const char *text,
 			   struct xnv_chain *ch, char *err, size_t errlen);
+
+/*
+ * Who may do what (config_access.c, no DPDK).  The parsers take a key's
+ * value and say what is wrong with it in one line naming [@p sec] @p key.
+ */
+
+/** "0 1000 alice": numbers, or names looked up now (getpwnam when
+ *  @p users, else getgrnam), separated by spaces or commas. */
+int xnv_config_ids(const char *sec, const char *key, const char *v,
+		   int users, struct xnv_ids *out, char *err, size_t errlen);
+
+/** may_send_to of group @p from: names of declared groups, into the
+ *  group's mask. */
+int xnv_config_send_to(struct xnv_config *cfg, uint16_t from, const char *sec,
+		       const char *v, char *err, size_t errlen);
+
+/** [core] socket_mode (octal, at most 0777; NULL: the default) and
+ *  socket_group (a name or a gid; NULL: none) into @p cfg. */
+int xnv_config_socket_perm(struct xnv_config *cfg, const char *mode,
+			   const char *group, char *err, size_t errlen);
+
+/**
+ * May a process of @p uid and (primary) @p gid attach to group @p g as
+ * service @p s?  0, or -EACCES and one line in @p err naming only the
+ * request ("uid 1000 (gid 1000) may not join trust group red").
+ */
+int xnv_config_may_join(const struct xnv_config *cfg, uint16_t g, uint16_t s,
+			uint32_t uid, uint32_t gid, char *err, size_t errlen);
+
+/** May an NF of group @p from hand a packet to group @p to by its own
+ *  verdict (XNV_OUT, XNV_TO_SERVICE)?  Its own group always. */
+static inline int
+xnv_config_may_send(const struct xnv_config *cfg, uint16_t from, uint16_t to)
+{
+	return from == to || (cfg->groups[from].may_send_to >> to & 1u);
+}
 
 #endif /* XNV_CONFIG_H */

@@ -76,7 +76,11 @@ struct xnv_mbuf_priv {
 	uint32_t hash;		/* flow hash, 0 until computed */
 	uint16_t pool;		/* index of its pool (set once at init) */
 	uint8_t pick;		/* how its NF was picked: XNV_PICK_* */
-	uint8_t pad[5];
+	uint8_t pad;
+	uint16_t verdict_nf;	/* NF id + 1 whose own verdict (OUT,
+				 * TO_SERVICE) set the target; 0: a chain
+				 * step (the operator's) */
+	uint8_t pad2[2];
 	uint64_t rx_tsc;	/* [core] latency: TSC of its rx burst, 0: none */
 };
 

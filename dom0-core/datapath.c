@@ -69,10 +69,28 @@ copy_to_pool(struct xnv_core *c, struct rte_mbuf *m, uint16_t to)
 	dst->tgt_id = src->tgt_id;
 	dst->hash = src->hash;
 	dst->rx_tsc = src->rx_tsc;
+	dst->verdict_nf = src->verdict_nf;
 	c->copies[c->pools[src->pool].group][g]++;
 	c->pools[g].copies_in++;
 	rte_pktmbuf_free(m);
 	return n;
+}
+
+/*
+ * An NF's own verdict (XNV_OUT, XNV_TO_SERVICE) may hand a packet to
+ * another trust group only where that NF's [group] may_send_to says so;
+ * a chain step is the operator's and always may.  Asked where the
+ * receiving group is known: a port's, or the NF a service picked.  A
+ * refused packet is dropped as a bad descriptor (charged to its NF when
+ * freed: send_run).
+ */
+static inline int
+policy_refuses(const struct xnv_core *c, const struct xnv_mbuf_priv *pv,
+	       uint16_t to)
+{
+	return unlikely(pv->verdict_nf != 0) &&
+	       !xnv_config_may_send(&c->cfg, c->nfs[pv->verdict_nf - 1].group,
+				    to);
 }
 
 /*
@@ -91,6 +109,8 @@ resolve(struct xnv_core *c, struct rte_mbuf **mp, int *reuse)
 	*reuse = 0;
 	switch (pv->tgt_kind) {
 	case XNV_STEP_PORT:
+		if (policy_refuses(c, pv, c->cfg.ports[pv->tgt_id].group))
+			return drop(XNV_DROP_BAD_DESC);
 		*reuse = 1;
 		return DEST_PORT | pv->tgt_id;
 	case XNV_STEP_SERVICE:
@@ -104,6 +124,10 @@ resolve(struct xnv_core *c, struct rte_mbuf **mp, int *reuse)
 		}
 		if (nf == NULL)
 			return drop(XNV_DROP_NO_INSTANCE);
+		if (policy_refuses(c, pv, nf->group)) {
+			*reuse = 0;
+			return drop(XNV_DROP_BAD_DESC);
+		}
 		if (nf->pool != pv->pool) {
 			struct rte_mbuf *n = copy_to_pool(c, *mp, nf->pool);
 
@@ -155,12 +179,34 @@ send_nf(struct xnv_core *c, struct xnv_nfrec *nf, struct rte_mbuf **m,
 	return k;
 }
 
-/* Target + pool of a packet, as one comparable key. */
+/* Target + pool of a packet, and whether an NF's verdict chose it (the
+ * policy, resolve()), as one comparable key.  The packets of one
+ * delivery come from one source: one NF at most. */
 static inline uint32_t
 target_key(const struct xnv_mbuf_priv *pv)
 {
-	return (uint32_t)pv->tgt_kind << 28 | (uint32_t)pv->pool << 16 |
+	return (uint32_t)(pv->verdict_nf != 0) << 31 |
+	       (uint32_t)pv->tgt_kind << 28 | (uint32_t)pv->pool << 16 |
 	       pv->tgt_id;
+}
+
+/* Packets a policy refused (resolve()) are freed: each is charged to the
+ * NF whose verdict it was, as a bad descriptor. */
+static void
+charge_policy(struct xnv_core *c, struct rte_mbuf **m, unsigned n,
+	      uint64_t now)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		struct xnv_nfrec *nf = &c->nfs[xnv_priv(m[i])->verdict_nf - 1];
+
+		nf->bad_kind[XNV_BAD_POLICY]++;
+		nf->bad++;
+		if (nf->state == XNV_REC_ATTACHED)
+			(void)xnv_rec_charge_bad(c, nf, now, 1,
+						 XNV_BAD_POLICY);
+	}
 }
 
 /* Send a run of packets to one destination.  @return how many went. */
@@ -192,6 +238,8 @@ send_run(struct xnv_core *c, uint32_t dest, struct rte_mbuf **m, unsigned n,
 		if (DEST_ID(dest) == XNV_DROP_NO_INSTANCE)
 			for (k = 0; k < n; k++)
 				c->services[xnv_priv(m[k])->tgt_id].no_instance++;
+		else if (DEST_ID(dest) == XNV_DROP_BAD_DESC)	/* policy */
+			charge_policy(c, m, n, now);
 		rte_pktmbuf_free_bulk(m, n);
 		return n;
 	}
@@ -318,6 +366,7 @@ xnv_rx_port(struct xnv_core *c, uint16_t idx, uint64_t now)
 		pv->in_port = idx;
 		pv->step = 0;
 		pv->pick = XNV_PICK_AFFINITY;
+		pv->verdict_nf = 0;
 		pv->tgt_kind = ch->s[0].kind;
 		pv->tgt_id = ch->s[0].id;
 		/* With flow rules, xnv_flows_classify() already hashed the
@@ -342,14 +391,17 @@ apply_verdict(struct xnv_core *c, struct xnv_nfrec *nf, struct rte_mbuf *m,
 	const struct xnv_chain *ch;
 
 	pv->pick = XNV_PICK_AFFINITY;	/* a new step: picked afresh */
+	pv->verdict_nf = 0;
 	switch (d->action) {
 	case GNTS_ACT_OUT:
 		pv->tgt_kind = XNV_STEP_PORT;
 		pv->tgt_id = d->dst;
+		pv->verdict_nf = (uint16_t)(nf->id + 1);
 		return 1;
 	case GNTS_ACT_TO_SERVICE:
 		pv->tgt_kind = XNV_STEP_SERVICE;
 		pv->tgt_id = (uint16_t)c->cfg.service_by_id[d->dst];
+		pv->verdict_nf = (uint16_t)(nf->id + 1);
 		return 1;
 	case GNTS_ACT_NEXT:
 		if (pv->chain == XNV_CHAIN_NONE) {
@@ -512,32 +564,6 @@ xnv_rx_nf(struct xnv_core *c, struct xnv_nfrec *nf, uint64_t now)
 	if (flush_pending(c, &nf->pend, now))
 		return 1;
 	return take_returns(c, nf, now);
-}
-
-void
-xnv_update_rx_gates(struct xnv_core *c)
-{
-	uint16_t i, s;
-
-	for (i = 0; i < c->cfg.n_ports; i++) {
-		const struct xnv_port_cfg *pc = &c->cfg.ports[i];
-		int ready = 1;
-
-		const struct xnv_chain *ch = &c->chains[c->port_chain[i]].ch;
-
-		if (c->ports[i].rx_on || ch->n == 0)
-			continue;
-		for (s = 0; pc->rx_when_ready && s < ch->n; s++)
-			if (ch->s[s].kind == XNV_STEP_SERVICE &&
-			    !c->services[ch->s[s].id].ever_live)
-				ready = 0;
-		if (ready) {
-			c->ports[i].rx_on = 1;
-			XLOG(INFO, "port %s: rx started%s\n", pc->name,
-			     pc->rx_when_ready ? " (every service of its "
-			     "chain has an NF)" : "");
-		}
-	}
 }
 
 uint64_t

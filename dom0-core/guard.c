@@ -37,6 +37,8 @@ const char *const xnv_bad_names[XNV_BAD_N] = {
 	[XNV_BAD_BOUNDS] = "bounds",
 	[XNV_BAD_ACTION] = "action",
 	[XNV_BAD_DEST] = "dest",
+	[XNV_BAD_FLAGS] = "flags",
+	[XNV_BAD_POLICY] = "policy",
 };
 
 /* What each kind of bad descriptor means, for the log. */
@@ -47,6 +49,8 @@ static const char *const bad_words[XNV_BAD_N] = {
 	[XNV_BAD_BOUNDS] = "offset/length outside the buffer",
 	[XNV_BAD_ACTION] = "unknown action",
 	[XNV_BAD_DEST] = "no such port or service",
+	[XNV_BAD_FLAGS] = "reserved flags set",
+	[XNV_BAD_POLICY] = "verdict into a group may_send_to does not allow",
 };
 
 void

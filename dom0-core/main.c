@@ -182,6 +182,9 @@ open_backend(struct xnv_core *c, const char *kind, char *err, size_t errlen)
 	};
 	const struct gnts_srv_cfg cfg = {
 		.socket = c->cfg.socket, .cb = &cb, .ctx = c,
+		.socket_mode = c->cfg.socket_mode,
+		.socket_group_set = c->cfg.socket_group_set,
+		.socket_gid = (gid_t)c->cfg.socket_gid,
 	};
 	char where[256];
 	int rc;

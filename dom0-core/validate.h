@@ -14,11 +14,17 @@
  *      double returns and other NFs' buffers)
  *   3. len >= 1 (0 only with GNTS_ACT_DROP: gnts_desc_len_ok) and
  *      off + len <= buf_size               else XNV_BAD_BOUNDS
- *   4. action is DROP, OUT, TO_SERVICE, NEXT      else XNV_BAD_ACTION
- *   5. OUT: dst < number of ports; TO_SERVICE: dst names a configured
+ *   4. flags == 0 (reserved: a later version may give them a meaning,
+ *      which this one must not ignore)      else XNV_BAD_FLAGS
+ *   5. action is DROP, OUT, TO_SERVICE, NEXT      else XNV_BAD_ACTION
+ *   6. OUT: dst < number of ports; TO_SERVICE: dst names a configured
  *      service                              else XNV_BAD_DEST
- * A descriptor that fails 3-5 still names a buffer the NF owned: that
+ * A descriptor that fails 3-6 still names a buffer the NF owned: that
  * buffer is taken back and freed, so a bad descriptor never leaks.
+ * One more kind is found later, on the data path (datapath.c, resolve):
+ * an OUT or TO_SERVICE verdict that hands the packet to another trust
+ * group than [group] may_send_to allows (XNV_BAD_POLICY): which group
+ * receives it is known only once the service's NF is picked.
  * Packet *contents* are never trusted: the core does not parse a buffer
  * after an NF has held it (only copies between pools read it, as bytes).
  *
@@ -41,6 +47,9 @@ enum xnv_bad {
 	XNV_BAD_BOUNDS,
 	XNV_BAD_ACTION,
 	XNV_BAD_DEST,
+	XNV_BAD_FLAGS,
+	XNV_BAD_POLICY,		/* not here: datapath.c, once the receiving
+				 * group is known (may_send_to) */
 	XNV_BAD_N
 };
 
@@ -62,6 +71,8 @@ xnv_validate(const struct gnts_desc *d, const struct xnv_pool_view *pool,
 	if (!gnts_desc_len_ok(d->len, d->action) ||
 	    (uint32_t)d->off + d->len > pool->buf_size)
 		return XNV_BAD_BOUNDS;
+	if (d->flags != 0)
+		return XNV_BAD_FLAGS;
 	switch (d->action) {
 	case GNTS_ACT_DROP:
 	case GNTS_ACT_NEXT:

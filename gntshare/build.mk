@@ -10,7 +10,7 @@ HAVE_XEN ?= $(shell pkg-config --exists xenstore xengnttab 2>/dev/null && echo 1
 GNTS_COMMON := gntshare/ring.c gntshare/host_msg.c gntshare/log.c
 GNTS_CLIENT := gntshare/cli.c gntshare/host_client.c
 GNTS_SERVER := gntshare/region.c gntshare/srv.c gntshare/host_server.c \
-               gntshare/host_listen.c
+               gntshare/host_listen.c gntshare/host_srv_ops.c
 ifeq ($(HAVE_XEN),1)
 GNTS_CLIENT += gntshare/xen_client.c
 GNTS_SERVER += gntshare/kgrant.c gntshare/galloc.c gntshare/xen_server.c \

@@ -5,13 +5,18 @@
 
 #include <stddef.h>
 
+#include "gntshare/backend.h"
+
 /**
  * A listening SOCK_SEQPACKET socket (non-blocking, close-on-exec) at
- * @p path, mode 0600.  A stale socket file (nobody answers on it) is
- * removed and logged; a live one is -EADDRINUSE.  The file appears only
- * once it accepts connections.
+ * @p cfg->socket, with cfg's socket_mode (0: 0600) and group; its
+ * directory made if missing (0700 plus r-x for whom the mode lets in).
+ * A stale socket file (nobody answers on it) is removed and logged; a
+ * live one is -EADDRINUSE.  The file appears only once it accepts
+ * connections.
  * @return the fd, or -errno with one line in @p err.
  */
-int gnts_host_listen(const char *path, char *err, size_t errlen);
+int gnts_host_listen(const struct gnts_srv_cfg *cfg, char *err,
+		     size_t errlen);
 
 #endif

@@ -86,9 +86,10 @@ bucket_has(struct bucket *b, uint32_t per_s, uint32_t burst, uint64_t now_ms,
 }
 
 int
-gnts_server_open(const char *path, const struct gnts_srv_cb *cb,
-		 void *ctx, struct gnts_server **out, char *err, size_t errlen)
+gnts_server_open_cfg(const struct gnts_srv_cfg *cfg, struct gnts_server **out,
+		     char *err, size_t errlen)
 {
+	const char *path = cfg->socket;
 	struct gnts_server *s;
 	uint64_t now = gnts_now_ms();
 	int i;
@@ -99,7 +100,7 @@ gnts_server_open(const char *path, const struct gnts_srv_cb *cb,
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	s->lfd = gnts_host_listen(path, err, errlen);
+	s->lfd = gnts_host_listen(cfg, err, errlen);
 	if (s->lfd < 0) {
 		int rc = s->lfd;
 
@@ -107,8 +108,8 @@ gnts_server_open(const char *path, const struct gnts_srv_cb *cb,
 		return rc;
 	}
 	snprintf(s->path, sizeof(s->path), "%s", path);
-	s->cb = *cb;
-	s->ctx = ctx;
+	s->cb = *cfg->cb;
+	s->ctx = cfg->ctx;
 	s->next_dom = 1;
 	s->rate = (struct bucket){ GNTS_HOST_BURST, now };
 	s->attach_rate = (struct bucket){ GNTS_HOST_ATTACH_BURST, now };
@@ -117,6 +118,17 @@ gnts_server_open(const char *path, const struct gnts_srv_cb *cb,
 		s->conns[i].fd = -1;
 	*out = s;
 	return 0;
+}
+
+int
+gnts_server_open(const char *path, const struct gnts_srv_cb *cb,
+		 void *ctx, struct gnts_server **out, char *err, size_t errlen)
+{
+	const struct gnts_srv_cfg cfg = {
+		.socket = path, .cb = cb, .ctx = ctx,
+	};
+
+	return gnts_server_open_cfg(&cfg, out, err, errlen);
 }
 
 static void
@@ -561,87 +573,8 @@ gnts_server_close(struct gnts_server *s)
 	free(s);
 }
 
-/* ---- the backend's ops table (backend.h) -------------------------------- */
-
-static int
-host_srv_open(const struct gnts_srv_cfg *cfg, void **impl, char *err,
-	      size_t errlen)
+const char *
+gnts_server_path(const struct gnts_server *s)
 {
-	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)], *slash;
-
-	/* The socket's directory (/run/xnv): made private if missing. */
-	snprintf(dir, sizeof(dir), "%s", cfg->socket);
-	slash = strrchr(dir, '/');
-	if (slash != NULL && slash != dir) {
-		*slash = '\0';
-		(void)mkdir(dir, 0700);
-	}
-	return gnts_server_open(cfg->socket, cfg->cb, cfg->ctx,
-				(struct gnts_server **)impl, err, errlen);
+	return s->path;
 }
-
-static int
-host_srv_poll(void *impl)
-{
-	return gnts_server_poll(impl);
-}
-
-static void
-host_srv_detach(void *impl, gnts_peer_t peer, int status, const char *why)
-{
-	gnts_server_detach_status(impl, peer, status, why);
-}
-
-static void
-host_srv_close(void *impl)
-{
-	gnts_server_close(impl);
-}
-
-static void
-host_srv_attach_words(gnts_peer_t peer, pid_t pid, char *buf, size_t len)
-{
-	snprintf(buf, len, "(pid %d) attached as domain %u", (int)pid, peer);
-}
-
-static void
-host_srv_peer_words(gnts_peer_t peer, char *buf, size_t len)
-{
-	snprintf(buf, len, "domain %u", peer);
-}
-
-static void
-host_srv_where(void *impl, char *buf, size_t len)
-{
-	const struct gnts_server *s = impl;
-
-	snprintf(buf, len, "on %s", s->path);
-}
-
-static void
-host_srv_counters(void *impl, struct gnts_srv_counters *ct)
-{
-	struct gnts_host_stats st;
-
-	gnts_server_stats(impl, &st);
-	ct->requests = st.requests;
-	ct->refused = st.refused;
-	ct->timed_out = st.timed_out;
-	ct->evicted = st.evicted;
-	ct->not_logged = st.not_logged;
-	ct->connections = st.connections;
-	ct->waiting = st.waiting;
-}
-
-const struct gnts_srv_ops gnts_host_srv_ops = {
-	.name = "host",
-	.open = host_srv_open,
-	.poll = host_srv_poll,
-	.detach = host_srv_detach,
-	.close = host_srv_close,
-	.attach_words = host_srv_attach_words,
-	.peer_words = host_srv_peer_words,
-	.death_words = "connection closed (NF exited or died)",
-	.where = host_srv_where,
-	.counters = host_srv_counters,
-};

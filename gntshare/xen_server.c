@@ -114,7 +114,7 @@ read_request(struct gnts_xen_server *s, struct xdev *d,
 	     struct gnts_attach_req *req, int with_guest, char *err,
 	     size_t errlen)
 {
-	char v[GNTS_ATTACH_NAME_LEN];
+	char v[GNTS_ATTACH_NAME_LEN], esc[48];
 	long n;
 
 	memset(req, 0, sizeof(*req));
@@ -140,16 +140,18 @@ read_request(struct gnts_xen_server *s, struct xdev *d,
 	if (xread(s, d->fe, GNTS_XS_SERVICE, v, sizeof(v)) == 0 &&
 	    v[0] != '\0' &&
 	    strcmp(v, req->service) != 0) {
-		snprintf(err, errlen, "the NF asks for service '%.31s' but the "
-			 "domain is declared nfv_service=\"%s\"", v,
+		snprintf(err, errlen, "the NF asks for service '%s' but the "
+			 "domain is declared nfv_service=\"%s\"",
+			 gnts_esc(v, sizeof(v), esc, sizeof(esc)),
 			 req->service);
 		return -EINVAL;
 	}
 	if (xread(s, d->fe, GNTS_XS_ALLOC_BUFS, v, sizeof(v)) == 0) {
 		n = parse_num(v);
 		if (n < 0 || n > GNTS_RING_MAX) {
-			snprintf(err, errlen, "alloc-bufs '%.15s' is not a "
-				 "number from 0 to %u", v, GNTS_RING_MAX);
+			snprintf(err, errlen, "alloc-bufs '%s' is not a "
+				 "number from 0 to %u",
+				 gnts_esc(v, 15, esc, 24), GNTS_RING_MAX);
 			return -EINVAL;
 		}
 		req->alloc_bufs = (uint32_t)n;
@@ -163,7 +165,7 @@ do_attach(struct gnts_xen_server *s, struct xdev *d)
 	static const struct gnts_peer_cred nocred;	/* config decides */
 	struct gnts_attach_req req;
 	struct gnts_attach_rsp rsp;
-	char err[ERR_MAX], rid[24];
+	char err[ERR_MAX], rid[24], name[48];
 	int rc;
 
 	if (xread(s, d->fe, GNTS_XS_REQUEST_ID, rid, sizeof(rid)) < 0)
@@ -184,8 +186,9 @@ do_attach(struct gnts_xen_server *s, struct xdev *d)
 		return;
 	}
 	gnts_log(GNTS_LOG_INFO, "domain %u device %u connected: %s, service "
-		 "%s, group %s", d->domid, d->devid, req.name, req.service,
-		 req.group);
+		 "%s, group %s", d->domid, d->devid,
+		 gnts_esc(req.name, sizeof(req.name), name, sizeof(name)),
+		 req.service, req.group);
 }
 
 /* Check a device xnv-xl registered (or one a previous core left). */

@@ -4,7 +4,9 @@
  * file.  The input is written to a memfd and loaded by path, as the core
  * does.  Checked: an accepted config is one the core can run (at least
  * one port, ring size a power of two, every chain step names something
- * declared, service ids map both ways); a refused one says why in one
+ * declared, service ids map both ways, allow lists within bounds,
+ * may_send_to naming declared groups, a socket mode its socket_group
+ * can connect with); a refused one says why in one
  * line.  Leaks on any path are found by LeakSanitizer.
  */
 #include <stdint.h>
@@ -43,8 +45,19 @@ check_ok(const struct xnv_config *c)
 			      st->kind <= XNV_STEP_DROP);
 		}
 	}
-	for (int i = 0; i < c->n_services; i++)
+	for (int i = 0; i < c->n_services; i++) {
 		CHECK(c->service_by_id[c->services[i].id] == i);
+		CHECK(c->services[i].access.uids.n <= XNV_MAX_IDS);
+		CHECK(c->services[i].access.gids.n <= XNV_MAX_IDS);
+	}
+	/* who may join and send: within the lists, to declared groups */
+	for (int i = 0; i < c->n_groups; i++) {
+		CHECK(c->groups[i].access.uids.n <= XNV_MAX_IDS);
+		CHECK(c->groups[i].access.gids.n <= XNV_MAX_IDS);
+		CHECK(c->groups[i].may_send_to >> c->n_groups == 0);
+	}
+	CHECK(c->socket_mode <= 0777);
+	CHECK(!c->socket_group_set || (c->socket_mode & 0020));
 }
 
 int

@@ -9,8 +9,8 @@
  * core's reaction to each verdict (take the buffer back unless the index
  * or the owner was wrong).  Checked after every descriptor:
  *   - an accepted descriptor names a buffer in the pool, held by this NF,
- *     with offset + length inside it (length 0 only with DROP), a known
- *     action and destination;
+ *     with offset + length inside it (length 0 only with DROP), no
+ *     reserved flag set, a known action and destination;
  *   - a buffer comes back at most once per time it was handed out;
  *   - a ring never yields more than it holds, and a broken one nothing.
  * A second mode feeds the bytes as a region header to
@@ -162,6 +162,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			/* data, unless handed back unused (DROP) */
 			CHECK(d[i].len > 0 || d[i].action == GNTS_ACT_DROP);
 			CHECK((uint32_t)d[i].off + d[i].len <= view.buf_size);
+			CHECK(d[i].flags == 0);
 			CHECK(d[i].action >= GNTS_ACT_DROP &&
 			      d[i].action <= GNTS_ACT_NEXT);
 			if (d[i].action == GNTS_ACT_OUT)

@@ -192,11 +192,12 @@ class XnvEnv:
 
     def start_core(self, config, socket=None, idle_exit=None, duration=60,
                    stats_json="stats.json", eal=("-l", "0"), wrapper=(),
-                   name="core"):
-        """xnv-core [EAL] -- --config F --socket S --duration D ..."""
+                   name="core", binary=None):
+        """[wrapper] xnv-core [EAL] -- --config F --socket S --duration D
+        ...; binary: another copy of xnv-core."""
         socket = Path(socket or self.socket)
         name = self._unique(name)
-        argv = [*wrapper, CORE_BIN, *eal, "--", "--config", config,
+        argv = [*wrapper, binary or CORE_BIN, *eal, "--", "--config", config,
                 "--socket", socket, "--duration", duration]
         if idle_exit is not None:
             argv += ["--idle-exit", idle_exit]

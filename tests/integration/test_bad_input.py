@@ -40,6 +40,10 @@ CASES = {
         config(out="[port out]\ndev = net_null1\nthis line has no equals sign\n"),
         (), r"config error: \S+\.ini:\d+: expected 'key = value' or "
             r"'\[section\]', got 'this line has no equals sign'", False),
+    "empty-value": (
+        config(group="[group g]\npool_bufs = 1024\nallow_uids =\n"),
+        (), r"config error: \S+\.ini:5: empty value \(leave the key out "
+            r"instead\)$", False),
     "header-without-bracket": (
         config(svc="[service fwd-a\n"),
         (), r"config error: \S+\.ini:\d+: section header without closing '\]'", False),
@@ -89,6 +93,37 @@ CASES = {
     "bad-number": (
         config(group="[group g]\npool_bufs = abc\n"),
         (), r"config error: .*\[group g\] pool_bufs = abc: expected a number", False),
+    "allow-uids-unknown-user": (
+        config(group="[group g]\npool_bufs = 1024\nallow_uids = 0 no-such-user-xnv\n"),
+        (), r"config error: .*\[group g\] allow_uids = 0 no-such-user-xnv: no such "
+            r"user 'no-such-user-xnv'$", False),
+    "allow-uids-not-a-number": (
+        config(group="[group g]\npool_bufs = 1024\nallow_uids = 10x0\n"),
+        (), r"config error: .*\[group g\] allow_uids = 10x0: '10x0' is neither a "
+            r"user number nor a name$", False),
+    "allow-gids-unknown-group": (
+        config(svc="[service fwd-a]\nallow_gids = no-such-group-xnv\n"),
+        (), r"config error: .*\[service fwd-a\] allow_gids = no-such-group-xnv: no "
+            r"such group 'no-such-group-xnv'$", False),
+    "may-send-to-unknown-group": (
+        config(group="[group g]\npool_bufs = 1024\nmay_send_to = g nosuch\n"),
+        (), r"config error: .*\[group g\] may_send_to = g nosuch: no such "
+            r"\[group\] 'nosuch'$", False),
+    "socket-mode-not-octal": (
+        config(core="[core]\nsocket_mode = 0680\n"),
+        (), r"config error: .*\[core\] socket_mode = 0680: expected an octal mode "
+            r"from 0600 to 0777, such as 0660$", False),
+    "socket-mode-too-wide": (
+        config(core="[core]\nsocket_mode = 1777\n"),
+        (), r"config error: .*\[core\] socket_mode = 1777: expected an octal", False),
+    "socket-group-unknown": (
+        config(core="[core]\nsocket_mode = 0660\nsocket_group = no-such-group-xnv\n"),
+        (), r"config error: .*\[core\] socket_group = no-such-group-xnv: no such "
+            r"group 'no-such-group-xnv'$", False),
+    "socket-group-mode-keeps-it-out": (
+        config(core="[core]\nsocket_group = root\n"),
+        (), r"config error: .*\[core\] socket_group = root: socket_mode 0600 does "
+            r"not let that group connect", False),
     "missing-config-file": (
         None, ("--config", "/nonexistent/xnv.ini"),
         r"config error: /nonexistent/xnv\.ini: No such file or directory", False),

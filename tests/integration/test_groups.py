@@ -1,13 +1,15 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Trust groups on one chain: a packet handed to an NF of another group is
 copied into that group's pool (counted: group copies_to / copies_in);
-within a group it is never copied.
+within a group it is never copied.  The chain is the operator's: it
+crosses groups without any may_send_to (test_send_policy.py has NFs'
+own verdicts).
 
   cross: port in (group A) -> fwd-a (NF in A) -> fwd-b (NF in B) -> port out (B)
   same:  the same chain with both NFs and both ports in group A
 
-NF-originated packets (an NF allocating its own) are not implemented yet:
-their test is a placeholder, skipped."""
+NF-originated packets (a generator's, sent by its own verdict to a sink
+of another group, which A's may_send_to allows) are copied the same way."""
 import json
 
 import pytest
@@ -104,12 +106,13 @@ def test_same_group_never_copied(same):
 
 
 def test_nf_originated_packets_cross_groups(xnv):
-    """A generator in group A sends to a sink in group B: every packet is
-    copied into B's pool once (counted), arrives in sequence, and both
-    pools are full afterwards."""
+    """A generator in group A sends to a sink in group B (its own verdict:
+    allowed by A's may_send_to): every packet is copied into B's pool once
+    (counted), arrives in sequence, and both pools are full afterwards."""
     n = 2000
     cfg = write_config(xnv.path("orig.ini"), [
-        ("group A", {"pool_bufs": 1024}), ("group B", {"pool_bufs": 1024}),
+        ("group A", {"pool_bufs": 1024, "may_send_to": "B"}),
+        ("group B", {"pool_bufs": 1024}),
         ("port null", {"dev": "net_null0", "group": "A"}),
         ("service gen", {"id": 1}), ("service sink", {"id": 2}),
     ])

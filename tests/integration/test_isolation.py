@@ -4,8 +4,9 @@ and its own chain:  A: inA -> fwd-a -> outA,  B: inB -> fwd-b -> outB.
 
 xnv-probe (tests/tools) attaches as an NF of group B and asks the core for
 every region; group A's pool (and fwd-a's ring) must be refused with a
-reason naming the region, with no file descriptor ever passed, while group
-A's traffic goes through untouched.  NFs naming an unknown group or
+reason naming the ref it asked for and nothing else (whose region it is
+goes to the core's log only), with no file descriptor ever passed, while
+group A's traffic goes through untouched.  NFs naming an unknown group or
 service are refused."""
 import re
 import signal
@@ -115,6 +116,13 @@ def test_group_a_pool_refused_naming_only_the_request(iso):
     assert line in iso["probe"].stdout().splitlines(), iso["probe"].stdout()
     # whose region it is, the NF is not told
     assert "xnv-pool-A" not in iso["probe"].stdout()
+
+
+def test_refusals_name_no_other_nfs_objects(iso):
+    """The probes hear of the refs they asked for, never whose they are."""
+    for p in ("probe", "probe2"):
+        out = iso[p].stdout()
+        assert "xnv-pool-A" not in out and "xnv-ring-" not in out, out
 
 
 def test_core_warns_about_refused_map(iso):

@@ -40,7 +40,7 @@ def soak_config(cfg):
     return write_config(cfg, [
         ("core", {"ring_size": 256, "stall_timeout_ms": 2000}),
         ("group blue", {"pool_bufs": 8192}),
-        ("group red", {"pool_bufs": 2048}),
+        ("group red", {"pool_bufs": 2048, "may_send_to": "blue"}),  # gen -> sink
         ("port in", {"dev": "net_null0", "group": "blue",
                      "chain": "fwd -> out", "rx_start": "immediately"}),
         ("port out", {"dev": "net_null1", "group": "blue"}),

@@ -12,6 +12,7 @@ UNIT_TESTS  := test_ring test_ring_ctl test_host_backend test_galloc test_proto 
 UNIT_LIBS_test_galloc := $(XEN_LIBS)
 UNIT_LIBS_test_proto := $(XEN_LIBS)
 UNIT_LIBS_test_srv_control := $(XEN_LIBS)
+UNIT_LIBS_test_host_listen := $(XEN_LIBS)
 TSAN_TESTS  := test_ring test_ring_ctl
 TSAN_BINS   := $(TSAN_TESTS:%=$(B)/tests/tsan/%) $(B)/tests/tsan/test_srv_control
 TSAN_STRESS_N ?= 10000000
@@ -19,7 +20,8 @@ TSAN_STRESS_N ?= 10000000
 # files (examples/build.mk, dom0-core/build.mk compile them)
 EX_UNIT_TESTS := test_lpm test_maglev test_aho test_latency test_pace \
                  test_flow_key test_service_table test_validate \
-                 test_chain_table test_prefix test_logbuf
+                 test_chain_table test_prefix test_logbuf \
+                 test_config_access
 EX_UNIT_OBJ_test_lpm := examples/router/lpm
 EX_UNIT_OBJ_test_latency := dom0-core/latency
 EX_UNIT_OBJ_test_pace := dom0-core/pace
@@ -29,6 +31,7 @@ EX_UNIT_OBJ_test_validate :=
 EX_UNIT_OBJ_test_chain_table := dom0-core/chain_table
 EX_UNIT_OBJ_test_prefix := dom0-core/eal_args
 EX_UNIT_OBJ_test_logbuf := dom0-core/logbuf
+EX_UNIT_OBJ_test_config_access := dom0-core/config_access
 EX_UNIT_OBJ_test_maglev := examples/lb/maglev
 EX_UNIT_OBJ_test_aho := examples/dpi/ac
 UNIT_BINS   := $(UNIT_TESTS:%=$(B)/tests/unit/%) $(EX_UNIT_TESTS:%=$(B)/tests/unit/%)

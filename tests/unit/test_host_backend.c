@@ -381,7 +381,7 @@ TEST(test_map_granted_region_is_shared)
 TEST(test_map_not_granted_or_missing_denied)
 {
 	struct gnts_region *r = make_region("pool-red", 4096, 0, S.dom + 100, 0);
-	char want[64];
+	char want[96];
 
 	/* Granted, but to somebody else: the reply names only the
 	 * requester's own request, not whose region it is. */
@@ -415,7 +415,9 @@ TEST(test_map_readonly_grant)
 	strcpy((char *)r->va + 4096, "read me");
 	assert_int_equal(map(S.c, r->ref, 0), -EACCES);
 	assert_non_null(strstr(err, "granted read-only"));
+	assert_null(strstr(err, "stats"));
 	assert_int_equal(snap().n_denied, 1);
+	assert_non_null(strstr(snap().denied_why, "(stats)"));
 	assert_int_equal(map(S.c, r->ref, 1), 0);
 	assert_int_equal(M.size, 2 * 4096);
 	assert_string_equal((char *)M.va + 4096, "read me");

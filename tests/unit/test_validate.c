@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Unit tests of the checks on descriptors an NF hands back
- * (dom0-core/validate.h): each rule on its own, the order they are
- * checked in, and the edges (last buffer, last byte, last port).
+ * (dom0-core/validate.h): each rule on its own (the reserved flags
+ * byte too), the order they are checked in, and the edges (last buffer,
+ * last byte, last port).
  */
 #include <setjmp.h>	/* setjmp.h, stdarg.h, stddef.h: before cmocka.h */
 #include <stdarg.h>
@@ -109,13 +110,39 @@ TEST(unknown_port_or_service_is_bad_dest)
 			 XNV_BAD_DEST);
 }
 
+static struct gnts_desc
+with_flags(struct gnts_desc d, uint8_t flags)
+{
+	d.flags = flags;
+	return d;
+}
+
+TEST(reserved_flags_set_is_bad_flags)
+{
+	assert_int_equal(check(with_flags(desc(1, 0, 64, GNTS_ACT_DROP, 0), 1)),
+			 XNV_BAD_FLAGS);
+	assert_int_equal(check(with_flags(desc(2, 0, 64, GNTS_ACT_NEXT, 0),
+					  0x80)), XNV_BAD_FLAGS);
+	assert_int_equal(check(with_flags(desc(4, 0, 64, GNTS_ACT_OUT, 1),
+					  0xff)), XNV_BAD_FLAGS);
+	/* the NF's own empty buffer handed back: flags still count */
+	assert_int_equal(check(with_flags(desc(1, 0, 0, GNTS_ACT_DROP, 0), 2)),
+			 XNV_BAD_FLAGS);
+}
+
 /* Rules in order: the first broken one is reported. */
 TEST(first_broken_rule_wins)
 {
-	assert_int_equal(check(desc(N_BUFS, 0, 0, 0xff, 9)), XNV_BAD_INDEX);
-	assert_int_equal(check(desc(0, 0, 0, 0xff, 9)), XNV_BAD_OWNER);
-	assert_int_equal(check(desc(1, 0, 0, 0xff, 9)), XNV_BAD_BOUNDS);
+	assert_int_equal(check(with_flags(desc(N_BUFS, 0, 0, 0xff, 9), 1)),
+			 XNV_BAD_INDEX);
+	assert_int_equal(check(with_flags(desc(0, 0, 0, 0xff, 9), 1)),
+			 XNV_BAD_OWNER);
+	assert_int_equal(check(with_flags(desc(1, 0, 0, 0xff, 9), 1)),
+			 XNV_BAD_BOUNDS);
+	assert_int_equal(check(with_flags(desc(1, 0, 1, 0xff, 9), 1)),
+			 XNV_BAD_FLAGS);
 	assert_int_equal(check(desc(1, 0, 1, 0xff, 9)), XNV_BAD_ACTION);
+	assert_int_equal(check(desc(1, 0, 1, GNTS_ACT_OUT, 9)), XNV_BAD_DEST);
 }
 
 int
@@ -130,6 +157,7 @@ main(void)
 		cmocka_unit_test_setup(unknown_action_is_bad_action, setup),
 		cmocka_unit_test_setup(unknown_port_or_service_is_bad_dest,
 				       setup),
+		cmocka_unit_test_setup(reserved_flags_set_is_bad_flags, setup),
 		cmocka_unit_test_setup(first_broken_rule_wins, setup),
 	};
 

@@ -76,6 +76,14 @@ struct gnts_srv_cfg {
 	const char *socket;		/* host: where NFs connect */
 	const struct gnts_srv_cb *cb;
 	void *ctx;			/* passed to every callback */
+	/* host: who may connect at all.  The socket file's mode (0: 0600)
+	 * and, with socket_group_set, its group.  A socket directory the
+	 * server makes is 0700 plus r-x for the group / others the mode
+	 * lets in (0750 for 0660), and in that group; an existing one is
+	 * left as it is. */
+	unsigned socket_mode;
+	int socket_group_set;
+	gid_t socket_gid;
 };
 
 /* The control plane's counters (gnts_srv_counters()). */

@@ -75,6 +75,13 @@ int gnts_server_open(const char *path, const struct gnts_srv_cb *cb,
 		     void *ctx, struct gnts_server **out, char *err,
 		     size_t errlen);
 
+/** The same with the whole server config (socket mode and group). */
+int gnts_server_open_cfg(const struct gnts_srv_cfg *cfg,
+			 struct gnts_server **out, char *err, size_t errlen);
+
+/** Where it listens. */
+const char *gnts_server_path(const struct gnts_server *s);
+
 /** Serve pending connections and messages without blocking.
  *  @return number of events handled, or a negative errno. */
 int gnts_server_poll(struct gnts_server *s);
