@@ -327,6 +327,11 @@ xnv_rec_attach(void *ctx, gnts_peer_t dom, const struct gnts_peer_cred *cred,
 
 	if (rc == 0)
 		return 0;
+	/* Any peer can cause these: at most XNV_REFUSAL_LOG_RATE lines a
+	 * second, the rest counted (xnv_rec_sweep() says how many). */
+	if (!gnts_ratelimit(&c->refusal_log, XNV_REFUSAL_LOG_RATE,
+			    gnts_now_ms()))
+		return rc;
 	if (cred->known)
 		snprintf(who, sizeof(who), "pid %d, uid %u, gid %u",
 			 (int)cred->pid, (unsigned)cred->uid,
@@ -430,11 +435,17 @@ xnv_rec_detach(struct xnv_core *c, struct xnv_nfrec *nf, const char *why)
 		xnv_rec_finish(c, nf);
 }
 
-/* Stop polling departed NFs whose parked packets have all gone on. */
+/* Stop polling departed NFs whose parked packets have all gone on; say
+ * how many refused attaches went unlogged. */
 void
 xnv_rec_sweep(struct xnv_core *c)
 {
+	uint32_t quiet = gnts_ratelimit_quiet(&c->refusal_log, gnts_now_ms());
 	uint16_t i = 0;
+
+	if (quiet > 0)
+		XLOG(WARNING, "%u more refused attaches not logged (at most %u "
+		     "lines a second)\n", quiet, XNV_REFUSAL_LOG_RATE);
 
 	while (i < c->n_active) {
 		struct xnv_nfrec *nf = &c->nfs[c->active[i]];

@@ -48,6 +48,7 @@
 /* The core's log: rte_log, so through the log sink (logsink.h) once EAL
  * is up; never blocks on stderr. */
 extern int xnv_logtype;
+#define XNV_REFUSAL_LOG_RATE 10	/* refused attaches logged per second */
 #define XLOG(level, ...) \
 	rte_log(RTE_LOG_ ## level, xnv_logtype, "xnv-core: " __VA_ARGS__)
 
@@ -113,6 +114,7 @@ struct xnv_core {
 	struct gnts_srv *srv;		/* where NFs attach (backend.h) */
 	int shutting_down;		/* detaches tell NFs: clean stop */
 	int own_pools;			/* each NF gets a pool of its own */
+	struct gnts_ratelimit refusal_log;	/* attach refusals logged */
 	uint64_t drops[XNV_DROP_N];
 	uint64_t copies[XNV_MAX_GROUPS][XNV_MAX_GROUPS]; /* [from][to] */
 	uint64_t tsc_hz;

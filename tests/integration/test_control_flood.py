@@ -18,6 +18,7 @@ forwards what its generator offers (as in test_hostile.py: the reference
 is the rate it had before, unless the generator itself waited for a CPU).
 """
 import logging
+import re
 import socket
 import struct
 import threading
@@ -240,3 +241,26 @@ def test_good_paths_keep_forwarding(flood):
         if off_d < 0.95 * GEN_RATE and flood["denied"] > flood["denied_before"] + 0.05:
             continue
         assert fwd_d >= 0.95 * min(fwd_b, GEN_RATE), (g, flood)
+
+
+def test_refused_attaches_logged_within_a_rate(xnv):
+    """40 refused ATTACHes (an unknown service) as fast as they go: at most
+    10 refusal lines a second, and lines counting the rest."""
+    core = xnv.start_core(config(xnv), duration=60)
+    core.wait_ready()
+    t0 = time.monotonic()
+    for i in range(40):
+        s = connect(core.socket)
+        s.send(msg(MSG_ATTACH, req=(f"nf{i}", "nosuch", "A")))
+        assert struct.unpack_from("<IHH", s.recv(MSG_SIZE))[2] == 5  # ERROR
+        s.close()
+    secs = time.monotonic() - t0
+
+    def accounted():
+        log = core.log()
+        quiet = sum(int(n) for n in re.findall(
+            r"(\d+) more refused attaches not logged", log))
+        logged = log.count("refused: unknown service")
+        return logged + quiet == 40 and (logged, quiet)
+    logged, quiet = wait_until(accounted, 10, "every refusal logged or counted")
+    assert quiet > 0 and logged <= 10 * (int(secs) + 2), (logged, secs)
