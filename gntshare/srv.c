@@ -14,11 +14,13 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "backends.h"
 
@@ -250,12 +252,35 @@ control_thread(void *arg)
 	return NULL;
 }
 
+/*
+ * The control thread runs off the caller's CPUs: the caller is the core's
+ * data path, pinned to its lcore, and a busy poller; the thread would
+ * otherwise share that CPU with it (and wait for it).  Other CPUs exist:
+ * those; else the caller's.
+ */
+static void
+control_cpus(pthread_attr_t *attr)
+{
+	cpu_set_t mine, others;
+	long n = sysconf(_SC_NPROCESSORS_ONLN), i;
+
+	if (pthread_getaffinity_np(pthread_self(), sizeof(mine), &mine) != 0)
+		return;
+	CPU_ZERO(&others);
+	for (i = 0; i < n && i < CPU_SETSIZE; i++)
+		if (!CPU_ISSET(i, &mine))
+			CPU_SET(i, &others);
+	if (CPU_COUNT(&others) > 0)
+		(void)pthread_attr_setaffinity_np(attr, sizeof(others), &others);
+}
+
 int
 gnts_srv_open(const char *kind, const struct gnts_srv_cfg *cfg,
 	      struct gnts_srv **out, char *err, size_t errlen)
 {
 	const struct gnts_srv_ops *ops;
 	struct gnts_srv_cfg mine = *cfg;
+	pthread_attr_t attr;
 	struct gnts_srv_cb cb;
 	struct gnts_srv *s;
 	int rc;
@@ -288,13 +313,16 @@ gnts_srv_open(const char *kind, const struct gnts_srv_cfg *cfg,
 	pthread_cond_init(&s->cv, NULL);
 	rc = ops->open(&mine, &s->impl, err, errlen);
 	s->threaded = rc == 0;	/* before the thread reads it */
-	if (rc == 0 && (rc = -pthread_create(&s->thread, NULL,
+	pthread_attr_init(&attr);
+	control_cpus(&attr);
+	if (rc == 0 && (rc = -pthread_create(&s->thread, &attr,
 					     control_thread, s)) < 0) {
 		snprintf(err, errlen, "cannot start the control thread: %s",
 			 strerror(-rc));
 		s->threaded = 0;
 		ops->close(s->impl);
 	}
+	pthread_attr_destroy(&attr);
 	if (rc < 0) {
 		free(s);
 		return rc;
