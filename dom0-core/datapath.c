@@ -514,32 +514,6 @@ xnv_rx_nf(struct xnv_core *c, struct xnv_nfrec *nf, uint64_t now)
 	return take_returns(c, nf, now);
 }
 
-void
-xnv_update_rx_gates(struct xnv_core *c)
-{
-	uint16_t i, s;
-
-	for (i = 0; i < c->cfg.n_ports; i++) {
-		const struct xnv_port_cfg *pc = &c->cfg.ports[i];
-		int ready = 1;
-
-		const struct xnv_chain *ch = &c->chains[c->port_chain[i]].ch;
-
-		if (c->ports[i].rx_on || ch->n == 0)
-			continue;
-		for (s = 0; pc->rx_when_ready && s < ch->n; s++)
-			if (ch->s[s].kind == XNV_STEP_SERVICE &&
-			    !c->services[ch->s[s].id].ever_live)
-				ready = 0;
-		if (ready) {
-			c->ports[i].rx_on = 1;
-			XLOG(INFO, "port %s: rx started%s\n", pc->name,
-			     pc->rx_when_ready ? " (every service of its "
-			     "chain has an NF)" : "");
-		}
-	}
-}
-
 uint64_t
 xnv_in_flight(const struct xnv_core *c)
 {

@@ -20,7 +20,6 @@ struct xnv_pending {
 
 unsigned xnv_rx_port(struct xnv_core *c, uint16_t idx, uint64_t now);
 unsigned xnv_rx_nf(struct xnv_core *c, struct xnv_nfrec *nf, uint64_t now);
-void xnv_update_rx_gates(struct xnv_core *c);
 void xnv_free_parked(struct xnv_pending *pd);
 int xnv_pending_empty(const struct xnv_core *c);
 uint64_t xnv_in_flight(const struct xnv_core *c);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Ports: probe a vdev or PCI device from the config, one rx/tx queue. */
+/* Ports: probe a vdev or PCI device from the config, one rx/tx queue;
+ * when rx starts. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -86,4 +87,32 @@ xnv_port_close(struct xnv_core *c, uint16_t idx)
 		(void)rte_dev_remove(info.device);
 	}
 	p->port_id = RTE_MAX_ETHPORTS;
+}
+
+/* Start rx on ports whose chain is ready: at once, or (rx_start =
+ * chain-ready) once every service of the chain has had an NF. */
+void
+xnv_update_rx_gates(struct xnv_core *c)
+{
+	uint16_t i, s;
+
+	for (i = 0; i < c->cfg.n_ports; i++) {
+		const struct xnv_port_cfg *pc = &c->cfg.ports[i];
+		int ready = 1;
+
+		const struct xnv_chain *ch = &c->chains[c->port_chain[i]].ch;
+
+		if (c->ports[i].rx_on || ch->n == 0)
+			continue;
+		for (s = 0; pc->rx_when_ready && s < ch->n; s++)
+			if (ch->s[s].kind == XNV_STEP_SERVICE &&
+			    !c->services[ch->s[s].id].ever_live)
+				ready = 0;
+		if (ready) {
+			c->ports[i].rx_on = 1;
+			XLOG(INFO, "port %s: rx started%s\n", pc->name,
+			     pc->rx_when_ready ? " (every service of its "
+			     "chain has an NF)" : "");
+		}
+	}
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The core's ports: state, open and close (port.c). */
+/* The core's ports: state, open and close, rx start (port.c). */
 #ifndef XNV_PORT_H
 #define XNV_PORT_H
 
@@ -24,5 +24,6 @@ struct xnv_port {
 
 int xnv_port_open(struct xnv_core *c, uint16_t idx, char *err, size_t errlen);
 void xnv_port_close(struct xnv_core *c, uint16_t idx);
+void xnv_update_rx_gates(struct xnv_core *c);
 
 #endif /* XNV_PORT_H */
