@@ -221,11 +221,31 @@ check_keys(struct rte_cfgfile *f, const char *sec,
 
 static const char *const core_keys[] = { "socket", "ring_size", "burst",
 	"stall_timeout_ms", "spill_threshold", "error_budget",
-	"heartbeat_timeout_ms", "latency", "nf_pools", NULL };
+	"heartbeat_timeout_ms", "latency", "nf_pools", "max_held",
+	"hoard_timeout_ms", NULL };
 static const char *const group_keys[] = { "pool_bufs", "buf_size", NULL };
 static const char *const port_keys[] = { "dev", "group", "chain",
 	"rx_desc", "tx_desc", "rx_start", "rx_rate", NULL };
 static const char *const service_keys[] = { "id", NULL };
+
+/* [core] max_held, hoard_timeout_ms: an NF's buffer quota (quota.h). */
+static int
+load_quota(struct rte_cfgfile *f, struct xnv_config *c, char *err,
+	   size_t errlen)
+{
+	const char *v;
+	int rc;
+
+	if ((v = GET(f, "core", "max_held")) != NULL &&
+	    (rc = parse_u32("core", "max_held", v, 0, 1u << 22, &c->max_held,
+			    err, errlen)) < 0)
+		return rc;
+	if ((v = GET(f, "core", "hoard_timeout_ms")) != NULL &&
+	    (rc = parse_u32("core", "hoard_timeout_ms", v, 0, 600000,
+			    &c->hoard_timeout_ms, err, errlen)) < 0)
+		return rc;
+	return 0;
+}
 
 static int
 load_core(struct rte_cfgfile *f, struct xnv_config *c, char *err,
@@ -286,7 +306,7 @@ load_core(struct rte_cfgfile *f, struct xnv_config *c, char *err,
 			return fail(err, errlen, "[core] nf_pools = %s: "
 				    "expected 'group' or 'own'", v);
 	}
-	return 0;
+	return load_quota(f, c, err, errlen);
 }
 
 static int
@@ -492,6 +512,7 @@ xnv_config_load(const char *path, struct xnv_config *c, char *err,
 	c->spill_pct = 75;
 	c->error_budget = XNV_ERROR_BUDGET_DEFAULT;
 	c->heartbeat_timeout_ms = XNV_HEARTBEAT_TIMEOUT_DEFAULT;
+	c->hoard_timeout_ms = XNV_HOARD_TIMEOUT_DEFAULT;
 	memset(c->service_by_id, 0xff, sizeof(c->service_by_id));
 
 	rc = prescan(path, err, errlen);

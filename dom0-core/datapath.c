@@ -25,6 +25,7 @@ const char *const xnv_drop_names[XNV_DROP_N] = {
 	[XNV_DROP_CHAIN] = "chain_drop",
 	[XNV_DROP_RECLAIMED] = "reclaimed",
 	[XNV_DROP_SHUTDOWN] = "shutdown",
+	[XNV_DROP_NF_QUOTA] = "nf_quota",
 };
 
 /* Resolved destination of one packet: kind in the top byte, id below. */
@@ -32,6 +33,7 @@ const char *const xnv_drop_names[XNV_DROP_N] = {
 #define DEST_PORT (2u << 24)
 #define DEST_DROP (3u << 24)
 #define DEST_WAIT (4u << 24)	/* no room yet: park, retry, stall timeout */
+#define DEST_QUOTA (5u << 24)	/* drop: the NF (id below) is at its quota */
 #define DEST_KIND(d) ((d) & 0xff000000u)
 #define DEST_ID(d)   ((d) & 0xffffu)
 
@@ -104,6 +106,10 @@ resolve(struct xnv_core *c, struct rte_mbuf **mp, int *reuse)
 		}
 		if (nf == NULL)
 			return drop(XNV_DROP_NO_INSTANCE);
+		/* Not parked: an NF that keeps its buffers must not hold up
+		 * the port or the NF this packet comes from. */
+		if (nf->held >= nf->max_held)
+			return DEST_QUOTA | nf->id;
 		if (nf->pool != pv->pool) {
 			struct rte_mbuf *n = copy_to_pool(c, *mp, nf->pool);
 
@@ -163,6 +169,43 @@ target_key(const struct xnv_mbuf_priv *pv)
 	       pv->tgt_id;
 }
 
+/* Drop @p n packets meant for @p nf, which holds its quota: counted for
+ * the core, the NF and the ports they came in on. */
+static unsigned
+quota_drop(struct xnv_core *c, struct xnv_nfrec *nf, struct rte_mbuf **m,
+	   unsigned n)
+{
+	unsigned k;
+
+	c->drops[XNV_DROP_NF_QUOTA] += n;
+	nf->quota_drops += n;
+	for (k = 0; k < n; k++) {
+		uint16_t in = xnv_priv(m[k])->in_port;
+
+		if (in < c->cfg.n_ports)
+			c->ports[in].nf_quota++;
+	}
+	rte_pktmbuf_free_bulk(m, n);
+	return n;
+}
+
+/* To @p nf as many as its quota allows; those past it are dropped, those
+ * its full ring did not take wait.  @return how many went (or were
+ * dropped). */
+static unsigned
+send_quota(struct xnv_core *c, struct xnv_nfrec *nf, struct rte_mbuf **m,
+	   unsigned n)
+{
+	unsigned room = xnv_quota_room(nf->held, nf->max_held);
+	unsigned want = RTE_MIN(n, room), k = 0;
+
+	if (want > 0)
+		k = send_nf(c, nf, m, want);
+	if (k < want || nf->state != XNV_REC_ATTACHED)
+		return k;
+	return k + (n > k ? quota_drop(c, nf, &m[k], n - k) : 0);
+}
+
 /* Send a run of packets to one destination.  @return how many went. */
 static unsigned
 send_run(struct xnv_core *c, uint32_t dest, struct rte_mbuf **m, unsigned n,
@@ -173,7 +216,9 @@ send_run(struct xnv_core *c, uint32_t dest, struct rte_mbuf **m, unsigned n,
 
 	switch (DEST_KIND(dest)) {
 	case DEST_NF:
-		return send_nf(c, &c->nfs[DEST_ID(dest)], m, n);
+		return send_quota(c, &c->nfs[DEST_ID(dest)], m, n);
+	case DEST_QUOTA:
+		return quota_drop(c, &c->nfs[DEST_ID(dest)], m, n);
 	case DEST_WAIT:
 		return 0;
 	case DEST_PORT:
@@ -373,22 +418,17 @@ apply_verdict(struct xnv_core *c, struct xnv_nfrec *nf, struct rte_mbuf *m,
 	return 0;
 }
 
-/*
- * Keep an originating NF's free ring at least half full: empty buffers,
- * owned by the NF from now on, on no chain.  Allocation failure just
- * leaves the ring short (the NF's xnv_pkt_alloc() says -ENOBUFS).
- */
+/* @p n empty buffers into @p nf's free ring: owned by the NF from now on,
+ * on no chain.  Allocation failure just leaves the ring short (the NF's
+ * xnv_pkt_alloc() says -ENOBUFS). */
 static void
-refill(struct xnv_core *c, struct xnv_nfrec *nf)
+give_empty(struct xnv_core *c, struct xnv_nfrec *nf, uint32_t n)
 {
 	struct xnv_pool *pool = &c->pools[nf->pool];
 	struct rte_mbuf *m[GNTS_BURST_MAX];
 	struct gnts_desc d[GNTS_BURST_MAX];
-	uint32_t have = gnts_ring_count(&nf->free, 1), n, k, i;
+	uint32_t k, i;
 
-	if (have * 2 >= nf->alloc_want)
-		return;
-	n = RTE_MIN(nf->alloc_want - have, c->cfg.burst);
 	if (rte_pktmbuf_alloc_bulk(pool->mp, m, n) != 0)
 		return;
 	for (i = 0; i < n; i++) {
@@ -411,6 +451,23 @@ refill(struct xnv_core *c, struct xnv_nfrec *nf)
 	nf->allocs += k;
 	if (k < n)
 		rte_pktmbuf_free_bulk(&m[k], n - k);
+}
+
+/*
+ * Keep an originating NF's free ring at least half full, never past its
+ * quota.  The NF owns the ring's consumer index: an impossible one is
+ * caught where it is read (the count, the enqueue), as the tx ring's
+ * producer index is.
+ */
+static void
+refill(struct xnv_core *c, struct xnv_nfrec *nf)
+{
+	uint32_t have = gnts_ring_count(&nf->free, 1);
+	uint32_t n = xnv_refill_count(have, nf->alloc_want, c->cfg.burst,
+				      xnv_quota_room(nf->held, nf->max_held));
+
+	if (!nf->free.broken && n > 0)
+		give_empty(c, nf, n);
 	if (nf->free.broken)
 		xnv_rec_quarantine(c, nf, "free ring consumer index impossible");
 }
@@ -459,6 +516,7 @@ take_returns(struct xnv_core *c, struct xnv_nfrec *nf, uint64_t now)
 		/* The buffer was the NF's: it is the core's again. */
 		pool->owner[d[i].buf] = 0;
 		nf->held--;
+		nf->returned++;
 		m = xnv_pool_mbuf(pool, d[i].buf);
 		if (bad != XNV_OK) {
 			rte_pktmbuf_free(m);

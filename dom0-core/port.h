@@ -18,6 +18,7 @@ struct xnv_port {
 	int rx_on;			/* polled for rx */
 	struct xnv_pending pend;
 	uint64_t rx, tx, tx_drop;
+	uint64_t nf_quota;		/* its packets dropped: NF at quota */
 	struct xnv_pace pace;		/* [port] rx_rate */
 	struct xnv_lat *lat;		/* [core] latency: of packets sent */
 };

@@ -78,6 +78,21 @@ CASES = {
         config(core="[core]\nheartbeat_timeout_ms = 1s\n"),
         (), r"config error: .*\[core\] heartbeat_timeout_ms = 1s: expected a number",
         False),
+    "max-held-too-big": (
+        config(core="[core]\nmax_held = 4194305\n"),
+        (), r"config error: .*\[core\] max_held = 4194305: expected a number "
+            r"from 0 to 4194304$", False),
+    "max-held-negative": (
+        config(core="[core]\nmax_held = -64\n"),
+        (), r"config error: .*\[core\] max_held = -64: expected a number", False),
+    "hoard-timeout-too-long": (
+        config(core="[core]\nhoard_timeout_ms = 600001\n"),
+        (), r"config error: .*\[core\] hoard_timeout_ms = 600001: expected a "
+            r"number from 0 to 600000$", False),
+    "hoard-timeout-with-unit": (
+        config(core="[core]\nhoard_timeout_ms = 2s\n"),
+        (), r"config error: .*\[core\] hoard_timeout_ms = 2s: expected a number",
+        False),
     "nf-pools-unknown": (
         config(core="[core]\nnf_pools = mine\n"),
         (), r"config error: .*\[core\] nf_pools = mine: expected 'group' or "
