@@ -243,6 +243,9 @@ nf_attach(struct xnv_core *c, gnts_peer_t dom, pid_t pid,
 	int s, g, rc, slot;
 
 	rc = check_req(c, req, &s, &g, &slot, err, errlen);
+	if (rc == 0)
+		rc = xnv_quota_check_alloc(req->alloc_bufs, c->cfg.ring_size,
+					   c->cfg.max_held, err, errlen);
 	if (rc < 0)
 		return rc;
 	nf = nf_slot(c);

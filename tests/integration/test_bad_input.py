@@ -184,6 +184,17 @@ def test_nf_unknown_option(xnv):
     assert len(lines) == 1 and "unknown or incomplete option '--frobnicate'" in lines[0], lines
 
 
+def test_nf_alloc_beyond_any_ring(xnv):
+    """libxnv refuses more than the largest ring before it asks the core
+    (which refuses more than its own ring size: test_quota.py)."""
+    r = xnv.run([FWD_BIN, "--service", "fwd-a", "--alloc", "65537",
+                 "--socket", xnv.socket])
+    assert r.returncode > 0
+    assert r.stderr.splitlines() == [
+        "xnv: --alloc 65537: expected a number from 0 to 65536 (and no more "
+        "than xnv-core's ring_size)"], r.stderr
+
+
 def test_nf_no_core(xnv):
     """Nothing listens on the socket: one line saying so."""
     r = xnv.run([FWD_BIN, "--service", "fwd-a", "--socket", xnv.socket])
