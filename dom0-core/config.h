@@ -24,7 +24,8 @@
  *                               ; packet for an NF at its quota is dropped
  *                               ; (counted: nf_quota), and its free ring is
  *                               ; not refilled past it.  0: derived per NF,
- *                               ; 2 x ring_size + its alloc_bufs.  An NF
+ *                               ; 2 x ring_size + its alloc_bufs + 256
+ *                               ; (full rings, a burst in hand).  An NF
  *                               ; may ask for alloc_bufs up to ring_size,
  *                               ; and below max_held when that is set
  *   hoard_timeout_ms = 3000     ; an NF at its quota that returns no buffer

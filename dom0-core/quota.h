@@ -7,7 +7,10 @@
  * Quota: an NF holds at most its quota of buffers at once (what is in
  * its rx ring, in its hands, in its tx ring not yet read back, in its
  * free ring): [core] max_held, or, when that is 0, 2 x ring_size + its
- * alloc_bufs (full rx and tx rings and a full free ring).  A packet for
+ * alloc_bufs + GNTS_BURST_MAX: full rx, tx and free rings, and a burst in
+ * hand.  An NF that lives by its rings never reaches it, not even with
+ * both rings full while the core waits for room downstream (a chain's
+ * backpressure): only one that keeps buffers does.  A packet for
  * an NF at its quota is not given to it but dropped and counted
  * (nf_quota), never parked: an NF at its quota stalls neither the port
  * nor other NFs.  The free ring is refilled only up to the quota.
@@ -30,6 +33,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <gntshare/proto.h>	/* GNTS_BURST_MAX */
+
 /* The hoard clock of one NF. */
 struct xnv_hoard {
 	uint64_t since;		/* last seen below its quota, or returning */
@@ -40,7 +45,8 @@ struct xnv_hoard {
 static inline uint32_t
 xnv_quota(uint32_t max_held, uint32_t ring_size, uint32_t alloc)
 {
-	return max_held != 0 ? max_held : 2 * ring_size + alloc;
+	return max_held != 0 ? max_held :
+	       2 * ring_size + alloc + GNTS_BURST_MAX;
 }
 
 /** Buffers an NF holding @p held may still get under @p quota. */

@@ -3,7 +3,7 @@
 
 (a) Hoarder: xnv-hostile --hoard takes every packet and never returns one,
     heartbeat alive, in the same group as a good forwarder on another
-    port.  It stops at its quota (2 x ring_size: half the pool), packets
+    port.  It stops at its quota (2 x ring_size + a burst), packets
     past it are dropped and counted (nf_quota, on its port), it is
     quarantined after hoard_timeout_ms with its reason, and every buffer
     comes home; the good NF's port meanwhile loses nothing (rx_nombuf 0,
@@ -27,7 +27,8 @@ from traffic import flow_packets, read_pcap, write_pcap
 
 HOSTILE_BIN = BUILD / "tests" / "tools" / "xnv-hostile"
 RING = 256
-POOL = 2048                 # a hoarder's quota is 2 x RING: a quarter of it
+POOL = 2048
+QUOTA = 2 * RING + 256      # a hoarder's default quota: full rings, a burst
 HOARD_MS = 4000             # long enough for the good NF's traffic to pass
 N_GOOD = 5000               # packets of the good NF's port
 
@@ -95,30 +96,30 @@ def test_hoarder_held_to_quota_then_quarantined(xnv):
     core = start_named_core(xnv, cfg, "hoard")
     evil = hostile(xnv, core, "hoarder", "hoard", "--hoard", "--wait", 60)
     with Telemetry(core) as t:
-        wait_until(lambda: nf_info(t, "hoarder")["held"] == 2 * RING and
+        wait_until(lambda: nf_info(t, "hoarder")["held"] == QUOTA and
                    nf_info(t, "hoarder")["nf_quota"] > 0, 30,
                    "the hoarder to hold its quota, and more to be dropped")
         fwd = start_testnf(xnv, "fwd", "g", "fwd", flows=False, socket=core.socket)
         core.wait_attached(fwd)
         # The good NF's traffic starts while the hoarder sits at its quota.
         h = nf_info(t, "hoarder")
-        assert h["state"] == "attached" and h["held"] == h["max_held"] == 2 * RING, h
+        assert h["state"] == "attached" and h["held"] == h["max_held"] == QUOTA, h
         wait_until(lambda: port(t, 1)["tx"] >= N_GOOD, 60, "the good NF's packets out")
-        m = hoarded(core, "hoarder", 2 * RING, HOARD_MS / 1000 + 30)
+        m = hoarded(core, "hoarder", QUOTA, HOARD_MS / 1000 + 30)
         assert int(m.group(2)) >= HOARD_MS, m.group(0)
         check_quarantined(t, evil, "hoarder", m.group(1))
         pool_full(t)
         in_a, out_a, in_b = port(t, 0), port(t, 1), port(t, 2)
         stats = t("/xnv/stats")
         info = nf_info(t, "hoarder")
-    assert "HOARDED n=512\n" in evil.stdout(), evil.stdout()
+    assert f"HOARDED n={QUOTA}\n" in evil.stdout(), evil.stdout()
     assert in_a["rx"] == N_GOOD and in_a["rx_nombuf"] == in_a["rx_missed"] == 0, in_a
     assert out_a["tx"] == N_GOOD and in_a["nf_quota"] == 0, (in_a, out_a)
     # Every packet for the hoarder past its quota was dropped and counted,
     # for it and for the port they came in on.
     assert info["nf_quota"] > 0 and in_b["nf_quota"] == info["nf_quota"], (info, in_b)
     assert stats["drop_nf_quota"] == info["nf_quota"], stats
-    assert info["rx"] == 2 * RING and info["reclaimed"] == 2 * RING, info
+    assert info["rx"] == QUOTA and info["reclaimed"] == QUOTA, info
     core.stop()
     assert len(read_pcap(out_pcap)) == N_GOOD
 
@@ -135,7 +136,7 @@ def test_alloc_hoarder_refilled_to_quota_only(xnv):
         ("service gen", {}),
     ])
     core = start_named_core(xnv, cfg, "ahoard")
-    quota = 2 * RING + RING            # two rings and its alloc_bufs
+    quota = QUOTA + RING            # and its alloc_bufs
     evil = hostile(xnv, core, "taker", "gen", "--hoard", "--alloc", RING,
                    "--wait", 60)
     with Telemetry(core) as t:

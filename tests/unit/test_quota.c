@@ -18,11 +18,12 @@
 #define UNUSED __attribute__((unused))
 #define TEST(name) static void name(void **state UNUSED)
 
-TEST(quota_is_max_held_or_two_rings_and_the_alloc)
+TEST(quota_is_max_held_or_two_rings_the_alloc_and_a_burst)
 {
-	assert_int_equal(xnv_quota(0, 1024, 0), 2048);
-	assert_int_equal(xnv_quota(0, 1024, 256), 2304);
-	assert_int_equal(xnv_quota(0, 65536, 65536), 3 * 65536);
+	assert_int_equal(xnv_quota(0, 1024, 0), 2048 + GNTS_BURST_MAX);
+	assert_int_equal(xnv_quota(0, 1024, 256), 2304 + GNTS_BURST_MAX);
+	assert_int_equal(xnv_quota(0, 65536, 65536),
+			 3 * 65536 + GNTS_BURST_MAX);
 	assert_int_equal(xnv_quota(64, 1024, 0), 64);
 	assert_int_equal(xnv_quota(64, 1024, 32), 64);
 	assert_int_equal(xnv_quota_room(0, 64), 64);
@@ -111,7 +112,7 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(quota_is_max_held_or_two_rings_and_the_alloc),
+		cmocka_unit_test(quota_is_max_held_or_two_rings_the_alloc_and_a_burst),
 		cmocka_unit_test(refill_keeps_half_full_and_stops_at_the_quota),
 		cmocka_unit_test(alloc_is_at_most_the_ring_and_below_max_held),
 		cmocka_unit_test(hoard_clock_runs_only_at_quota_without_returns),
