@@ -125,7 +125,7 @@ core_stalled(struct xnv_core *c, uint64_t now)
 		c->nfs[c->active[i]].hoard.since = now;
 	}
 	XLOG(WARNING, "xnv-core itself stood still for %u ms: the heartbeat "
-	     "deadlines of %u NFs start again\n",
+	     "and hoard deadlines of %u NFs start again\n",
 	     (unsigned)(gap * 1000 / c->tsc_hz), c->n_active);
 	return 1;
 }
