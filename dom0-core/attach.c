@@ -221,6 +221,8 @@ join_service(struct xnv_core *c, struct xnv_nfrec *nf, uint16_t s,
 	nf->tx = ports[GNTS_RING_TX];
 	nf->free = ports[GNTS_RING_FREE];
 	nf->alloc_want = RTE_MIN(alloc, c->cfg.ring_size);
+	nf->max_held = xnv_quota(c->cfg.max_held, c->cfg.ring_size,
+				 nf->alloc_want);
 	nf->ctl = gnts_ring_region_ctl(nf->ring_region->va);
 	nf->beat_tsc = nf->bad_window_tsc = rte_rdtsc();
 	nf->state = XNV_REC_ATTACHED;
@@ -281,6 +283,9 @@ nf_attach(struct xnv_core *c, gnts_peer_t dom,
 	int s, g, rc, slot;
 
 	rc = check_req(c, cred, req, &s, &g, &slot, err, errlen);
+	if (rc == 0)
+		rc = xnv_quota_check_alloc(req->alloc_bufs, c->cfg.ring_size,
+					   c->cfg.max_held, err, errlen);
 	if (rc < 0)
 		return rc;
 	nf = nf_slot(c);

@@ -13,6 +13,7 @@
 #include <gntshare/ring.h>
 
 #include "datapath.h"
+#include "quota.h"
 #include "validate.h"
 
 struct xnv_core;
@@ -36,7 +37,10 @@ struct xnv_nfrec {
 	uint32_t alloc_want;		/* keep this many in the free ring */
 	struct xnv_pending pend;
 	uint32_t held;			/* buffers the NF owns now */
+	uint32_t max_held;		/* its quota of them (quota.h) */
 	uint64_t rx_pkts, tx_pkts, drops, bad, reclaimed, allocs;
+	uint64_t returned;		/* buffers it handed back */
+	uint64_t quota_drops;		/* packets for it dropped at quota */
 	uint64_t bad_kind[XNV_BAD_N];	/* by enum xnv_bad (validate.h) */
 	char gone_reason[128];
 	uint64_t gone_tsc;		/* when it left (drain deadline) */
@@ -50,6 +54,7 @@ struct xnv_nfrec {
 	uint64_t beat_tsc;		/* when it last moved */
 	uint64_t bad_window_tsc;	/* start of the current 1 s window */
 	uint32_t bad_in_window;
+	struct xnv_hoard hoard;		/* at its quota since (quota.h) */
 };
 
 int xnv_rec_attach(void *ctx, gnts_peer_t dom,

@@ -227,7 +227,7 @@ check_keys(struct rte_cfgfile *f, const char *sec,
 static const char *const core_keys[] = { "socket", "ring_size", "burst",
 	"stall_timeout_ms", "spill_threshold", "error_budget",
 	"heartbeat_timeout_ms", "latency", "nf_pools", "log_buffer_kib",
-	"socket_mode", "socket_group", NULL };
+	"socket_mode", "socket_group", "max_held", "hoard_timeout_ms", NULL };
 static const char *const group_keys[] = { "pool_bufs", "buf_size",
 	"allow_uids", "allow_gids", "may_send_to", NULL };
 static const char *const port_keys[] = { "dev", "group", "chain",
@@ -252,6 +252,25 @@ load_access(struct rte_cfgfile *f, const char *sec, struct xnv_access *a,
 				    errlen);
 	a->set = u != NULL || g != NULL;
 	return rc;
+}
+
+/* [core] max_held, hoard_timeout_ms: an NF's buffer quota (quota.h). */
+static int
+load_quota(struct rte_cfgfile *f, struct xnv_config *c, char *err,
+	   size_t errlen)
+{
+	const char *v;
+	int rc;
+
+	if ((v = GET(f, "core", "max_held")) != NULL &&
+	    (rc = parse_u32("core", "max_held", v, 0, 1u << 22, &c->max_held,
+			    err, errlen)) < 0)
+		return rc;
+	if ((v = GET(f, "core", "hoard_timeout_ms")) != NULL &&
+	    (rc = parse_u32("core", "hoard_timeout_ms", v, 0, 600000,
+			    &c->hoard_timeout_ms, err, errlen)) < 0)
+		return rc;
+	return 0;
 }
 
 static int
@@ -317,6 +336,8 @@ load_core(struct rte_cfgfile *f, struct xnv_config *c, char *err,
 			return fail(err, errlen, "[core] nf_pools = %s: "
 				    "expected 'group' or 'own'", v);
 	}
+	if ((rc = load_quota(f, c, err, errlen)) < 0)
+		return rc;
 	return xnv_config_socket_perm(c, GET(f, "core", "socket_mode"),
 				      GET(f, "core", "socket_group"), err,
 				      errlen);
@@ -553,6 +574,7 @@ xnv_config_load(const char *path, struct xnv_config *c, char *err,
 	c->error_budget = XNV_ERROR_BUDGET_DEFAULT;
 	c->heartbeat_timeout_ms = XNV_HEARTBEAT_TIMEOUT_DEFAULT;
 	c->log_buffer_kib = XNV_LOG_BUFFER_KIB_DEFAULT;
+	c->hoard_timeout_ms = XNV_HOARD_TIMEOUT_DEFAULT;
 	memset(c->service_by_id, 0xff, sizeof(c->service_by_id));
 
 	rc = prescan(path, err, errlen);

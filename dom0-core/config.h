@@ -29,6 +29,20 @@
  *                               ; longest a busy host may leave a guest's
  *                               ; vCPU unscheduled: 1000 was seen to kill
  *                               ; healthy NFs on a loaded 2-CPU VM
+ *   max_held = 0                ; buffers one NF may hold at once (rx
+ *                               ; ring, hands, tx ring, free ring); a
+ *                               ; packet for an NF at its quota is dropped
+ *                               ; (counted: nf_quota), and its free ring is
+ *                               ; not refilled past it.  0: derived per NF,
+ *                               ; 2 x ring_size + its alloc_bufs + 256
+ *                               ; (full rings, a burst in hand).  An NF
+ *                               ; may ask for alloc_bufs up to ring_size,
+ *                               ; and below max_held when that is set
+ *   hoard_timeout_ms = 3000     ; an NF at its quota that returns no buffer
+ *                               ; for this long is quarantined (detached,
+ *                               ; buffers reclaimed); 0: off.  Like the
+ *                               ; heartbeat timeout, not below what a busy
+ *                               ; host may leave a guest unscheduled
  *   nf_pools = group            ; group: an NF's packets live in its trust
  *                               ; group's pool (zero copy in the group);
  *                               ; own: each NF gets a pool of its own of
@@ -93,6 +107,7 @@
 #define XNV_LOG_BUFFER_KIB_DEFAULT    1024
 #define XNV_SOCKET_MODE_DEFAULT       0600
 #define XNV_MAX_IDS        16	/* uids or gids in one allow_* list */
+#define XNV_HOARD_TIMEOUT_DEFAULT     3000
 
 enum xnv_step_kind {
 	XNV_STEP_SERVICE = 1,
@@ -162,6 +177,8 @@ struct xnv_config {
 	uint32_t error_budget;		/* bad descriptors / s; 0: no limit */
 	uint32_t heartbeat_timeout_ms;	/* 0: no heartbeat watch */
 	uint32_t log_buffer_kib;	/* the log sink's buffer */
+	uint32_t max_held;		/* buffers an NF may hold; 0: derived */
+	uint32_t hoard_timeout_ms;	/* 0: no hoard watch */
 	uint8_t latency;		/* port-to-port latency histograms */
 	uint8_t own_pools;		/* nf_pools = own */
 	uint16_t n_groups, n_ports, n_services;

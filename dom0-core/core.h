@@ -40,6 +40,7 @@
 #include "pace.h"
 #include "pool.h"
 #include "port.h"
+#include "quota.h"
 #include "service.h"
 #include "sizes.h"
 #include "stats.h"
@@ -63,6 +64,7 @@ enum xnv_drop {
 	XNV_DROP_RECLAIMED,	/* held by an NF that went away */
 	XNV_DROP_SHUTDOWN,	/* waiting at a port when the core stopped */
 	XNV_DROP_EMPTY,		/* received frame of length 0 */
+	XNV_DROP_NF_QUOTA,	/* its NF held its quota of buffers (quota.h) */
 	XNV_DROP_N
 };
 
@@ -122,6 +124,7 @@ struct xnv_core {
 	int busy_poll;			/* --busy-poll: never back off */
 	uint64_t stall_tsc;
 	uint64_t heartbeat_tsc;		/* [core] heartbeat_timeout_ms; 0: off */
+	uint64_t hoard_tsc;		/* [core] hoard_timeout_ms; 0: off */
 	uint64_t watch_tsc;		/* last heartbeat watch (guard.c) */
 	uint64_t first_rx_tsc, last_rx_tsc, last_tx_tsc;
 };

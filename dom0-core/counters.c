@@ -32,6 +32,7 @@ xnv_port_counters(const struct xnv_core *c, uint16_t i,
 	*out = (struct xnv_port_counters){
 		.rx = c->ports[i].rx, .tx = c->ports[i].tx,
 		.rx_missed = es.imissed, .rx_nombuf = es.rx_nombuf,
+		.nf_quota = c->ports[i].nf_quota,
 	};
 }
 
@@ -42,6 +43,7 @@ xnv_rec_counters(const struct xnv_nfrec *nf, struct xnv_rec_counters *out)
 		.rx = nf->rx_pkts, .tx = nf->tx_pkts, .drop = nf->drops,
 		.bad = nf->bad, .reclaimed = nf->reclaimed,
 		.alloc = nf->allocs, .held = nf->held,
+		.max_held = nf->max_held, .nf_quota = nf->quota_drops,
 	};
 }
 

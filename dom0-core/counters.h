@@ -42,19 +42,21 @@ xnv_counter(const struct xnv_counter *k, const void *snap)
 #define XNV_COUNTER_FIELD(name, width) uint64_t name;
 #define XNV_COUNTER_ONE(name, width) + 1
 
-/* A port: ours, then the driver's (packets it could not even hand us). */
+/* A port: ours, then the driver's (packets it could not even hand us),
+ * then those of its packets dropped because their NF held its quota. */
 #define XNV_PORT_COUNTERS(X) \
-	X(rx, 12) X(tx, 12) X(rx_missed, 10) X(rx_nombuf, 10)
+	X(rx, 12) X(tx, 12) X(rx_missed, 10) X(rx_nombuf, 10) X(nf_quota, 0)
 struct xnv_port_counters { XNV_PORT_COUNTERS(XNV_COUNTER_FIELD) };
 #define XNV_PORT_N_COUNTERS (0 XNV_PORT_COUNTERS(XNV_COUNTER_ONE))
 extern const struct xnv_counter xnv_port_counter_tab[XNV_PORT_N_COUNTERS];
 void xnv_port_counters(const struct xnv_core *c, uint16_t i,
 		       struct xnv_port_counters *out);
 
-/* An NF (attached or gone). */
+/* An NF (attached or gone); nf_quota: packets for it dropped while it
+ * held max_held buffers, its quota. */
 #define XNV_REC_COUNTERS(X) \
 	X(rx, 10) X(tx, 10) X(drop, 8) X(bad, 6) X(reclaimed, 9) \
-	X(alloc, 0) X(held, 0)
+	X(alloc, 0) X(held, 0) X(max_held, 0) X(nf_quota, 0)
 struct xnv_rec_counters { XNV_REC_COUNTERS(XNV_COUNTER_FIELD) };
 #define XNV_REC_N_COUNTERS (0 XNV_REC_COUNTERS(XNV_COUNTER_ONE))
 extern const struct xnv_counter xnv_rec_counter_tab[XNV_REC_N_COUNTERS];

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The data path: port rx and NF tx rings in, steering to NF rx rings,
- * ports or drop out.  Nothing here blocks: a packet with nowhere to go yet
+ * The data path: port rx and NF tx rings in (the NF side: nf_rx.c),
+ * steering to NF rx rings, ports or drop out.  Nothing here blocks: a packet with nowhere to go yet
  * waits in its source's pending list (the source is not polled meanwhile,
  * which is the backpressure a NIC turns into rx drops), and is dropped
  * after stall_timeout_ms.  Order within a source is kept.
@@ -25,6 +25,7 @@ const char *const xnv_drop_names[XNV_DROP_N] = {
 	[XNV_DROP_CHAIN] = "chain_drop",
 	[XNV_DROP_RECLAIMED] = "reclaimed",
 	[XNV_DROP_SHUTDOWN] = "shutdown",
+	[XNV_DROP_NF_QUOTA] = "nf_quota",
 };
 
 /* Resolved destination of one packet: kind in the top byte, id below. */
@@ -32,6 +33,7 @@ const char *const xnv_drop_names[XNV_DROP_N] = {
 #define DEST_PORT (2u << 24)
 #define DEST_DROP (3u << 24)
 #define DEST_WAIT (4u << 24)	/* no room yet: park, retry, stall timeout */
+#define DEST_QUOTA (5u << 24)	/* drop: the NF (id below) is at its quota */
 #define DEST_KIND(d) ((d) & 0xff000000u)
 #define DEST_ID(d)   ((d) & 0xffffu)
 
@@ -128,6 +130,10 @@ resolve(struct xnv_core *c, struct rte_mbuf **mp, int *reuse)
 			*reuse = 0;
 			return drop(XNV_DROP_BAD_DESC);
 		}
+		/* Not parked: an NF that keeps its buffers must not hold up
+		 * the port or the NF this packet comes from. */
+		if (nf->held >= nf->max_held)
+			return DEST_QUOTA | nf->id;
 		if (nf->pool != pv->pool) {
 			struct rte_mbuf *n = copy_to_pool(c, *mp, nf->pool);
 
@@ -209,6 +215,43 @@ charge_policy(struct xnv_core *c, struct rte_mbuf **m, unsigned n,
 	}
 }
 
+/* Drop @p n packets meant for @p nf, which holds its quota: counted for
+ * the core, the NF and the ports they came in on. */
+static unsigned
+quota_drop(struct xnv_core *c, struct xnv_nfrec *nf, struct rte_mbuf **m,
+	   unsigned n)
+{
+	unsigned k;
+
+	c->drops[XNV_DROP_NF_QUOTA] += n;
+	nf->quota_drops += n;
+	for (k = 0; k < n; k++) {
+		uint16_t in = xnv_priv(m[k])->in_port;
+
+		if (in < c->cfg.n_ports)
+			c->ports[in].nf_quota++;
+	}
+	rte_pktmbuf_free_bulk(m, n);
+	return n;
+}
+
+/* To @p nf as many as its quota allows; those past it are dropped, those
+ * its full ring did not take wait.  @return how many went (or were
+ * dropped). */
+static unsigned
+send_quota(struct xnv_core *c, struct xnv_nfrec *nf, struct rte_mbuf **m,
+	   unsigned n)
+{
+	unsigned room = xnv_quota_room(nf->held, nf->max_held);
+	unsigned want = RTE_MIN(n, room), k = 0;
+
+	if (want > 0)
+		k = send_nf(c, nf, m, want);
+	if (k < want || nf->state != XNV_REC_ATTACHED)
+		return k;
+	return k + (n > k ? quota_drop(c, nf, &m[k], n - k) : 0);
+}
+
 /* Send a run of packets to one destination.  @return how many went. */
 static unsigned
 send_run(struct xnv_core *c, uint32_t dest, struct rte_mbuf **m, unsigned n,
@@ -219,7 +262,9 @@ send_run(struct xnv_core *c, uint32_t dest, struct rte_mbuf **m, unsigned n,
 
 	switch (DEST_KIND(dest)) {
 	case DEST_NF:
-		return send_nf(c, &c->nfs[DEST_ID(dest)], m, n);
+		return send_quota(c, &c->nfs[DEST_ID(dest)], m, n);
+	case DEST_QUOTA:
+		return quota_drop(c, &c->nfs[DEST_ID(dest)], m, n);
 	case DEST_WAIT:
 		return 0;
 	case DEST_PORT:
@@ -250,9 +295,9 @@ send_run(struct xnv_core *c, uint32_t dest, struct rte_mbuf **m, unsigned n,
  * park what cannot go yet in @p pd.  A run grows without re-resolving while
  * the next packet has the same target and the destination is reusable.
  */
-static void
-deliver(struct xnv_core *c, struct xnv_pending *pd, struct rte_mbuf **m,
-	unsigned n, uint64_t since, uint64_t now)
+void
+xnv_deliver(struct xnv_core *c, struct xnv_pending *pd, struct rte_mbuf **m,
+	    unsigned n, uint64_t since, uint64_t now)
 {
 	uint32_t d, dj = 0, key;
 	unsigned i, j, k;
@@ -291,8 +336,8 @@ xnv_free_parked(struct xnv_pending *pd)
 }
 
 /* Retry parked packets.  @return 1 if some still wait. */
-static int
-flush_pending(struct xnv_core *c, struct xnv_pending *pd, uint64_t now)
+int
+xnv_flush_pending(struct xnv_core *c, struct xnv_pending *pd, uint64_t now)
 {
 	struct rte_mbuf *m[GNTS_BURST_MAX];
 	unsigned n = pd->n;
@@ -300,7 +345,7 @@ flush_pending(struct xnv_core *c, struct xnv_pending *pd, uint64_t now)
 	if (n == 0)
 		return 0;
 	memcpy(m, pd->m, n * sizeof(m[0]));
-	deliver(c, pd, m, n, pd->since, now);
+	xnv_deliver(c, pd, m, n, pd->since, now);
 	if (pd->n != 0 && now - pd->since > c->stall_tsc) {
 		c->drops[XNV_DROP_STALL] += pd->n;
 		xnv_free_parked(pd);
@@ -320,7 +365,7 @@ xnv_rx_port(struct xnv_core *c, uint16_t idx, uint64_t now)
 
 	if (!p->rx_on)
 		return 0;
-	if (flush_pending(c, &p->pend, now))
+	if (xnv_flush_pending(c, &p->pend, now))
 		return 1;	/* waiting for room is not idleness */
 	if (unlikely(p->pace.cost != 0)) {
 		want = xnv_pace_allow(&p->pace, now - c->start_tsc, want);
@@ -378,192 +423,8 @@ xnv_rx_port(struct xnv_core *c, uint16_t idx, uint64_t now)
 		pv->rx_tsc = rx_tsc;
 		m[kept++] = m[i];
 	}
-	deliver(c, &p->pend, m, kept, now, now);
+	xnv_deliver(c, &p->pend, m, kept, now, now);
 	return n;
-}
-
-/* Apply a valid verdict; @return 1 if the packet goes on, 0 if freed. */
-static int
-apply_verdict(struct xnv_core *c, struct xnv_nfrec *nf, struct rte_mbuf *m,
-	      const struct gnts_desc *d)
-{
-	struct xnv_mbuf_priv *pv = xnv_priv(m);
-	const struct xnv_chain *ch;
-
-	pv->pick = XNV_PICK_AFFINITY;	/* a new step: picked afresh */
-	pv->verdict_nf = 0;
-	switch (d->action) {
-	case GNTS_ACT_OUT:
-		pv->tgt_kind = XNV_STEP_PORT;
-		pv->tgt_id = d->dst;
-		pv->verdict_nf = (uint16_t)(nf->id + 1);
-		return 1;
-	case GNTS_ACT_TO_SERVICE:
-		pv->tgt_kind = XNV_STEP_SERVICE;
-		pv->tgt_id = (uint16_t)c->cfg.service_by_id[d->dst];
-		pv->verdict_nf = (uint16_t)(nf->id + 1);
-		return 1;
-	case GNTS_ACT_NEXT:
-		if (pv->chain == XNV_CHAIN_NONE) {
-			c->drops[XNV_DROP_CHAIN_END]++;
-			break;
-		}
-		ch = &c->chains[pv->chain].ch;
-		if (pv->step + 1u < ch->n) {
-			pv->step++;
-			pv->tgt_kind = ch->s[pv->step].kind;
-			pv->tgt_id = ch->s[pv->step].id;
-			return 1;
-		}
-		c->drops[XNV_DROP_CHAIN_END]++;
-		break;
-	default:	/* GNTS_ACT_DROP: the NF's own verdict */
-		nf->drops++;
-		break;
-	}
-	rte_pktmbuf_free(m);
-	return 0;
-}
-
-/*
- * Keep an originating NF's free ring at least half full: empty buffers,
- * owned by the NF from now on, on no chain.  Allocation failure just
- * leaves the ring short (the NF's xnv_pkt_alloc() says -ENOBUFS).
- */
-static void
-refill(struct xnv_core *c, struct xnv_nfrec *nf)
-{
-	struct xnv_pool *pool = &c->pools[nf->pool];
-	struct rte_mbuf *m[GNTS_BURST_MAX];
-	struct gnts_desc d[GNTS_BURST_MAX];
-	uint32_t have = gnts_ring_count(&nf->free, 1), n, k, i;
-
-	if (have * 2 >= nf->alloc_want)
-		return;
-	n = RTE_MIN(nf->alloc_want - have, c->cfg.burst);
-	if (rte_pktmbuf_alloc_bulk(pool->mp, m, n) != 0)
-		return;
-	for (i = 0; i < n; i++) {
-		struct xnv_mbuf_priv *pv = xnv_priv(m[i]);
-
-		pv->chain = XNV_CHAIN_NONE;
-		pv->pick = XNV_PICK_AFFINITY;
-		pv->in_port = UINT16_MAX;
-		pv->step = 0;
-		pv->tgt_kind = 0;
-		pv->hash = 0;
-		pv->rx_tsc = 0;		/* made by the NF: no rx time */
-		d[i] = (struct gnts_desc){ .buf = pv->buf,
-					   .off = m[i]->data_off };
-	}
-	k = gnts_ring_enqueue_burst(&nf->free, d, n);
-	for (i = 0; i < k; i++)
-		pool->owner[d[i].buf] = (uint16_t)(nf->id + 1);
-	nf->held += k;
-	nf->allocs += k;
-	if (k < n)
-		rte_pktmbuf_free_bulk(&m[k], n - k);
-	if (nf->free.broken)
-		xnv_rec_quarantine(c, nf, "free ring consumer index impossible");
-}
-
-/* Dequeue, validate and hand on what the NF returned (nothing parked). */
-static unsigned
-take_returns(struct xnv_core *c, struct xnv_nfrec *nf, uint64_t now)
-{
-	struct gnts_desc d[GNTS_BURST_MAX];
-	struct rte_mbuf *out[GNTS_BURST_MAX];
-	struct xnv_pool *pool = &c->pools[nf->pool];
-	const struct xnv_pool_view view = {
-		.n_bufs = pool->n_bufs, .buf_size = pool->buf_size,
-		.owner = pool->owner,
-	};
-	uint16_t tag = (uint16_t)(nf->id + 1);
-	unsigned n, i, k = 0, n_bad = 0;
-	enum xnv_bad last_bad = XNV_OK;
-
-	n = gnts_ring_dequeue_burst(&nf->tx, d, c->cfg.burst);
-	if (nf->tx.broken) {
-		xnv_rec_quarantine(c, nf, "tx ring producer index impossible");
-		return 0;
-	}
-	/* The headers of returning buffers were last touched a ring's worth
-	 * of packets ago: start fetching all of them (the fields we rewrite,
-	 * and the private area we read) before working on the first. */
-	for (i = 0; i < n; i++)
-		if (d[i].buf < pool->n_bufs) {
-			struct rte_mbuf *m = xnv_pool_mbuf(pool, d[i].buf);
-
-			rte_prefetch0(m);
-			rte_prefetch0(xnv_priv(m));
-		}
-	for (i = 0; i < n; i++) {
-		enum xnv_bad bad = xnv_validate(&d[i], &view, tag, &c->cfg);
-		struct rte_mbuf *m;
-
-		if (unlikely(bad != XNV_OK)) {
-			nf->bad_kind[bad]++;
-			last_bad = bad;
-			n_bad++;
-		}
-		if (bad == XNV_BAD_INDEX || bad == XNV_BAD_OWNER)
-			continue;
-		/* The buffer was the NF's: it is the core's again. */
-		pool->owner[d[i].buf] = 0;
-		nf->held--;
-		m = xnv_pool_mbuf(pool, d[i].buf);
-		if (bad != XNV_OK) {
-			rte_pktmbuf_free(m);
-			continue;
-		}
-		m->data_off = d[i].off;
-		m->data_len = d[i].len;
-		m->pkt_len = d[i].len;
-		if (d[i].action != GNTS_ACT_DROP)
-			nf->tx_pkts++;
-		if (apply_verdict(c, nf, m, &d[i]))
-			out[k++] = m;
-	}
-	if (k > 0)
-		deliver(c, &nf->pend, out, k, now, now);
-	if (unlikely(n_bad != 0)) {
-		nf->bad += n_bad;
-		c->drops[XNV_DROP_BAD_DESC] += n_bad;
-		/* Over its error budget: quarantined, and not polled again. */
-		if (nf->state == XNV_REC_ATTACHED)
-			(void)xnv_rec_charge_bad(c, nf, now, n_bad, last_bad);
-	}
-	return n;
-}
-
-unsigned
-xnv_rx_nf(struct xnv_core *c, struct xnv_nfrec *nf, uint64_t now)
-{
-	/* A departed NF stays polled to hand on what it had returned: its
-	 * tx ring until drained (or the stall timeout), then parked packets;
-	 * see xnv_rec_detach(). */
-	if (nf->state == XNV_REC_GONE) {
-		unsigned n = flush_pending(c, &nf->pend, now);
-
-		if (nf->ring_region == NULL)
-			return n;
-		/* A quarantined NF's rings are never read again (on Xen its
-		 * slot waits here until its domain unmapped the pool). */
-		if (n == 0 && !nf->quarantined)
-			n = take_returns(c, nf, now);
-		if ((n == 0 && nf->pend.n == 0) ||
-		    now - nf->gone_tsc > c->stall_tsc)
-			xnv_rec_finish(c, nf);
-		return n;
-	}
-	if (nf->alloc_want != 0) {
-		refill(c, nf);
-		if (nf->state != XNV_REC_ATTACHED)
-			return 0;
-	}
-	if (flush_pending(c, &nf->pend, now))
-		return 1;
-	return take_returns(c, nf, now);
 }
 
 uint64_t

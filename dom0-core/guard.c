@@ -20,6 +20,11 @@
  *     guest maps its rings and pool only after the core has answered, which
  *     on a busy host takes seconds, and packets are sent to it meanwhile.
  *     It gets XNV_FIRST_BEAT_GRACE times the timeout.
+ *   - Hoarding: an NF that holds its quota of buffers ([core] max_held,
+ *     quota.h) and returns none of them for hoard_timeout_ms, heartbeat
+ *     or not, is quarantined (detach code GNTS_DETACH_HOARD): the quota
+ *     already keeps it from taking more, this gives the rest back.  Any
+ *     buffer it returns starts the clock again.
  */
 #include <stdio.h>
 
@@ -53,8 +58,10 @@ static const char *const bad_words[XNV_BAD_N] = {
 	[XNV_BAD_POLICY] = "verdict into a group may_send_to does not allow",
 };
 
-void
-xnv_rec_quarantine(struct xnv_core *c, struct xnv_nfrec *nf, const char *why)
+/* Quarantine @p nf, telling it @p code (GNTS_DETACH_*). */
+static void
+quarantine(struct xnv_core *c, struct xnv_nfrec *nf, uint32_t code,
+	   const char *why)
 {
 	char reason[sizeof(nf->gone_reason)];
 
@@ -64,10 +71,16 @@ xnv_rec_quarantine(struct xnv_core *c, struct xnv_nfrec *nf, const char *why)
 	XLOG(WARNING, "NF %s (domain %u, pid %d) %s\n", nf->name, nf->dom,
 	     (int)nf->pid, reason);
 	nf->quarantined = 1;
-	nf->detach_code = GNTS_DETACH_QUARANTINE;
+	nf->detach_code = code;
 	xnv_rec_detach(c, nf, reason);
 	/* Nothing it still has in its rings is read: take everything back. */
 	xnv_rec_finish(c, nf);
+}
+
+void
+xnv_rec_quarantine(struct xnv_core *c, struct xnv_nfrec *nf, const char *why)
+{
+	quarantine(c, nf, GNTS_DETACH_QUARANTINE, why);
 }
 
 int
@@ -93,62 +106,93 @@ xnv_rec_charge_bad(struct xnv_core *c, struct xnv_nfrec *nf,
 
 /*
  * The core itself stood still (stopped, descheduled, a slow poll) for
- * longer than half a heartbeat timeout since the last watch: the NFs'
- * deadlines ran out while nobody looked, not because they hung.  Every
- * deadline starts again now.  @return 1 if so.
+ * longer than half the shorter of the heartbeat and hoard timeouts since
+ * the last watch: the NFs' deadlines ran out while nobody looked, not
+ * because they hung or hoarded.  Every deadline starts again now.
+ * @return 1 if so.
  */
 static int
 core_stalled(struct xnv_core *c, uint64_t now)
 {
-	uint64_t gap = now - c->watch_tsc;
+	uint64_t gap = now - c->watch_tsc, limit = c->heartbeat_tsc;
 	uint16_t i;
 
-	if (c->watch_tsc == 0 || c->heartbeat_tsc == 0 ||
-	    gap <= c->heartbeat_tsc / 2) {
+	if (limit == 0 || (c->hoard_tsc != 0 && c->hoard_tsc < limit))
+		limit = c->hoard_tsc;
+	if (c->watch_tsc == 0 || limit == 0 || gap <= limit / 2) {
 		c->watch_tsc = now;
 		return 0;
 	}
 	c->watch_tsc = now;
-	for (i = 0; i < c->n_active; i++)
+	for (i = 0; i < c->n_active; i++) {
 		c->nfs[c->active[i]].beat_tsc = now;
+		c->nfs[c->active[i]].hoard.since = now;
+	}
 	XLOG(WARNING, "xnv-core itself stood still for %u ms: the heartbeat "
-	     "deadlines of %u NFs start again\n",
+	     "and hoard deadlines of %u NFs start again\n",
 	     (unsigned)(gap * 1000 / c->tsc_hz), c->n_active);
 	return 1;
+}
+
+/* Heartbeat: declared dead once it stood still too long while holding
+ * buffers. */
+static void
+watch_beat(struct xnv_core *c, struct xnv_nfrec *nf, uint64_t now)
+{
+	char why[sizeof(nf->gone_reason)];
+	uint32_t beat = gnts_ring_beat_read(nf->ctl);	/* read once */
+
+	if (beat != nf->beat_seen || nf->held == 0) {
+		/* Moving, or nothing to lose: the clock restarts. */
+		nf->beat_seen = beat;
+		nf->beat_tsc = now;
+		return;
+	}
+	if (c->heartbeat_tsc == 0 || now - nf->beat_tsc <=
+	    c->heartbeat_tsc * (beat == 0 ? XNV_FIRST_BEAT_GRACE : 1))
+		return;
+	snprintf(why, sizeof(why), "no heartbeat for %u ms while holding %u "
+		 "buffers (%s)", (unsigned)((now - nf->beat_tsc) * 1000 /
+		 c->tsc_hz), nf->held, beat == 0 ?
+		 "NF never started polling" : "NF hung or stopped");
+	XLOG(WARNING, "NF %s (domain %u, pid %d): %s\n", nf->name, nf->dom,
+	     (int)nf->pid, why);
+	nf->detach_code = GNTS_DETACH_HEARTBEAT;
+	xnv_rec_detach(c, nf, why);
+}
+
+/* Hoarding: at its quota, nothing of it parked in the core (the core not
+ * reading its tx ring is not its doing), and no buffer back for too long. */
+static void
+watch_hoard(struct xnv_core *c, struct xnv_nfrec *nf, uint64_t now)
+{
+	char why[sizeof(nf->gone_reason) - 16];
+	uint64_t stuck = xnv_hoard_watch(&nf->hoard, nf->held >= nf->max_held
+					 && nf->pend.n == 0, nf->returned,
+					 now);
+
+	if (c->hoard_tsc == 0 || stuck <= c->hoard_tsc)
+		return;
+	snprintf(why, sizeof(why), "held %u buffers (its quota) for %u ms "
+		 "without returning any", nf->held,
+		 (unsigned)(stuck * 1000 / c->tsc_hz));
+	quarantine(c, nf, GNTS_DETACH_HOARD, why);
 }
 
 void
 xnv_rec_watch(struct xnv_core *c, uint64_t now)
 {
-	char why[sizeof(((struct xnv_nfrec *)0)->gone_reason)];
 	uint16_t i;
 
 	if (core_stalled(c, now))
 		return;
 	for (i = 0; i < c->n_active; i++) {
 		struct xnv_nfrec *nf = &c->nfs[c->active[i]];
-		uint32_t beat;
 
 		if (nf->state != XNV_REC_ATTACHED || nf->ctl == NULL)
 			continue;
-		beat = gnts_ring_beat_read(nf->ctl);	/* read once */
-		if (beat != nf->beat_seen || nf->held == 0) {
-			/* Moving, or nothing to lose: the clock restarts. */
-			nf->beat_seen = beat;
-			nf->beat_tsc = now;
-			continue;
-		}
-		if (c->heartbeat_tsc == 0 || now - nf->beat_tsc <=
-		    c->heartbeat_tsc * (beat == 0 ? XNV_FIRST_BEAT_GRACE : 1))
-			continue;
-		snprintf(why, sizeof(why), "no heartbeat for %u ms while "
-			 "holding %u buffers (%s)",
-			 (unsigned)((now - nf->beat_tsc) * 1000 / c->tsc_hz),
-			 nf->held, beat == 0 ? "NF never started polling" :
-			 "NF hung or stopped");
-		XLOG(WARNING, "NF %s (domain %u, pid %d): %s\n", nf->name,
-		     nf->dom, (int)nf->pid, why);
-		nf->detach_code = GNTS_DETACH_HEARTBEAT;
-		xnv_rec_detach(c, nf, why);
+		watch_beat(c, nf, now);
+		if (nf->state == XNV_REC_ATTACHED)
+			watch_hoard(c, nf, now);
 	}
 }

@@ -448,6 +448,7 @@ main(int argc, char **argv)
 	c->tsc_hz = rte_get_tsc_hz();
 	c->stall_tsc = c->cfg.stall_timeout_ms * c->tsc_hz / 1000;
 	c->heartbeat_tsc = c->cfg.heartbeat_timeout_ms * c->tsc_hz / 1000;
+	c->hoard_tsc = c->cfg.hoard_timeout_ms * c->tsc_hz / 1000;
 	start = rte_rdtsc();
 	c->start_tsc = start;
 	c->busy_poll = o.busy_poll;

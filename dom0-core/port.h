@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The core's ports: state, open and close (port.c). */
+/* The core's ports: state, open and close, rx start (port.c). */
 #ifndef XNV_PORT_H
 #define XNV_PORT_H
 
@@ -18,6 +18,7 @@ struct xnv_port {
 	int rx_on;			/* polled for rx */
 	struct xnv_pending pend;
 	uint64_t rx, tx, tx_drop;
+	uint64_t nf_quota;		/* its packets dropped: NF at quota */
 	struct xnv_pace pace;		/* [port] rx_rate */
 	struct xnv_lat *lat;		/* [core] latency: of packets sent */
 };

@@ -33,6 +33,8 @@ code_words(uint32_t code)
 				     "ring indices)";
 	case GNTS_DETACH_HEARTBEAT: return "no heartbeat (NF stopped or hung "
 				    "too long)";
+	case GNTS_DETACH_HOARD: return "quarantined: held its quota of "
+				"buffers and returned none for too long";
 	default: return "detached (see xnv-core's log)";
 	}
 }

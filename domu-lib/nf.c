@@ -47,7 +47,8 @@ usage(const char *prog)
 		"                   first one not connected)\n"
 		"  --busy-poll      never back off when idle\n"
 		"  --alloc N        keep N empty buffers at hand for packets the NF\n"
-		"                   originates (xnv_pkt_alloc; env XNV_ALLOC; default 0)\n"
+		"                   originates (xnv_pkt_alloc; env XNV_ALLOC; default 0;\n"
+		"                   at most the core's ring_size)\n"
 		"  --reattach       when xnv-core stops or dies, wait for it and attach\n"
 		"                   again (env XNV_REATTACH=1; default: exit)\n"
 		"  --quiet          no statistics line on exit\n"
@@ -181,9 +182,11 @@ parse_alloc(const char *alloc, struct gnts_attach_req *req)
 	char *e;
 	unsigned long v = strtoul(alloc, &e, 10);
 
+	/* The core knows its ring size, and refuses more than that; no
+	 * ring is larger than GNTS_RING_MAX. */
 	if (*alloc == '\0' || *e != '\0' || v > GNTS_RING_MAX) {
-		LOG("--alloc %s: expected a number from 0 to %u", alloc,
-		    GNTS_RING_MAX);
+		LOG("--alloc %s: expected a number from 0 to %u (and no more "
+		    "than xnv-core's ring_size)", alloc, GNTS_RING_MAX);
 		return -EINVAL;
 	}
 	req->alloc_bufs = (uint32_t)v;

@@ -86,6 +86,21 @@ CASES = {
         config(core="[core]\nlog_buffer_kib = 4\n"),
         (), r"config error: .*\[core\] log_buffer_kib = 4: expected a number "
             r"from 8 to 65536$", False),
+    "max-held-too-big": (
+        config(core="[core]\nmax_held = 4194305\n"),
+        (), r"config error: .*\[core\] max_held = 4194305: expected a number "
+            r"from 0 to 4194304$", False),
+    "max-held-negative": (
+        config(core="[core]\nmax_held = -64\n"),
+        (), r"config error: .*\[core\] max_held = -64: expected a number", False),
+    "hoard-timeout-too-long": (
+        config(core="[core]\nhoard_timeout_ms = 600001\n"),
+        (), r"config error: .*\[core\] hoard_timeout_ms = 600001: expected a "
+            r"number from 0 to 600000$", False),
+    "hoard-timeout-with-unit": (
+        config(core="[core]\nhoard_timeout_ms = 2s\n"),
+        (), r"config error: .*\[core\] hoard_timeout_ms = 2s: expected a number",
+        False),
     "nf-pools-unknown": (
         config(core="[core]\nnf_pools = mine\n"),
         (), r"config error: .*\[core\] nf_pools = mine: expected 'group' or "
@@ -206,6 +221,17 @@ def test_nf_unknown_option(xnv):
     assert r.returncode > 0
     lines = r.stderr.splitlines()
     assert len(lines) == 1 and "unknown or incomplete option '--frobnicate'" in lines[0], lines
+
+
+def test_nf_alloc_beyond_any_ring(xnv):
+    """libxnv refuses more than the largest ring before it asks the core
+    (which refuses more than its own ring size: test_quota.py)."""
+    r = xnv.run([FWD_BIN, "--service", "fwd-a", "--alloc", "65537",
+                 "--socket", xnv.socket])
+    assert r.returncode > 0
+    assert r.stderr.splitlines() == [
+        "xnv: --alloc 65537: expected a number from 0 to 65536 (and no more "
+        "than xnv-core's ring_size)"], r.stderr
 
 
 def test_nf_no_core(xnv):

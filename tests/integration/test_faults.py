@@ -101,7 +101,7 @@ def test_core_stopped_detaches_nobody(xnv):
     for nf in nfs:
         core.wait_attached(nf)
     said = re.compile(r"xnv-core itself stood still for \d+ ms: the heartbeat "
-                      r"deadlines of 2 NFs start again")
+                      r"and hoard deadlines of 2 NFs start again")
     with Telemetry(core) as t:
         grows(t, "fwd-1", 10_000)
         for k in range(1, 4):
@@ -113,7 +113,8 @@ def test_core_stopped_detaches_nobody(xnv):
             grows(t, "fwd-1", 10_000)
         infos = nf_infos(t)
     assert all(infos[f"fwd-{i}"]["state"] == "attached" for i in (1, 2)), infos
-    assert "heartbeat" not in re.sub(r"heartbeat deadlines", "", core.log())
+    assert "heartbeat" not in re.sub(r"heartbeat and hoard deadlines", "", core.log())
+    assert "without returning any" not in core.log()
     assert all(nf.alive() for nf in nfs)
 
 

@@ -13,6 +13,10 @@
 (b) Error budget: the same attacker against error_budget = 1000 is
     quarantined after about a thousand bad descriptors, said once in the
     log, and its buffers are home.
+(c) Free ring: an attacker with --alloc writes a consumer index into its
+    free ring that runs ahead of what the core produced: quarantined with
+    its reason when the core next looks at the ring to refill it, buffers
+    home.
 The error budget is per second and [core] error_budget = 0 turns it off;
 (a) runs with it off so that all 10^6 descriptors reach validation.
 
@@ -254,3 +258,27 @@ def test_error_budget_quarantines(xnv):
     assert core.wait(20) == 0
     st = stats_nf(core.stats(), "evil")
     assert st["quarantined"] is True and st["held"] == 0, st
+
+
+# --------------------------------------------------------------------------
+# (c) the free ring's consumer index, which the NF owns
+
+def test_free_ring_index_quarantines(xnv):
+    core = xnv.start_core(hostile_config(xnv, "free"), name="free",
+                          socket=xnv.sockdir / "free.sock")
+    core.wait_ready()
+    evil = start_hostile(xnv, core, "evil", "--alloc", 64, "--count", 0,
+                         "--finish", "free")
+    assert evil.wait(30) == 0, evil.stdout()
+    reason = "quarantined: free ring consumer index impossible"
+    assert f"DETACHED reason={reason}\n" in evil.stdout(), evil.stdout()
+    with Telemetry(core) as t:
+        info = nf_info(t, "evil")
+        pool_b = t("/xnv/group/info", 1)
+    assert info["quarantined"] == 1 and info["reason"] == reason, info
+    assert info["alloc"] >= 64 and info["held"] == 0, info
+    assert pool_b["free"] == pool_b["pool_bufs"], pool_b
+    log = core.log()
+    assert len(re.findall(rf"NF evil \(domain \d+, pid \d+\) {reason}$", log,
+                          re.M)) == 1, log
+    assert core.alive()

@@ -18,17 +18,28 @@
  * (the held-buffer kinds are skipped while it holds none).  It paces
  * itself to --rate descriptors per second; a full tx ring makes it sleep.
  * After --count descriptors, --finish ring writes an impossible producer
- * index into its tx ring; --finish none leaves the ring alone.  Then it
- * waits (up to 10 s) to be detached.  stdout, one line each:
+ * index into its tx ring, --finish free an impossible consumer index into
+ * its free ring (consumer ahead of the core's producer; needs --alloc);
+ * --finish none leaves the rings alone.  Then it waits (up to --wait
+ * seconds) to be detached.
+ *
+ * --hoard instead takes whatever comes on its rx ring and (with --alloc)
+ * its free ring, keeps its heartbeat going and never returns a buffer,
+ * until it is detached or --wait seconds have passed.
+ *
+ * stdout, one line each:
  *
  *   ATTACH domain=D pool_bufs=N buf_size=B
  *   SENT n=N random=.. index=.. double=.. foreign=.. bounds=.. action=.. dest=..
+ *                                             (or HOARDED n=N with --hoard)
  *   DETACHED reason=<the core's words>        (or NOT-DETACHED)
  *
  * Options: --socket PATH --service NAME --group NAME --name NAME
  *          --count N (1000000) --rate PER_S (0: as fast as the ring takes)
- *          --finish ring|none (ring) --seed N
- * Exit: 0 when it was detached, 1 when not, 2 on usage / attach errors.
+ *          --finish ring|free|none (ring) --seed N --alloc N (0: the
+ *          attach request's alloc_bufs, sent as given) --hoard --wait S (10)
+ * Exit: 0 when it was detached, 1 when not, 2 on usage / attach errors
+ * (attach refused: "xnv-hostile: attach failed: <the core's words>").
  */
 #include <errno.h>
 #include <getopt.h>
@@ -54,13 +65,22 @@ static const char *const kind_names[K_N] = {
 static struct {
 	struct gnts_client *cl;
 	struct gnts_attach_rsp att;
-	struct gnts_ring_port rx, tx;
+	struct gnts_ring_port rx, tx, free;
 	struct gnts_ring_ctl *ctl;
 	uint32_t held[HELD_MAX];
 	unsigned n_held;
 	uint64_t rnd;
 	unsigned long sent[K_N];
+	unsigned long hoarded;
 } h;
+
+/* What the command line asks for. */
+struct opts {
+	const char *sock, *finish;
+	unsigned long count, rate;
+	double wait_s;
+	int hoard;
+};
 
 static uint64_t
 rnd(void)
@@ -206,8 +226,51 @@ flood(unsigned long count, unsigned long rate, char *why, size_t len)
 	return 0;
 }
 
-int
-main(int argc, char **argv)
+/* --hoard: take whatever comes on the rx and free rings and keep it, the
+ * heartbeat going, until detached or @p wait_s passed.  @return 1 if
+ * detached. */
+static int
+hoard(double wait_s, char *why, size_t len)
+{
+	struct gnts_desc d[64];
+	double end = now_s() + wait_s;
+
+	while (now_s() < end) {
+		gnts_ring_beat(h.ctl);
+		h.hoarded += gnts_ring_dequeue_burst(&h.rx, d, 64);
+		h.hoarded += gnts_ring_dequeue_burst(&h.free, d, 64);
+		if (detached(why, len))
+			return 1;
+		nap_us(1000);
+	}
+	return 0;
+}
+
+/* --finish: one impossible index, random, into a ring it must not move
+ * that way. */
+static void
+finish(const char *how)
+{
+	if (strcmp(how, "ring") == 0) {
+		/* More than a ring ahead of the core's consumer. */
+		uint32_t prod = h.tx.idx + h.tx.size + 1 +
+				(uint32_t)(rnd() % (1u << 30));
+
+		atomic_store_explicit(&h.tx.r->prod, prod,
+				      memory_order_release);
+	} else if (strcmp(how, "free") == 0) {
+		/* Ahead of what the core has produced: it took buffers that
+		 * were never there. */
+		uint32_t cons = atomic_load(&h.free.r->prod) + 1 +
+				(uint32_t)(rnd() % (1u << 30));
+
+		atomic_store_explicit(&h.free.r->cons, cons,
+				      memory_order_release);
+	}
+}
+
+static int
+parse_opts(int argc, char **argv, struct opts *o, struct gnts_attach_req *req)
 {
 	static const struct option lo[] = {
 		{ "socket", required_argument, NULL, 'S' },
@@ -218,71 +281,106 @@ main(int argc, char **argv)
 		{ "rate", required_argument, NULL, 'r' },
 		{ "finish", required_argument, NULL, 'f' },
 		{ "seed", required_argument, NULL, 'z' },
+		{ "alloc", required_argument, NULL, 'a' },
+		{ "hoard", no_argument, NULL, 'H' },
+		{ "wait", required_argument, NULL, 'w' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct gnts_attach_req req = { .name = "hostile" };
-	struct gnts_ring_port ports[GNTS_RING_COUNT];
-	const char *sock = NULL, *finish = "ring";
-	unsigned long count = 1000000, rate = 0;
-	char err[GNTS_ERR_LEN], why[GNTS_ERR_LEN] = "";
-	void *ring, *pool;
-	size_t ring_len, pool_len;
-	int c, gone;
+	int c;
 
-	h.rnd = 0x2545f4914f6cdd1dull;
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
-		case 'S': sock = optarg; break;
-		case 's': snprintf(req.service, sizeof(req.service), "%s", optarg); break;
-		case 'g': snprintf(req.group, sizeof(req.group), "%s", optarg); break;
-		case 'n': snprintf(req.name, sizeof(req.name), "%s", optarg); break;
-		case 'c': count = strtoul(optarg, NULL, 0); break;
-		case 'r': rate = strtoul(optarg, NULL, 0); break;
-		case 'f': finish = optarg; break;
+		case 'S': o->sock = optarg; break;
+		case 's': snprintf(req->service, sizeof(req->service), "%s", optarg); break;
+		case 'g': snprintf(req->group, sizeof(req->group), "%s", optarg); break;
+		case 'n': snprintf(req->name, sizeof(req->name), "%s", optarg); break;
+		case 'c': o->count = strtoul(optarg, NULL, 0); break;
+		case 'r': o->rate = strtoul(optarg, NULL, 0); break;
+		case 'f': o->finish = optarg; break;
 		case 'z': h.rnd = strtoull(optarg, NULL, 0) | 1; break;
-		default: return 2;
+		case 'a': req->alloc_bufs = (uint32_t)strtoul(optarg, NULL, 0); break;
+		case 'H': o->hoard = 1; break;
+		case 'w': o->wait_s = strtod(optarg, NULL); break;
+		default: return -1;
 		}
 	}
-	if (sock == NULL || !req.service[0] || !req.group[0] ||
-	    (strcmp(finish, "ring") != 0 && strcmp(finish, "none") != 0)) {
+	if (o->sock == NULL || !req->service[0] || !req->group[0] ||
+	    (strcmp(o->finish, "ring") != 0 && strcmp(o->finish, "free") != 0 &&
+	     strcmp(o->finish, "none") != 0)) {
 		fprintf(stderr, "xnv-hostile: --socket, --service, --group "
-			"needed; --finish ring|none\n");
-		return 2;
+			"needed; --finish ring|free|none\n");
+		return -1;
 	}
-	if (gnts_client_attach(sock, &req, &h.att, &h.cl, err, sizeof(err)) < 0 ||
-	    gnts_client_map(h.cl, h.att.ring_ref, 0, &ring, &ring_len, err,
+	return 0;
+}
+
+/* Attach, map the ring region and the pool.  @return 0 or -1 (said why). */
+static int
+attach(const char *sock, struct gnts_attach_req *req, void **ring,
+       size_t *ring_len, void **pool, size_t *pool_len)
+{
+	struct gnts_ring_port ports[GNTS_RING_COUNT];
+	char err[GNTS_ERR_LEN];
+
+	if (gnts_client_attach(sock, req, &h.att, &h.cl, err, sizeof(err)) < 0 ||
+	    gnts_client_map(h.cl, h.att.ring_ref, 0, ring, ring_len, err,
 			    sizeof(err)) < 0 ||
-	    gnts_ring_region_attach(ring, ring_len, h.att.ring_size, ports) < 0 ||
-	    gnts_client_map(h.cl, h.att.pool_ref, 0, &pool, &pool_len, err,
+	    gnts_ring_region_attach(*ring, *ring_len, h.att.ring_size, ports) < 0 ||
+	    gnts_client_map(h.cl, h.att.pool_ref, 0, pool, pool_len, err,
 			    sizeof(err)) < 0) {
 		fprintf(stderr, "xnv-hostile: attach failed: %s\n", err);
-		return 2;
+		return -1;
 	}
 	h.rx = ports[GNTS_RING_RX];
 	h.tx = ports[GNTS_RING_TX];
-	h.ctl = gnts_ring_region_ctl(ring);
+	h.free = ports[GNTS_RING_FREE];
+	h.ctl = gnts_ring_region_ctl(*ring);
 	printf("ATTACH domain=%u pool_bufs=%u buf_size=%u\n", h.att.domid,
 	       h.att.pool_bufs, h.att.buf_size);
 	fflush(stdout);
-	gone = flood(count, rate, why, sizeof(why)) < 0;
+	return 0;
+}
+
+static void
+print_sent(void)
+{
 	unsigned long total = 0;
+	int k;
 
-	for (c = 0; c < K_N; c++)
-		total += h.sent[c];
+	for (k = 0; k < K_N; k++)
+		total += h.sent[k];
 	printf("SENT n=%lu", total);
-	for (c = 0; c < K_N; c++)
-		printf(" %s=%lu", kind_names[c], h.sent[c]);
+	for (k = 0; k < K_N; k++)
+		printf(" %s=%lu", kind_names[k], h.sent[k]);
 	printf("\n");
-	fflush(stdout);
-	if (!gone && strcmp(finish, "ring") == 0) {
-		/* Random, impossible: more than a ring ahead of the core. */
-		uint32_t prod = h.tx.idx + h.tx.size + 1 +
-				(uint32_t)(rnd() % (1u << 30));
+}
 
-		atomic_store_explicit(&h.tx.r->prod, prod,
-				      memory_order_release);
+int
+main(int argc, char **argv)
+{
+	struct opts o = { .finish = "ring", .count = 1000000, .wait_s = 10 };
+	struct gnts_attach_req req = { .name = "hostile" };
+	char why[GNTS_ERR_LEN] = "";
+	void *ring, *pool;
+	size_t ring_len, pool_len;
+	int gone;
+
+	h.rnd = 0x2545f4914f6cdd1dull;
+	if (parse_opts(argc, argv, &o, &req) < 0)
+		return 2;
+	if (attach(o.sock, &req, &ring, &ring_len, &pool, &pool_len) < 0)
+		return 2;
+	if (o.hoard) {
+		gone = hoard(o.wait_s, why, sizeof(why));
+		printf("HOARDED n=%lu\n", h.hoarded);
+	} else {
+		gone = flood(o.count, o.rate, why, sizeof(why)) < 0;
+		print_sent();
+		if (!gone)
+			finish(o.finish);
 	}
-	for (int i = 0; !gone && i < 1000; i++) {
+	fflush(stdout);
+	for (double end = now_s() + o.wait_s; !gone && now_s() < end;) {
 		gnts_ring_beat(h.ctl);
 		gone = detached(why, sizeof(why));
 		nap_us(10000);

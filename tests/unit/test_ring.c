@@ -458,6 +458,55 @@ TEST(test_hostile_cons_ahead_of_prod)
 	assert_int_equal(F.nf[TX].broken, 1);
 }
 
+/* The count checks the peer's index as the bursts do: a producer asking
+ * how full its ring is (the core refilling a free ring) notices a consumer
+ * index no honest peer writes, even while its cached room says it would
+ * never have looked. */
+TEST(test_hostile_cons_seen_by_count)
+{
+	struct gnts_desc d[4];
+
+	fill(d, 0, 4);
+	assert_int_equal(gnts_ring_enqueue_burst(&F.core[RX], d, 4), 4);
+	assert_int_equal(gnts_ring_count(&F.core[RX], 1), 4);
+	atomic_store(&F.core[RX].r->cons, 4);	/* all taken: legal */
+	assert_int_equal(gnts_ring_count(&F.core[RX], 1), 0);
+	assert_int_equal(F.core[RX].broken, 0);
+	atomic_store(&F.core[RX].r->cons, 5);	/* ahead of prod */
+	assert_int_equal(gnts_ring_count(&F.core[RX], 1), 16);
+	assert_int_equal(F.core[RX].broken, 1);
+	/* Broken: nothing more moves, although 12 slots looked free. */
+	assert_int_equal(gnts_ring_enqueue_burst(&F.core[RX], d, 1), 0);
+	assert_int_equal(atomic_load(&F.core[RX].r->prod), 4);
+}
+
+TEST(test_hostile_cons_too_far_behind_seen_by_count)
+{
+	struct gnts_desc d[16];
+
+	fill(d, 0, 16);
+	assert_int_equal(gnts_ring_enqueue_burst(&F.core[RX], d, 16), 16);
+	atomic_store(&F.core[RX].r->cons, UINT32_MAX);	/* 17 behind */
+	assert_int_equal(gnts_ring_count(&F.core[RX], 1), 16);
+	assert_int_equal(F.core[RX].broken, 1);
+}
+
+TEST(test_hostile_prod_seen_by_count)
+{
+	struct gnts_desc out[4];
+
+	atomic_store(&F.core[TX].r->prod, 16);		/* a full ring: legal */
+	assert_int_equal(gnts_ring_count(&F.core[TX], 0), 16);
+	assert_int_equal(F.core[TX].broken, 0);
+	atomic_store(&F.core[TX].r->prod, 17);
+	assert_int_equal(gnts_ring_count(&F.core[TX], 0), 16);
+	assert_int_equal(F.core[TX].broken, 1);
+	/* Broken: nothing more is read, although 16 looked ready. */
+	assert_int_equal(gnts_ring_dequeue_burst(&F.core[TX], out, 4), 0);
+	assert_int_equal(F.core[TX].idx, 0);
+	assert_int_equal(atomic_load(&F.core[TX].r->cons), 0);
+}
+
 /* ---- descriptor contents ---------------------------------------------- */
 
 TEST(test_descriptor_contents_preserved)
@@ -588,6 +637,9 @@ main(void)
 		T(test_hostile_prod_full_ring_is_legal_one_more_is_not, 16),
 		T(test_hostile_prod_backwards, 16),
 		T(test_hostile_cons_ahead_of_prod, 16),
+		T(test_hostile_cons_seen_by_count, 16),
+		T(test_hostile_cons_too_far_behind_seen_by_count, 16),
+		T(test_hostile_prod_seen_by_count, 16),
 		T(test_descriptor_contents_preserved, 16),
 		T(test_stress_two_threads_order, 1024),
 	};

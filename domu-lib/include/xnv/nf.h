@@ -41,7 +41,11 @@
  *   --busy-poll      never back off when idle
  *   --alloc N        keep N empty buffers at hand for packets the NF
  *                    originates with xnv_pkt_alloc() (env XNV_ALLOC;
- *                    default 0: the NF only forwards)
+ *                    default 0: the NF only forwards).  At most the
+ *                    core's ring size (and below its [core] max_held
+ *                    when set): the core refuses the attach otherwise.
+ *                    The core never lets an NF hold more than its quota
+ *                    of buffers at once, free ones included
  *   --reattach       when xnv-core stops or dies, wait for a core on the
  *                    same socket and attach again (env XNV_REATTACH=1;
  *                    default: xnv_nf_run() returns).  Not after the core

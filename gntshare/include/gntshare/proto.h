@@ -117,6 +117,7 @@ enum gnts_detach_code {
 	GNTS_DETACH_QUARANTINE = 2,	/* bad descriptors or ring indices */
 	GNTS_DETACH_HEARTBEAT = 3,	/* heartbeat stood still too long */
 	GNTS_DETACH_OTHER = 4,		/* anything else (see the core's log) */
+	GNTS_DETACH_HOARD = 5,		/* held its buffer quota, returned none */
 };
 
 #define GNTS_RING_CTL_OFF GNTS_CACHE_LINE	/* right after the header */

@@ -13,8 +13,9 @@
  *     (it may not move backwards or claim more than the ring size), then used;
  *   - descriptors are copied into private memory before anybody looks at
  *     them (see dom0-core/validate.h for what the core checks next).
- * A check that fails marks the port `broken`; the caller decides what to do
- * (the core detaches the NF, the NF stops).
+ * A check that fails marks the port `broken` (bursts, and the count,
+ * check alike); a broken port moves nothing more, and the caller decides
+ * what to do (the core detaches the NF, the NF stops).
  *
  * The structures are the wire protocol and live in proto.h; this header
  * holds the ring code.  Layout of one ring region (granted to exactly one
@@ -178,6 +179,47 @@ int gnts_ring_region_attach(void *region, size_t region_size,
 			    uint32_t expect_size,
 			    struct gnts_ring_port ports[GNTS_RING_COUNT]);
 
+/*
+ * The peer's index, read once (acquire) and checked; every reader of it
+ * goes through these two.  An index no honest peer can write marks the
+ * port `broken` and returns -1 (the cached value is kept); else it is
+ * cached in `cached_peer` and 0 is returned.
+ */
+
+/** Producer: the consumer's index.  Acquire: its reads of the slots it
+ *  released happen before we overwrite them.  A consumer ahead of us or
+ *  more than a ring behind is impossible. */
+static inline int
+gnts_ring_load_cons(struct gnts_ring_port *p)
+{
+	uint32_t cons = atomic_load_explicit(&p->r->cons,
+					     memory_order_acquire);
+
+	if ((uint32_t)(p->idx - cons) > p->size) {
+		p->broken = 1;
+		return -1;
+	}
+	p->cached_peer = cons;
+	return 0;
+}
+
+/** Consumer: the producer's index.  Acquire: its descriptor writes happen
+ *  before our reads of them.  A producer behind us or more than a ring
+ *  ahead is impossible. */
+static inline int
+gnts_ring_load_prod(struct gnts_ring_port *p)
+{
+	uint32_t prod = atomic_load_explicit(&p->r->prod,
+					     memory_order_acquire);
+
+	if ((uint32_t)(prod - p->idx) > p->size) {
+		p->broken = 1;
+		return -1;
+	}
+	p->cached_peer = prod;
+	return 0;
+}
+
 /**
  * Producer: enqueue up to @p n descriptors (burst: as many as fit).
  * @return number enqueued, 0..n.
@@ -189,19 +231,12 @@ gnts_ring_enqueue_burst(struct gnts_ring_port *p, const struct gnts_desc *d,
 	uint32_t prod = p->idx;
 	uint32_t free_slots = p->size - (prod - p->cached_peer);
 
+	if (p->broken)
+		return 0;
 	if (free_slots < n) {
-		/* Acquire: the consumer's reads of the slots it released
-		 * happen before we overwrite them. */
-		uint32_t cons = atomic_load_explicit(&p->r->cons,
-						     memory_order_acquire);
-		/* A consumer index ahead of ours or more than a ring behind
-		 * is impossible for an honest peer. */
-		if ((uint32_t)(prod - cons) > p->size) {
-			p->broken = 1;
+		if (gnts_ring_load_cons(p) < 0)
 			return 0;
-		}
-		p->cached_peer = cons;
-		free_slots = p->size - (prod - cons);
+		free_slots = p->size - (prod - p->cached_peer);
 		if (free_slots < n)
 			n = free_slots;
 	}
@@ -235,19 +270,12 @@ gnts_ring_dequeue_burst(struct gnts_ring_port *p, struct gnts_desc *d,
 	uint32_t cons = p->idx;
 	uint32_t avail = p->cached_peer - cons;
 
+	if (p->broken)
+		return 0;
 	if (avail < n) {
-		/* Acquire: the producer's descriptor writes happen before
-		 * our reads of them below. */
-		uint32_t prod = atomic_load_explicit(&p->r->prod,
-						     memory_order_acquire);
-		avail = prod - cons;
-		/* The producer can neither go backwards nor get more than a
-		 * ring ahead of us. */
-		if (avail > p->size) {
-			p->broken = 1;
+		if (gnts_ring_load_prod(p) < 0)
 			return 0;
-		}
-		p->cached_peer = prod;
+		avail = p->cached_peer - cons;
 		if (avail < n)
 			n = avail;
 	}
@@ -270,21 +298,18 @@ gnts_ring_dequeue_burst(struct gnts_ring_port *p, struct gnts_desc *d,
 	return n;
 }
 
-/** Descriptors waiting, as last seen (refreshes the peer index). */
+/**
+ * Descriptors waiting, as the peer's index says now (refreshed and checked
+ * like the bursts do: an impossible one marks the port broken, and the
+ * count is then the ring size).
+ */
 static inline uint32_t
 gnts_ring_count(struct gnts_ring_port *p, int is_producer)
 {
-	/* Acquire pairs with the peer's release store of its index. */
-	if (is_producer) {
-		uint32_t cons = atomic_load_explicit(&p->r->cons,
-						     memory_order_acquire);
-		uint32_t n = p->idx - cons;
-		return n > p->size ? p->size : n;
-	}
-	uint32_t prod = atomic_load_explicit(&p->r->prod,
-					     memory_order_acquire);
-	uint32_t n = prod - p->idx;
-	return n > p->size ? p->size : n;
+	if (is_producer)
+		return gnts_ring_load_cons(p) < 0 ? p->size :
+		       p->idx - p->cached_peer;
+	return gnts_ring_load_prod(p) < 0 ? p->size : p->cached_peer - p->idx;
 }
 
 #ifdef __cplusplus

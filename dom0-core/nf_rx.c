@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The data path, NF side: what an NF hands back (its tx ring: validated,
+ * verdicts applied, then steered by datapath.c), and the empty buffers
+ * it asked for (its free ring, within its quota).
+ */
+#include <rte_mbuf.h>
+#include <rte_prefetch.h>
+
+#include "core.h"
+#include "validate.h"
+
+/* Apply a valid verdict; @return 1 if the packet goes on, 0 if freed. */
+static int
+apply_verdict(struct xnv_core *c, struct xnv_nfrec *nf, struct rte_mbuf *m,
+	      const struct gnts_desc *d)
+{
+	struct xnv_mbuf_priv *pv = xnv_priv(m);
+	const struct xnv_chain *ch;
+
+	pv->pick = XNV_PICK_AFFINITY;	/* a new step: picked afresh */
+	pv->verdict_nf = 0;
+	switch (d->action) {
+	case GNTS_ACT_OUT:
+		pv->tgt_kind = XNV_STEP_PORT;
+		pv->tgt_id = d->dst;
+		pv->verdict_nf = (uint16_t)(nf->id + 1);
+		return 1;
+	case GNTS_ACT_TO_SERVICE:
+		pv->tgt_kind = XNV_STEP_SERVICE;
+		pv->tgt_id = (uint16_t)c->cfg.service_by_id[d->dst];
+		pv->verdict_nf = (uint16_t)(nf->id + 1);
+		return 1;
+	case GNTS_ACT_NEXT:
+		if (pv->chain == XNV_CHAIN_NONE) {
+			c->drops[XNV_DROP_CHAIN_END]++;
+			break;
+		}
+		ch = &c->chains[pv->chain].ch;
+		if (pv->step + 1u < ch->n) {
+			pv->step++;
+			pv->tgt_kind = ch->s[pv->step].kind;
+			pv->tgt_id = ch->s[pv->step].id;
+			return 1;
+		}
+		c->drops[XNV_DROP_CHAIN_END]++;
+		break;
+	default:	/* GNTS_ACT_DROP: the NF's own verdict */
+		nf->drops++;
+		break;
+	}
+	rte_pktmbuf_free(m);
+	return 0;
+}
+
+/* @p n empty buffers into @p nf's free ring: owned by the NF from now on,
+ * on no chain.  Allocation failure just leaves the ring short (the NF's
+ * xnv_pkt_alloc() says -ENOBUFS). */
+static void
+give_empty(struct xnv_core *c, struct xnv_nfrec *nf, uint32_t n)
+{
+	struct xnv_pool *pool = &c->pools[nf->pool];
+	struct rte_mbuf *m[GNTS_BURST_MAX];
+	struct gnts_desc d[GNTS_BURST_MAX];
+	uint32_t k, i;
+
+	if (rte_pktmbuf_alloc_bulk(pool->mp, m, n) != 0)
+		return;
+	for (i = 0; i < n; i++) {
+		struct xnv_mbuf_priv *pv = xnv_priv(m[i]);
+
+		pv->chain = XNV_CHAIN_NONE;
+		pv->pick = XNV_PICK_AFFINITY;
+		pv->in_port = UINT16_MAX;
+		pv->step = 0;
+		pv->tgt_kind = 0;
+		pv->hash = 0;
+		pv->rx_tsc = 0;		/* made by the NF: no rx time */
+		d[i] = (struct gnts_desc){ .buf = pv->buf,
+					   .off = m[i]->data_off };
+	}
+	k = gnts_ring_enqueue_burst(&nf->free, d, n);
+	for (i = 0; i < k; i++)
+		pool->owner[d[i].buf] = (uint16_t)(nf->id + 1);
+	nf->held += k;
+	nf->allocs += k;
+	if (k < n)
+		rte_pktmbuf_free_bulk(&m[k], n - k);
+}
+
+/*
+ * Keep an originating NF's free ring at least half full, never past its
+ * quota.  The NF owns the ring's consumer index: an impossible one is
+ * caught where it is read (the count, the enqueue), as the tx ring's
+ * producer index is.
+ */
+static void
+refill(struct xnv_core *c, struct xnv_nfrec *nf)
+{
+	uint32_t have = gnts_ring_count(&nf->free, 1);
+	uint32_t n = xnv_refill_count(have, nf->alloc_want, c->cfg.burst,
+				      xnv_quota_room(nf->held, nf->max_held));
+
+	if (!nf->free.broken && n > 0)
+		give_empty(c, nf, n);
+	if (nf->free.broken)
+		xnv_rec_quarantine(c, nf, "free ring consumer index impossible");
+}
+
+/* Dequeue, validate and hand on what the NF returned (nothing parked). */
+static unsigned
+take_returns(struct xnv_core *c, struct xnv_nfrec *nf, uint64_t now)
+{
+	struct gnts_desc d[GNTS_BURST_MAX];
+	struct rte_mbuf *out[GNTS_BURST_MAX];
+	struct xnv_pool *pool = &c->pools[nf->pool];
+	const struct xnv_pool_view view = {
+		.n_bufs = pool->n_bufs, .buf_size = pool->buf_size,
+		.owner = pool->owner,
+	};
+	uint16_t tag = (uint16_t)(nf->id + 1);
+	unsigned n, i, k = 0, n_bad = 0;
+	enum xnv_bad last_bad = XNV_OK;
+
+	n = gnts_ring_dequeue_burst(&nf->tx, d, c->cfg.burst);
+	if (nf->tx.broken) {
+		xnv_rec_quarantine(c, nf, "tx ring producer index impossible");
+		return 0;
+	}
+	/* The headers of returning buffers were last touched a ring's worth
+	 * of packets ago: start fetching all of them (the fields we rewrite,
+	 * and the private area we read) before working on the first. */
+	for (i = 0; i < n; i++)
+		if (d[i].buf < pool->n_bufs) {
+			struct rte_mbuf *m = xnv_pool_mbuf(pool, d[i].buf);
+
+			rte_prefetch0(m);
+			rte_prefetch0(xnv_priv(m));
+		}
+	for (i = 0; i < n; i++) {
+		enum xnv_bad bad = xnv_validate(&d[i], &view, tag, &c->cfg);
+		struct rte_mbuf *m;
+
+		if (unlikely(bad != XNV_OK)) {
+			nf->bad_kind[bad]++;
+			last_bad = bad;
+			n_bad++;
+		}
+		if (bad == XNV_BAD_INDEX || bad == XNV_BAD_OWNER)
+			continue;
+		/* The buffer was the NF's: it is the core's again. */
+		pool->owner[d[i].buf] = 0;
+		nf->held--;
+		nf->returned++;
+		m = xnv_pool_mbuf(pool, d[i].buf);
+		if (bad != XNV_OK) {
+			rte_pktmbuf_free(m);
+			continue;
+		}
+		m->data_off = d[i].off;
+		m->data_len = d[i].len;
+		m->pkt_len = d[i].len;
+		if (d[i].action != GNTS_ACT_DROP)
+			nf->tx_pkts++;
+		if (apply_verdict(c, nf, m, &d[i]))
+			out[k++] = m;
+	}
+	if (k > 0)
+		xnv_deliver(c, &nf->pend, out, k, now, now);
+	if (unlikely(n_bad != 0)) {
+		nf->bad += n_bad;
+		c->drops[XNV_DROP_BAD_DESC] += n_bad;
+		/* Over its error budget: quarantined, and not polled again. */
+		if (nf->state == XNV_REC_ATTACHED)
+			(void)xnv_rec_charge_bad(c, nf, now, n_bad, last_bad);
+	}
+	return n;
+}
+
+unsigned
+xnv_rx_nf(struct xnv_core *c, struct xnv_nfrec *nf, uint64_t now)
+{
+	/* A departed NF stays polled to hand on what it had returned: its
+	 * tx ring until drained (or the stall timeout), then parked packets;
+	 * see xnv_rec_detach(). */
+	if (nf->state == XNV_REC_GONE) {
+		unsigned n = xnv_flush_pending(c, &nf->pend, now);
+
+		if (nf->ring_region == NULL)
+			return n;
+		/* A quarantined NF's rings are never read again (on Xen its
+		 * slot waits here until its domain unmapped the pool). */
+		if (n == 0 && !nf->quarantined)
+			n = take_returns(c, nf, now);
+		if ((n == 0 && nf->pend.n == 0) ||
+		    now - nf->gone_tsc > c->stall_tsc)
+			xnv_rec_finish(c, nf);
+		return n;
+	}
+	if (nf->alloc_want != 0) {
+		refill(c, nf);
+		if (nf->state != XNV_REC_ATTACHED)
+			return 0;
+	}
+	if (xnv_flush_pending(c, &nf->pend, now))
+		return 1;
+	return take_returns(c, nf, now);
+}
+
