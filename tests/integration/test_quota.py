@@ -229,8 +229,8 @@ def test_alloc_refused_by_libxnv_nf(xnv, alloc, max_held, words):
     assert nf.wait(20) not in (0, None)
     assert nf.stderr().splitlines() == [f"xnv: gen-1: attach refused: {words}"], \
         nf.stderr()
-    core.wait_output(rf"attach of NF gen-1 \(pid {nf.pid}\) refused: "
-                     rf"{re.escape(words)}$", 10)
+    core.wait_output(rf"attach of NF 'gen-1' \(pid {nf.pid}, uid \d+, gid \d+\) "
+                     rf"refused: {re.escape(words)}$", 10)
     with Telemetry(core) as t:
         assert nf_infos(t) == {}
 
@@ -245,8 +245,8 @@ def test_alloc_refused_from_raw_request(xnv):
     words = f"alloc_bufs 4294967295 is more than the ring size {RING}"
     assert re.fullmatch(rf"xnv-hostile: attach failed: {words}: a free ring holds "
                         r"at most that many\n", evil.stderr()), evil.stderr()
-    assert len(re.findall(r"attach of NF greedy \(pid \d+\) refused: " + words,
-                          core.log())) == 1, core.log()
+    assert len(re.findall(r"attach of NF 'greedy' \(pid \d+, uid \d+, gid \d+\) "
+                          r"refused: " + words, core.log())) == 1, core.log()
     with Telemetry(core) as t:
         assert nf_infos(t) == {}
         assert t("/xnv/group/info", 0)["free"] == POOL
