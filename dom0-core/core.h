@@ -7,8 +7,11 @@
  *        -> NF rx ring ... NF ... NF tx ring -> validate.h -> datapath.c
  *        -> port.c (tx) | next NF | drop
  *
- * One lcore runs everything (main.c); nothing here is shared between
- * threads.  Guest-visible memory is only the pools' data buffers and the
+ * One lcore runs everything in this header (main.c); nothing here is
+ * shared between threads.  What NFs send on the socket (or XenStore) is
+ * read by gntshare's control thread, which hands the core only the calls
+ * that need this state (gnts_srv_poll(): attach, death, ...); the log
+ * goes out through the log thread (logsink.c).  Guest-visible memory is only the pools' data buffers and the
  * NF ring regions; everything in this header is core-private.
  *
  * This header holds struct xnv_core (which embeds every module's state),

@@ -352,8 +352,9 @@ run(struct xnv_core *c, const struct opts *o)
 			idle_backoff(&idle);
 		if (now < next_ctl)
 			continue;
-		/* Control plane once per millisecond: attach, map, death,
-		 * telemetry commands. */
+		/* Control plane once per millisecond: what the control
+		 * thread handed over (attach, death, ...), telemetry
+		 * commands, the NFs' heartbeats. */
 		next_ctl = now + hz / 1000;
 		(void)gnts_srv_poll(c->srv);
 		/* A clock read after the poll: the loop's `now` may be old
