@@ -29,6 +29,7 @@
 #include "ctl.h"
 #include "eal_args.h"
 #include "logsink.h"
+#include "pcap_check.h"
 
 int xnv_logtype;
 static volatile sig_atomic_t quit, dump_stats;
@@ -139,6 +140,24 @@ parse_opts(int argc, char **argv, struct opts *o)
 			"(see --help)\n");
 		return -1;
 	}
+	return 0;
+}
+
+/* The capture files ports read, checked before EAL starts: net_pcap's
+ * own failure is a probe error that does not say what is wrong. */
+static int
+check_pcaps(const struct xnv_config *cfg)
+{
+	char err[1024];
+	uint16_t i;
+
+	for (i = 0; i < cfg->n_ports; i++)
+		if (xnv_pcap_check_dev(cfg->ports[i].dev, err,
+				       sizeof(err)) < 0) {
+			fprintf(stderr, "xnv-core: port %s: %s\n",
+				cfg->ports[i].name, err);
+			return -1;
+		}
 	return 0;
 }
 
@@ -407,6 +426,10 @@ main(int argc, char **argv)
 	rc = xnv_config_load(o.config, &c->cfg, err, sizeof(err));
 	if (rc < 0) {
 		fprintf(stderr, "xnv-core: config error: %s\n", err);
+		free(eal_argv);
+		return 1;
+	}
+	if (check_pcaps(&c->cfg) < 0) {
 		free(eal_argv);
 		return 1;
 	}
