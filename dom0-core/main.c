@@ -53,8 +53,9 @@ usage(FILE *f)
 		"  --config FILE      INI configuration (ports, groups, services, chains)\n"
 		"  --socket PATH      NF socket, overrides [core] socket\n"
 		"  --duration SEC     stop after SEC seconds\n"
-		"  --idle-exit MS     stop once rx has been idle MS ms and every buffer\n"
-		"                     is back in its pool (for pcap runs)\n"
+		"  --idle-exit MS     stop once rx has been idle MS ms (since the\n"
+		"                     last packet, or since rx started if none came)\n"
+		"                     and every buffer is back in its pool (pcap runs)\n"
 		"  --stats-json FILE  write the final counters as JSON\n"
 		"  --busy-poll        never back off when idle (default: spin, pause,\n"
 		"                     yield, then sleep up to 50 us)\n"
@@ -347,6 +348,39 @@ idle_backoff(unsigned *idle)
 	}
 }
 
+/*
+ * --idle-exit: rx idle for idle_tsc since the last packet, or since every
+ * port with a chain started to receive when none came at all (an empty
+ * capture); then stop once every buffer is home, or anyway after ten
+ * times as long.  @return 1 to stop.
+ */
+static int
+idle_exit_due(const struct xnv_core *c, uint64_t now, uint64_t idle_tsc,
+	      double idle_ms)
+{
+	uint64_t since = c->first_rx_tsc ? c->last_rx_tsc : c->rx_open_tsc;
+
+	if (idle_tsc == 0 || since == 0 || now <= since ||
+	    now - since <= idle_tsc)
+		return 0;
+	if (xnv_in_flight(c) == 0 && xnv_pending_empty(c)) {
+		if (c->first_rx_tsc == 0)
+			XLOG(INFO, "no packet received in %.0f ms since rx "
+			     "started: stopping (--idle-exit)\n", idle_ms);
+		else
+			XLOG(INFO, "rx idle for %.0f ms and every buffer "
+			     "is home: stopping\n", idle_ms);
+		return 1;
+	}
+	if (now - since > 10 * idle_tsc) {
+		XLOG(WARNING, "rx idle%s but %" PRIu64 " buffers still out: "
+		     "stopping anyway\n", c->first_rx_tsc ? "" :
+		     " (no packet received)", xnv_in_flight(c));
+		return 1;
+	}
+	return 0;
+}
+
 static void
 run(struct xnv_core *c, const struct opts *o)
 {
@@ -389,19 +423,8 @@ run(struct xnv_core *c, const struct opts *o)
 			XLOG(INFO, "--duration reached\n");
 			break;
 		}
-		if (idle_tsc && c->first_rx_tsc && now - c->last_rx_tsc > idle_tsc) {
-			if (xnv_in_flight(c) == 0 && xnv_pending_empty(c)) {
-				XLOG(INFO, "rx idle for %.0f ms and every buffer "
-				     "is home: stopping\n", o->idle_exit_ms);
-				break;
-			}
-			if (now - c->last_rx_tsc > 10 * idle_tsc) {
-				XLOG(WARNING, "rx idle but %" PRIu64 " buffers "
-				     "still out: stopping anyway\n",
-				     xnv_in_flight(c));
-				break;
-			}
-		}
+		if (idle_exit_due(c, now, idle_tsc, o->idle_exit_ms))
+			break;
 	}
 }
 

@@ -90,11 +90,13 @@ xnv_port_close(struct xnv_core *c, uint16_t idx)
 }
 
 /* Start rx on the ports whose chain is ready: every service of it has
- * had an NF (rx_start = chain-ready), or at once (immediately). */
+ * had an NF (rx_start = chain-ready), or at once (immediately).  Once
+ * every port with a chain receives, --idle-exit's clock may start. */
 void
 xnv_update_rx_gates(struct xnv_core *c)
 {
 	uint16_t i, s;
+	int all = 1;
 
 	for (i = 0; i < c->cfg.n_ports; i++) {
 		const struct xnv_port_cfg *pc = &c->cfg.ports[i];
@@ -108,6 +110,7 @@ xnv_update_rx_gates(struct xnv_core *c)
 			if (ch->s[s].kind == XNV_STEP_SERVICE &&
 			    !c->services[ch->s[s].id].ever_live)
 				ready = 0;
+		all &= ready;
 		if (ready) {
 			c->ports[i].rx_on = 1;
 			XLOG(INFO, "port %s: rx started%s\n", pc->name,
@@ -115,4 +118,8 @@ xnv_update_rx_gates(struct xnv_core *c)
 			     "chain has an NF)" : "");
 		}
 	}
+	if (!all)
+		c->rx_open_tsc = 0;
+	else if (c->rx_open_tsc == 0)
+		c->rx_open_tsc = rte_rdtsc();
 }

@@ -101,3 +101,17 @@ def test_tx_pcap_written_as_ethernet_is_not_checked(xnv):
                  "--socket", xnv.socket, "--duration", "0.3"])
     assert r.returncode == 0, r.stderr
     assert out.read_bytes()[20:24] == struct.pack("<I", 1)
+
+
+def test_empty_capture_ends_with_idle_exit(xnv):
+    """Nothing ever received: --idle-exit counts from when rx started,
+    not from a first packet that never comes (before: ran to --duration)."""
+    in_pcap = write_pcap(xnv.path("empty.pcap"), [])
+    core = xnv.start_core(pcap_config(xnv, in_pcap), idle_exit=300,
+                          duration=600)
+    assert core.wait(60) == 0, core.log()[-3000:]
+    log = core.log()
+    assert re.search(r"^xnv-core: no packet received in 300 ms since rx "
+                     r"started: stopping \(--idle-exit\)$", log, re.M), log
+    assert "--duration reached" not in log
+    assert core.stats()["ports"][0]["rx"] == 0
