@@ -16,6 +16,7 @@ struct xnv_port {
 	uint16_t port_id;		/* DPDK port id */
 	int started;
 	int rx_on;			/* polled for rx */
+	int multiseg_said;		/* a frame above buf_size logged */
 	struct xnv_pending pend;
 	uint64_t rx, tx, tx_drop;
 	uint64_t nf_quota;		/* its packets dropped: NF at quota */

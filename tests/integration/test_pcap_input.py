@@ -16,12 +16,11 @@ import struct
 
 import pytest
 from scapy.layers.inet import IP, UDP
-from scapy.layers.l2 import Ether
 from scapy.utils import wrpcap
 
-from harness import CORE_BIN, write_config
+from harness import CORE_BIN, run_pcap_chain, write_config
 from test_bad_input import NOISE
-from traffic import make_traffic, read_pcap, write_pcap
+from traffic import make_traffic, write_pcap
 
 
 def pcap_header(linktype, magic=0xA1B2C3D4):
@@ -115,3 +114,21 @@ def test_empty_capture_ends_with_idle_exit(xnv):
                      r"started: stopping \(--idle-exit\)$", log, re.M), log
     assert "--duration reached" not in log
     assert core.stats()["ports"][0]["rx"] == 0
+
+
+def test_frames_above_buf_size_dropped_counted_said_once(xnv):
+    """The default buf_size (2176) holds 2048 bytes of frame: two larger
+    frames are multiseg drops and one line on the port; the rest pass."""
+    good = make_traffic(40, seed=11)
+    big = [good[0][:14] + bytes(n - 14) for n in (2049, 9000)]
+    frames = good[:10] + [big[0]] + good[10:30] + [big[1]] + good[30:]
+    r = run_pcap_chain(xnv, frames)
+    assert r["core_rc"] == 0, r["core"].log()[-3000:]
+    assert r["out"] == good
+    assert r["stats"]["drops"]["multiseg"] == 2, r["stats"]["drops"]
+    said = [line for line in r["core"].log().splitlines() if "multiseg" in line]
+    assert said == [
+        "xnv-core: port in: dropped a 2049-byte frame: larger than one buffer "
+        "of group blue (buf_size 2176 holds 2048 bytes of frame); raise "
+        "[group blue] buf_size (at most 65472: frames up to 65344 bytes); "
+        "counted as multiseg, said once"], said
