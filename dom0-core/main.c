@@ -414,6 +414,7 @@ run(struct xnv_core *c, const struct opts *o)
 		 * heartbeat into the past. */
 		xnv_rec_watch(c, rte_rdtsc());
 		xnv_rec_sweep(c);
+		xnv_port_link_watch(c, now);
 		xnv_ctl_poll(c);
 		if (dump_stats) {
 			dump_stats = 0;
