@@ -381,7 +381,7 @@ load_group(struct rte_cfgfile *f, const char *sec, const char *name,
 		return rc;
 	if ((v = GET(f, sec, "buf_size")) != NULL) {
 		if ((rc = parse_u32(sec, "buf_size", v, 256 + XNV_HEADROOM,
-				    65472, &g->buf_size, err, errlen)) < 0)
+				    XNV_BUF_SIZE_MAX, &g->buf_size, err, errlen)) < 0)
 			return rc;
 		if (g->buf_size % 64 != 0)
 			return fail(err, errlen, "[%s] buf_size = %s: must be "

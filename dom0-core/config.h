@@ -57,6 +57,10 @@
  *   [group blue]                ; trust group: one packet pool each
  *   pool_bufs = 8192            ; buffers in the pool
  *   buf_size = 2176             ; bytes per buffer, 128 B headroom included
+ *                               ; (384..65472, a multiple of 64); a port
+ *                               ; receives frames up to buf_size - 128 B
+ *                               ; (65344 at most): larger ones are dropped
+ *                               ; (multiseg; logged once per port)
  *   allow_uids = 0 1000         ; host mode: who may attach NFs to it, by
  *   allow_gids = xnv            ; the uid or the primary gid of the
  *                               ; connecting process (numbers or names,
@@ -102,6 +106,8 @@
 #define XNV_MAX_SERVICE_ID 255
 #define XNV_MAX_CHAIN      8
 #define XNV_HEADROOM       128	/* == RTE_PKTMBUF_HEADROOM (core.h checks) */
+#define XNV_BUF_SIZE_MAX   65472	/* [group] buf_size: a multiple of 64 that
+					 * fits an mbuf's 16-bit lengths */
 #define XNV_ERROR_BUDGET_DEFAULT      1000
 #define XNV_HEARTBEAT_TIMEOUT_DEFAULT 3000
 #define XNV_LOG_BUFFER_KIB_DEFAULT    1024

@@ -129,7 +129,10 @@ struct xnv_core {
 	uint64_t heartbeat_tsc;		/* [core] heartbeat_timeout_ms; 0: off */
 	uint64_t hoard_tsc;		/* [core] hoard_timeout_ms; 0: off */
 	uint64_t watch_tsc;		/* last heartbeat watch (guard.c) */
+	uint64_t link_tsc;		/* last link watch (port.c) */
 	uint64_t first_rx_tsc, last_rx_tsc, last_tx_tsc;
+	uint64_t rx_open_tsc;	/* since when every port with a chain is
+				 * polled (0: one waits for its chain) */
 };
 
 extern const char *const xnv_drop_names[XNV_DROP_N];

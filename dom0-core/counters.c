@@ -33,6 +33,8 @@ xnv_port_counters(const struct xnv_core *c, uint16_t i,
 		.rx = c->ports[i].rx, .tx = c->ports[i].tx,
 		.rx_missed = es.imissed, .rx_nombuf = es.rx_nombuf,
 		.nf_quota = c->ports[i].nf_quota,
+		.link_up = c->ports[i].link_up,
+		.link_changes = c->ports[i].link_changes,
 	};
 }
 

@@ -353,6 +353,33 @@ xnv_flush_pending(struct xnv_core *c, struct xnv_pending *pd, uint64_t now)
 	return pd->n != 0;
 }
 
+/* A received frame that is not passed on: empty, or larger than one
+ * buffer of the port's group (said once per port, with the fix). */
+static void __rte_cold __rte_noinline
+rx_reject(struct xnv_core *c, uint16_t idx, struct rte_mbuf *m)
+{
+	const struct xnv_port_cfg *pc = &c->cfg.ports[idx];
+	const struct xnv_group_cfg *g = &c->cfg.groups[pc->group];
+
+	if (m->nb_segs == 1) {
+		c->drops[XNV_DROP_EMPTY]++;
+	} else {
+		c->drops[XNV_DROP_MULTISEG]++;
+		if (!c->ports[idx].multiseg_said) {
+			c->ports[idx].multiseg_said = 1;
+			XLOG(WARNING, "port %s: dropped a %u-byte frame: larger "
+			     "than one buffer of group %s (buf_size %u holds "
+			     "%u bytes of frame); raise [group %s] buf_size "
+			     "(at most %u: frames up to %u bytes); counted as "
+			     "multiseg, said once\n", pc->name, m->pkt_len,
+			     g->name, g->buf_size, g->buf_size - XNV_HEADROOM,
+			     g->name, XNV_BUF_SIZE_MAX,
+			     XNV_BUF_SIZE_MAX - XNV_HEADROOM);
+		}
+	}
+	rte_pktmbuf_free(m);
+}
+
 unsigned
 xnv_rx_port(struct xnv_core *c, uint16_t idx, uint64_t now)
 {
@@ -400,9 +427,7 @@ xnv_rx_port(struct xnv_core *c, uint16_t idx, uint64_t now)
 		 * frame it could not return as it got it (proto.h,
 		 * gnts_desc_len_ok). */
 		if (unlikely(m[i]->nb_segs != 1 || m[i]->data_len == 0)) {
-			c->drops[m[i]->nb_segs != 1 ? XNV_DROP_MULTISEG :
-				 XNV_DROP_EMPTY]++;
-			rte_pktmbuf_free(m[i]);
+			rx_reject(c, idx, m[i]);
 			continue;
 		}
 		pv = xnv_priv(m[i]);

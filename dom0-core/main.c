@@ -29,6 +29,7 @@
 #include "ctl.h"
 #include "eal_args.h"
 #include "logsink.h"
+#include "pcap_check.h"
 
 int xnv_logtype;
 static volatile sig_atomic_t quit, dump_stats;
@@ -52,8 +53,9 @@ usage(FILE *f)
 		"  --config FILE      INI configuration (ports, groups, services, chains)\n"
 		"  --socket PATH      NF socket, overrides [core] socket\n"
 		"  --duration SEC     stop after SEC seconds\n"
-		"  --idle-exit MS     stop once rx has been idle MS ms and every buffer\n"
-		"                     is back in its pool (for pcap runs)\n"
+		"  --idle-exit MS     stop once rx has been idle MS ms (since the\n"
+		"                     last packet, or since rx started if none came)\n"
+		"                     and every buffer is back in its pool (pcap runs)\n"
 		"  --stats-json FILE  write the final counters as JSON\n"
 		"  --busy-poll        never back off when idle (default: spin, pause,\n"
 		"                     yield, then sleep up to 50 us)\n"
@@ -139,6 +141,24 @@ parse_opts(int argc, char **argv, struct opts *o)
 			"(see --help)\n");
 		return -1;
 	}
+	return 0;
+}
+
+/* The capture files ports read, checked before EAL starts: net_pcap's
+ * own failure is a probe error that does not say what is wrong. */
+static int
+check_pcaps(const struct xnv_config *cfg)
+{
+	char err[1024];
+	uint16_t i;
+
+	for (i = 0; i < cfg->n_ports; i++)
+		if (xnv_pcap_check_dev(cfg->ports[i].dev, err,
+				       sizeof(err)) < 0) {
+			fprintf(stderr, "xnv-core: port %s: %s\n",
+				cfg->ports[i].name, err);
+			return -1;
+		}
 	return 0;
 }
 
@@ -328,6 +348,39 @@ idle_backoff(unsigned *idle)
 	}
 }
 
+/*
+ * --idle-exit: rx idle for idle_tsc since the last packet, or since every
+ * port with a chain started to receive when none came at all (an empty
+ * capture); then stop once every buffer is home, or anyway after ten
+ * times as long.  @return 1 to stop.
+ */
+static int
+idle_exit_due(const struct xnv_core *c, uint64_t now, uint64_t idle_tsc,
+	      double idle_ms)
+{
+	uint64_t since = c->first_rx_tsc ? c->last_rx_tsc : c->rx_open_tsc;
+
+	if (idle_tsc == 0 || since == 0 || now <= since ||
+	    now - since <= idle_tsc)
+		return 0;
+	if (xnv_in_flight(c) == 0 && xnv_pending_empty(c)) {
+		if (c->first_rx_tsc == 0)
+			XLOG(INFO, "no packet received in %.0f ms since rx "
+			     "started: stopping (--idle-exit)\n", idle_ms);
+		else
+			XLOG(INFO, "rx idle for %.0f ms and every buffer "
+			     "is home: stopping\n", idle_ms);
+		return 1;
+	}
+	if (now - since > 10 * idle_tsc) {
+		XLOG(WARNING, "rx idle%s but %" PRIu64 " buffers still out: "
+		     "stopping anyway\n", c->first_rx_tsc ? "" :
+		     " (no packet received)", xnv_in_flight(c));
+		return 1;
+	}
+	return 0;
+}
+
 static void
 run(struct xnv_core *c, const struct opts *o)
 {
@@ -362,6 +415,7 @@ run(struct xnv_core *c, const struct opts *o)
 		 * heartbeat into the past. */
 		xnv_rec_watch(c, rte_rdtsc());
 		xnv_rec_sweep(c);
+		xnv_port_link_watch(c, now);
 		xnv_ctl_poll(c);
 		if (dump_stats) {
 			dump_stats = 0;
@@ -371,19 +425,8 @@ run(struct xnv_core *c, const struct opts *o)
 			XLOG(INFO, "--duration reached\n");
 			break;
 		}
-		if (idle_tsc && c->first_rx_tsc && now - c->last_rx_tsc > idle_tsc) {
-			if (xnv_in_flight(c) == 0 && xnv_pending_empty(c)) {
-				XLOG(INFO, "rx idle for %.0f ms and every buffer "
-				     "is home: stopping\n", o->idle_exit_ms);
-				break;
-			}
-			if (now - c->last_rx_tsc > 10 * idle_tsc) {
-				XLOG(WARNING, "rx idle but %" PRIu64 " buffers "
-				     "still out: stopping anyway\n",
-				     xnv_in_flight(c));
-				break;
-			}
-		}
+		if (idle_exit_due(c, now, idle_tsc, o->idle_exit_ms))
+			break;
 	}
 }
 
@@ -408,6 +451,10 @@ main(int argc, char **argv)
 	rc = xnv_config_load(o.config, &c->cfg, err, sizeof(err));
 	if (rc < 0) {
 		fprintf(stderr, "xnv-core: config error: %s\n", err);
+		free(eal_argv);
+		return 1;
+	}
+	if (check_pcaps(&c->cfg) < 0) {
 		free(eal_argv);
 		return 1;
 	}

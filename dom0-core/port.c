@@ -12,6 +12,26 @@
 
 #include "core.h"
 
+/* 1 if the link of @p pid is up (its text in @p s, if given), else 0 */
+static uint64_t
+link_read(uint16_t pid, char *s, size_t len)
+{
+	struct rte_eth_link l;
+
+	memset(&l, 0, sizeof(l));
+	if (rte_eth_link_get_nowait(pid, &l) != 0)
+		return 0;
+	if (s != NULL && l.link_status == RTE_ETH_LINK_UP)
+		snprintf(s, len, "up, %s%s", l.link_speed ==
+			 RTE_ETH_SPEED_NUM_UNKNOWN ? "speed unknown" :
+			 rte_eth_link_speed_to_str(l.link_speed),
+			 l.link_duplex == RTE_ETH_LINK_FULL_DUPLEX ?
+			 " full-duplex" : " half-duplex");
+	else if (s != NULL)
+		snprintf(s, len, "down");
+	return l.link_status == RTE_ETH_LINK_UP;
+}
+
 int
 xnv_port_open(struct xnv_core *c, uint16_t idx, char *err, size_t errlen)
 {
@@ -56,6 +76,7 @@ xnv_port_open(struct xnv_core *c, uint16_t idx, char *err, size_t errlen)
 	if (rc != 0)
 		goto fail;
 	p->started = 1;
+	p->link_up = link_read(pid, NULL, 0);
 	(void)rte_eth_promiscuous_enable(pid);
 	XLOG(INFO, "port %u %s: %s (driver %s), group %s, %s\n", idx,
 	     pc->name, pc->dev, info.driver_name,
@@ -90,11 +111,13 @@ xnv_port_close(struct xnv_core *c, uint16_t idx)
 }
 
 /* Start rx on the ports whose chain is ready: every service of it has
- * had an NF (rx_start = chain-ready), or at once (immediately). */
+ * had an NF (rx_start = chain-ready), or at once (immediately).  Once
+ * every port with a chain receives, --idle-exit's clock may start. */
 void
 xnv_update_rx_gates(struct xnv_core *c)
 {
 	uint16_t i, s;
+	int all = 1;
 
 	for (i = 0; i < c->cfg.n_ports; i++) {
 		const struct xnv_port_cfg *pc = &c->cfg.ports[i];
@@ -108,11 +131,40 @@ xnv_update_rx_gates(struct xnv_core *c)
 			if (ch->s[s].kind == XNV_STEP_SERVICE &&
 			    !c->services[ch->s[s].id].ever_live)
 				ready = 0;
+		all &= ready;
 		if (ready) {
 			c->ports[i].rx_on = 1;
 			XLOG(INFO, "port %s: rx started%s\n", pc->name,
 			     pc->rx_when_ready ? " (every service of its "
 			     "chain has an NF)" : "");
 		}
+	}
+	if (!all)
+		c->rx_open_tsc = 0;
+	else if (c->rx_open_tsc == 0)
+		c->rx_open_tsc = rte_rdtsc();
+}
+
+void
+xnv_port_link_watch(struct xnv_core *c, uint64_t now)
+{
+	char text[64];
+	uint64_t up;
+	uint16_t i;
+
+	if (now - c->link_tsc < c->tsc_hz / 1000 * XNV_LINK_POLL_MS)
+		return;
+	c->link_tsc = now;
+	for (i = 0; i < c->cfg.n_ports; i++) {
+		struct xnv_port *p = &c->ports[i];
+
+		if (!p->started)
+			continue;
+		up = link_read(p->port_id, text, sizeof(text));
+		if (up == p->link_up)
+			continue;
+		p->link_up = up;
+		p->link_changes++;
+		XLOG(INFO, "port %s: link %s\n", c->cfg.ports[i].name, text);
 	}
 }

@@ -16,6 +16,9 @@ struct xnv_port {
 	uint16_t port_id;		/* DPDK port id */
 	int started;
 	int rx_on;			/* polled for rx */
+	int multiseg_said;		/* a frame above buf_size logged */
+	uint64_t link_up;		/* link state last read: 1 up */
+	uint64_t link_changes;		/* changes seen since start */
 	struct xnv_pending pend;
 	uint64_t rx, tx, tx_drop;
 	uint64_t nf_quota;		/* its packets dropped: NF at quota */
@@ -26,5 +29,9 @@ struct xnv_port {
 int xnv_port_open(struct xnv_core *c, uint16_t idx, char *err, size_t errlen);
 void xnv_port_close(struct xnv_core *c, uint16_t idx);
 void xnv_update_rx_gates(struct xnv_core *c);
+/* Every XNV_LINK_POLL_MS of @p now: each port's link read, a change
+ * logged and counted (link_changes, link_up). */
+#define XNV_LINK_POLL_MS 100
+void xnv_port_link_watch(struct xnv_core *c, uint64_t now);
 
 #endif /* XNV_PORT_H */

@@ -149,11 +149,18 @@ def cmd_control(core, args):
     show(args, core.call("/xnv/control"), keyvals)
 
 
+def link_text(p):
+    """up / down (a core without link counters: -)."""
+    return {1: "up", 0: "down"}.get(p.get("link_up"), "-")
+
+
 def cmd_ports(core, args):
     show(args, core.infos("port"), lambda ps: table(
-        ["ID", "NAME", "DEV", "GROUP", "RX", "TX", "MISSED", "NOMBUF", "CHAIN"],
+        ["ID", "NAME", "DEV", "GROUP", "RX", "TX", "MISSED", "NOMBUF", "LINK",
+         "CHAIN"],
         [[p["index"], p["name"], p["dev"], p["group"], p["rx"], p["tx"],
-          p["rx_missed"], p["rx_nombuf"], chain_text(p["chain"])] for p in ps]))
+          p["rx_missed"], p["rx_nombuf"], link_text(p), chain_text(p["chain"])]
+         for p in ps]))
 
 
 def cmd_latency(core, args):
