@@ -18,6 +18,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -64,6 +65,29 @@ def write_config(path, sections):
         lines.append("")
     Path(path).write_text("\n".join(lines))
     return Path(path)
+
+
+# --------------------------------------------------------------------------
+# CPU share: on a loaded machine a process may wait for a CPU; what it then
+# could not do says nothing about the code under test.
+
+def run_delay_ns(procs):
+    """Nanoseconds the processes' threads spent runnable, waiting for a
+    CPU (/proc/PID/task/*/schedstat): how much CPU they were denied."""
+    total = 0
+    for p in procs:
+        for task in Path(f"/proc/{p.pid}/task").glob("*/schedstat"):
+            try:
+                total += int(task.read_text().split()[1])
+            except (OSError, IndexError, ValueError):
+                pass            # the thread is gone
+    return total
+
+
+def denied_share(procs, since_ns, since_t):
+    """Share of the wall time since `since_t` (time.monotonic()) the
+    processes waited for a CPU, from run_delay_ns() then (`since_ns`)."""
+    return (run_delay_ns(procs) - since_ns) / 1e9 / (time.monotonic() - since_t)
 
 
 # --------------------------------------------------------------------------

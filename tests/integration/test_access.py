@@ -303,6 +303,10 @@ def test_forged_strings_are_one_escaped_line(named):
     typ, _, text = raw_attach(named.socket, b"ok2", group=FORGED_SVC)
     assert typ == MSG_ERROR and text == (
         r"unknown trust group 's\x0axnv-core: NF y quarantined\x1b'"), text
+    # the log thread writes the lines out soon after the replies
+    wait_until(lambda: len([ln for ln in named.log().splitlines()
+                            if " refused: " in ln]) >= 3, 10,
+               "the three refusal lines in the log")
     log = named.log()
     assert "\x1b" not in log and not re.search(r"^xnv-core: NF [xy] quarantined",
                                                log, re.M), log

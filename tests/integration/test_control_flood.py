@@ -28,15 +28,15 @@ import pytest
 
 import sys
 
-from harness import (BUILD, REPO, Telemetry, nf_info, nf_infos, start_testnf,
-                     wait_until, write_config)
-from test_hostile import run_delay_ns
+from harness import (BUILD, REPO, Telemetry, nf_info, nf_infos, run_delay_ns,
+                     start_testnf, wait_until, write_config)
 
 GEN_BIN = BUILD / "bin" / "xnv-generator"
 STALL = REPO / "tests" / "tools" / "stall-stderr.py"
 GEN_RATE = 5000
 FLOOD_S = 4.0
 IDLE = 200
+STARVED = 0.05              # share of a window waited for a CPU
 MSG_SIZE = 192                  # struct gnts_msg (proto.h)
 MAGIC, VERSION = 0x4d564e58, 1
 MSG_ATTACH, MSG_MAP = 1, 3
@@ -227,8 +227,8 @@ def test_idle_connections_do_not_lock_nfs_out(flood):
 def test_good_paths_keep_forwarding(flood):
     """Each good path forwards what its generator offers, and at >= 95 %
     of the rate it had before; unless the generators waited for a CPU
-    (run delay grew by > 5 % of the window: the flooders and the idle
-    sockets share the 2 CPUs), then only the first part holds (logged)."""
+    (run delay over STARVED of the window, or grown by that much: the
+    flooders share the 2 CPUs), then only the first part holds (logged)."""
     for g in "ab":
         (fwd_b, off_b), (fwd_d, off_d) = flood["before"][g], flood["during"][g]
         log.warning("group %s: fwd %.0f pps before (offered %.0f), %.0f during "
@@ -238,7 +238,9 @@ def test_good_paths_keep_forwarding(flood):
         assert fwd_d >= 0.95 * off_d, flood["during"]
         if fwd_b < 0.8 * GEN_RATE:
             continue
-        if off_d < 0.95 * GEN_RATE and flood["denied"] > flood["denied_before"] + 0.05:
+        waited = flood["denied"] > STARVED or \
+            flood["denied"] > flood["denied_before"] + STARVED
+        if off_d < 0.95 * GEN_RATE and waited:
             continue
         assert fwd_d >= 0.95 * min(fwd_b, GEN_RATE), (g, flood)
 
