@@ -176,6 +176,7 @@ TEST(test_callbacks_run_on_the_owners_thread)
 	char err[GNTS_ERR_LEN];
 
 	assert_int_equal(attach("blue", &c, err, sizeof(err)), 0);
+	gnts_client_close(c);
 	assert_int_equal(attach("closed", &c, err, sizeof(err)), -EPERM);
 	assert_string_equal(err, "group closed");
 	assert_int_equal(S.n_attach, 2);
