@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -133,8 +134,15 @@ xnv_logsink_start(size_t bytes, char *err, size_t errlen)
 	static const cookie_io_functions_t io = { .write = sink_write };
 	static int registered;
 	pthread_condattr_t ca;
+	struct stat st;
 	int rc;
 
+	/* A regular file takes every write without waiting for a reader:
+	 * lines go straight to it, each visible as soon as it is logged. */
+	if (fstat(STDERR_FILENO, &st) == 0 && S_ISREG(st.st_mode)) {
+		rte_openlog_stream(stderr);
+		return 0;
+	}
 	rc = xnv_logbuf_init(&sink.buf, bytes);
 	if (rc < 0)
 		return start_fail(rc, err, errlen, "buffer");

@@ -14,6 +14,9 @@
  * read)" in their place.
  *
  * Before the sink starts and after it stops, DPDK writes to stderr itself.
+ * So it does throughout when stderr is a regular file: a file takes every
+ * write without waiting for a reader, and its lines are then visible the
+ * moment they are logged (only pipes, sockets and terminals can stall).
  *
  * Usage:
  *	rte_eal_init(...);
