@@ -169,7 +169,7 @@ r3=$?
 xenstore-rm $BE1; xenstore-rm $FE1
 h2=$(held)
 [ $r1 = 0 ] && echo "$e1" | grep -q 'limit` is 1 page' && echo "$e1" | grep -q gnttab_max_frames &&
-	grep -qF "attach of NF probe (pid 0) refused: $e1" $LOG && [ "$h1" = "$h0" ] &&
+	grep -F "attach of NF 'probe' (Xen domain $A device 1) refused: " $LOG | grep -qF "$e1" && [ "$h1" = "$h0" ] &&
 	[ $r2 = 0 ] && [ $r3 = 0 ] && [ "$h2" = "$h0" ] && kill -0 $CORE
 check gntalloc-limit-named $? "limit=1: '$(echo "$e1" | cut -c1-240)...'; gntalloc pages held $h0, $h1 after the refusal; limit=$lim0: attached (rc $r2), closed, pool released (rc $r3), held $h2"
 
