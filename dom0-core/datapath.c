@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The data path: port rx and NF tx rings in (the NF side: nf_rx.c),
- * steering to NF rx rings, ports or drop out.  Nothing here blocks: a packet with nowhere to go yet
- * waits in its source's pending list (the source is not polled meanwhile,
- * which is the backpressure a NIC turns into rx drops), and is dropped
- * after stall_timeout_ms.  Order within a source is kept.
+ * steering to NF rx rings, ports or drop out.  Nothing here blocks: a
+ * packet with nowhere to go yet waits in its source's pending list (the
+ * source is not polled meanwhile, which is the backpressure a NIC turns
+ * into rx drops), and is dropped after stall_timeout_ms.  Order within a
+ * source is kept.
  */
 #include <string.h>
 
