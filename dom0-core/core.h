@@ -68,6 +68,7 @@ enum xnv_drop {
 	XNV_DROP_SHUTDOWN,	/* waiting at a port when the core stopped */
 	XNV_DROP_EMPTY,		/* received frame of length 0 */
 	XNV_DROP_NF_QUOTA,	/* its NF held its quota of buffers (quota.h) */
+	XNV_DROP_LINK_DOWN,	/* to a port whose link is down */
 	XNV_DROP_N
 };
 

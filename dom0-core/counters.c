@@ -6,6 +6,7 @@
 
 #include "core.h"
 #include "counters.h"
+#include "port_drv.h"
 
 #define PORT_ROW(n, w) { #n, offsetof(struct xnv_port_counters, n), w },
 #define REC_ROW(n, w) { #n, offsetof(struct xnv_rec_counters, n), w },
@@ -36,6 +37,8 @@ xnv_port_counters(const struct xnv_core *c, uint16_t i,
 		.link_up = c->ports[i].link_up,
 		.link_changes = c->ports[i].link_changes,
 	};
+	if (c->ports[i].drv != NULL && c->ports[i].drv->counters != NULL)
+		c->ports[i].drv->counters(c, i, out);
 }
 
 void

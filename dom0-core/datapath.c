@@ -27,6 +27,7 @@ const char *const xnv_drop_names[XNV_DROP_N] = {
 	[XNV_DROP_RECLAIMED] = "reclaimed",
 	[XNV_DROP_SHUTDOWN] = "shutdown",
 	[XNV_DROP_NF_QUOTA] = "nf_quota",
+	[XNV_DROP_LINK_DOWN] = "link_down",
 };
 
 /* Resolved destination of one packet: kind in the top byte, id below. */
@@ -270,6 +271,11 @@ send_run(struct xnv_core *c, uint32_t dest, struct rte_mbuf **m, unsigned n,
 		return 0;
 	case DEST_PORT:
 		p = &c->ports[DEST_ID(dest)];
+		if (unlikely(!p->link_up)) {	/* as last read (port.h) */
+			c->drops[XNV_DROP_LINK_DOWN] += n;
+			rte_pktmbuf_free_bulk(m, n);
+			return n;
+		}
 		k = rte_eth_tx_burst(p->port_id, 0, m, (uint16_t)n);
 		if (unlikely(p->lat != NULL) && k > 0)
 			xnv_latency_record(p, m, k);
@@ -381,6 +387,30 @@ rx_reject(struct xnv_core *c, uint16_t idx, struct rte_mbuf *m)
 	rte_pktmbuf_free(m);
 }
 
+/* A frame whose outer VLAN tag the driver took out into vlan_tci (an
+ * af_packet socket always gets it so from the kernel; port_afpacket.c):
+ * the tag put back in front of the EtherType, in the headroom, so a
+ * frame leaves as it came.  The driver does not say the tag's TPID; it is
+ * written as 802.1Q (0x8100), as rte_vlan_insert() would. */
+static void __rte_cold __rte_noinline
+vlan_restore(struct rte_mbuf *m)
+{
+	uint8_t *d;
+
+	m->ol_flags &= ~(RTE_MBUF_F_RX_VLAN | RTE_MBUF_F_RX_VLAN_STRIPPED);
+	if (m->data_len < 2 * RTE_ETHER_ADDR_LEN)
+		return;
+	d = (uint8_t *)rte_pktmbuf_prepend(m, sizeof(struct rte_vlan_hdr));
+	if (d == NULL)	/* no headroom: never with the core's pools */
+		return;
+	memmove(d, d + sizeof(struct rte_vlan_hdr), 2 * RTE_ETHER_ADDR_LEN);
+	d += 2 * RTE_ETHER_ADDR_LEN;
+	d[0] = RTE_ETHER_TYPE_VLAN >> 8;
+	d[1] = RTE_ETHER_TYPE_VLAN & 0xff;
+	d[2] = (uint8_t)(m->vlan_tci >> 8);
+	d[3] = (uint8_t)(m->vlan_tci & 0xff);
+}
+
 unsigned
 xnv_rx_port(struct xnv_core *c, uint16_t idx, uint64_t now)
 {
@@ -391,7 +421,7 @@ xnv_rx_port(struct xnv_core *c, uint16_t idx, uint64_t now)
 	uint64_t rx_tsc = 0;
 	int flows;
 
-	if (!p->rx_on)
+	if (!p->rx_on || !p->started)
 		return 0;
 	if (xnv_flush_pending(c, &p->pend, now))
 		return 1;	/* waiting for room is not idleness */
@@ -413,6 +443,8 @@ xnv_rx_port(struct xnv_core *c, uint16_t idx, uint64_t now)
 	for (i = 0; i < n; i++) {
 		rte_prefetch0(xnv_priv(m[i]));
 		chain[i] = c->port_chain[idx];
+		if (unlikely(m[i]->ol_flags & RTE_MBUF_F_RX_VLAN_STRIPPED))
+			vlan_restore(m[i]);
 	}
 	if (flows)
 		xnv_flows_classify(c, m, n, chain);

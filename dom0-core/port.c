@@ -11,6 +11,7 @@
 #include <rte_ethdev.h>
 
 #include "core.h"
+#include "port_drv.h"
 
 /* 1 if the link of @p pid is up (its text in @p s, if given), else 0 */
 static uint64_t
@@ -43,6 +44,10 @@ xnv_port_open(struct xnv_core *c, uint16_t idx, char *err, size_t errlen)
 	uint16_t pid, nb_rx = pc->rx_desc, nb_tx = pc->tx_desc;
 	int rc;
 
+	p->drv = xnv_port_drv_find(pc->dev);
+	if (p->drv != NULL && p->drv->pre_probe != NULL &&
+	    (rc = p->drv->pre_probe(c, idx, err, errlen)) < 0)
+		return rc;
 	snprintf(devname, sizeof(devname), "%s", pc->dev);
 	devname[strcspn(devname, ",")] = '\0';
 	if (rte_eth_dev_get_port_by_name(devname, &pid) != 0) {
@@ -61,6 +66,8 @@ xnv_port_open(struct xnv_core *c, uint16_t idx, char *err, size_t errlen)
 	if (rc != 0)
 		goto fail;
 	memset(&conf, 0, sizeof(conf));
+	if (p->drv != NULL && p->drv->configure != NULL)
+		p->drv->configure(c, idx, &info, &conf);
 	rc = rte_eth_dev_configure(pid, 1, 1, &conf);
 	if (rc == 0)
 		rc = rte_eth_dev_adjust_nb_rx_tx_desc(pid, &nb_rx, &nb_tx);
@@ -73,10 +80,19 @@ xnv_port_open(struct xnv_core *c, uint16_t idx, char *err, size_t errlen)
 					    rte_eth_dev_socket_id(pid), NULL);
 	if (rc == 0)
 		rc = rte_eth_dev_start(pid);
+	if (rc == 0)
+		p->started = 1;
+	if (p->drv != NULL && p->drv->started != NULL) {
+		rc = p->drv->started(c, idx, rc, err, errlen);
+		if (rc < 0) {
+			xnv_port_close(c, idx);
+			return rc;
+		}
+	}
 	if (rc != 0)
 		goto fail;
-	p->started = 1;
 	p->link_up = link_read(pid, NULL, 0);
+	p->link_tsc = rte_rdtsc();
 	(void)rte_eth_promiscuous_enable(pid);
 	XLOG(INFO, "port %u %s: %s (driver %s), group %s, %s\n", idx,
 	     pc->name, pc->dev, info.driver_name,
@@ -98,6 +114,8 @@ xnv_port_close(struct xnv_core *c, uint16_t idx)
 
 	if (!rte_eth_dev_is_valid_port(p->port_id))
 		return;
+	if (p->drv != NULL && p->drv->close != NULL)
+		p->drv->close(c, idx);
 	if (p->started)
 		(void)rte_eth_dev_stop(p->port_id);
 	p->started = 0;
@@ -158,13 +176,20 @@ xnv_port_link_watch(struct xnv_core *c, uint64_t now)
 	for (i = 0; i < c->cfg.n_ports; i++) {
 		struct xnv_port *p = &c->ports[i];
 
-		if (!p->started)
+		if (!p->started) {	/* its driver may retry the start */
+			if (p->drv != NULL && p->drv->link_tick != NULL)
+				p->drv->link_tick(c, i, 0, p->link_tsc, now);
 			continue;
+		}
 		up = link_read(p->port_id, text, sizeof(text));
-		if (up == p->link_up)
-			continue;
-		p->link_up = up;
-		p->link_changes++;
-		XLOG(INFO, "port %s: link %s\n", c->cfg.ports[i].name, text);
+		if (up != p->link_up) {
+			p->link_up = up;
+			p->link_changes++;
+			p->link_tsc = now;
+			XLOG(INFO, "port %s: link %s\n", c->cfg.ports[i].name,
+			     text);
+		}
+		if (p->drv != NULL && p->drv->link_tick != NULL)
+			p->drv->link_tick(c, i, up, p->link_tsc, now);
 	}
 }

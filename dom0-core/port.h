@@ -11,6 +11,7 @@
 #include "pace.h"
 
 struct xnv_core;
+struct xnv_port_drv;
 
 struct xnv_port {
 	uint16_t port_id;		/* DPDK port id */
@@ -19,6 +20,8 @@ struct xnv_port {
 	int multiseg_said;		/* a frame above buf_size logged */
 	uint64_t link_up;		/* link state last read: 1 up */
 	uint64_t link_changes;		/* changes seen since start */
+	uint64_t link_tsc;		/* when link_up last changed */
+	const struct xnv_port_drv *drv;	/* its driver's hooks, or NULL */
 	struct xnv_pending pend;
 	uint64_t rx, tx, tx_drop;
 	uint64_t nf_quota;		/* its packets dropped: NF at quota */
