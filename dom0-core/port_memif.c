@@ -18,15 +18,15 @@
  * - A client connects only in rte_eth_dev_start() and never again: when
  *   nobody listens yet the port starts with its link down, and when the
  *   server goes away the port is stopped; link_tick() starts it again
- *   once a connect() of its own finds the server listening (every
- *   XNV_MEMIF_RETRY_MS; the driver logs each refused connect itself,
- *   so it is not asked while nobody listens).  One line per outage.
+ *   every XNV_MEMIF_RETRY_MS until it connects (the driver's line for
+ *   each refused connect kept quiet).  One line per outage.
  *
  * Not worked around (dom0-core/README.md): the driver unmaps a
  * connection's memory on the interrupt thread when the peer goes away
  * while the lcore may be inside its rx or tx burst.
  */
 #include <errno.h>
+#include <poll.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -39,12 +39,14 @@
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
 #include <rte_kvargs.h>
+#include <rte_log.h>
 
 #include "core.h"
 #include "port_drv.h"
 
 #define XNV_MEMIF_RETRY_MS 1000		/* connect tries while stopped */
 #define XNV_MEMIF_HANDSHAKE_MS 2000	/* link up after a connect, at first */
+#define XNV_MEMIF_PROBE_MS 500	/* a server's hello awaited */
 #define XNV_MEMIF_BACKOFF_MAX 4u		/* doublings of it: 32 s at most */
 #define XNV_MEMIF_DEFAULT_SOCKET "/run/memif.sock"	/* the driver's */
 #define SUN_PATH_LEN sizeof(((struct sockaddr_un *)NULL)->sun_path)
@@ -154,19 +156,27 @@ memif_addr(const struct memif_port *m, struct sockaddr_un *un)
 }
 
 /* 1 if somebody listens on @p m's socket, 0 if nobody does (refused, or
- * no such file), -errno if that cannot be told.  Never blocks. */
+ * no such file), -errno if that cannot be told.  A DPDK memif server
+ * that accepts a connection closed before its hello went out leaves the
+ * closed fd in its interrupt thread's epoll set and panics at the next
+ * change of it (memif_listener_handler's error path): so the hello is
+ * awaited, XNV_MEMIF_PROBE_MS at most, before closing. */
 static int
 memif_listening(const struct memif_port *m)
 {
 	struct sockaddr_un un;
 	socklen_t len = memif_addr(m, &un);
-	int fd, rc;
+	struct pollfd pfd = { .events = POLLIN };
+	int rc;
 
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0)
+	pfd.fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC,
+			0);
+	if (pfd.fd < 0)
 		return -errno;
-	rc = connect(fd, (struct sockaddr *)&un, len) == 0 ? 1 : -errno;
-	close(fd);
+	rc = connect(pfd.fd, (struct sockaddr *)&un, len) == 0 ? 1 : -errno;
+	if (rc == 1)
+		(void)poll(&pfd, 1, XNV_MEMIF_PROBE_MS);
+	close(pfd.fd);
 	if (rc == -ECONNREFUSED || rc == -ENOENT)
 		return 0;
 	/* a full backlog, or a listener of another socket type */
@@ -268,7 +278,8 @@ memif_pre_probe(struct xnv_core *c, uint16_t idx, char *err, size_t errlen)
 	return m->server ? server_check(c, idx, err, errlen) : 0;
 }
 
-/* A client whose connect was refused waits for its server. */
+/* A client whose start failed: its connect was refused (nobody listens
+ * yet; the driver logged it), so it waits for its server. */
 static int
 memif_started(struct xnv_core *c, uint16_t idx, int rc, char *err,
 	      size_t errlen)
@@ -278,7 +289,7 @@ memif_started(struct xnv_core *c, uint16_t idx, int rc, char *err,
 	(void)err;
 	(void)errlen;
 	m->start_tsc = rte_rdtsc();
-	if (rc == 0 || m->server || memif_listening(m) != 0)
+	if (rc == 0 || m->server)
 		return rc;
 	XLOG(INFO, "port %s: waiting for the memif server at %s%s; link down "
 	     "until it listens\n", c->cfg.ports[idx].name,
@@ -289,23 +300,32 @@ memif_started(struct xnv_core *c, uint16_t idx, int rc, char *err,
 }
 
 /* A started client whose link is down: stopped, so that link_tick()
- * connects it again; at once when the server went away, else when the
- * handshake had its time (doubled for each one that never finished). */
+ * connects it again.  After the server went away, once the link has
+ * been down for a retry period: the driver tears the connection down on
+ * its interrupt thread, and rte_eth_dev_stop() would do it again on
+ * this one; else once the handshake had its time (doubled for each one
+ * in a row that never finished). */
 static void
-client_down(struct xnv_core *c, uint16_t idx, uint64_t now)
+client_down(struct xnv_core *c, uint16_t idx, uint64_t since, uint64_t now)
 {
 	struct xnv_port *p = &c->ports[idx];
 	struct memif_port *m = &mports[idx];
-	uint64_t wait = c->tsc_hz / 1000 * XNV_MEMIF_HANDSHAKE_MS
-			<< RTE_MIN(m->fails, XNV_MEMIF_BACKOFF_MAX);
+	uint64_t ms = c->tsc_hz / 1000;
 
-	if (!m->was_up && now - m->start_tsc < wait)
+	if (!m->said && m->was_up) {
+		XLOG(INFO, "port %s: memif server at %s went away; connecting "
+		     "again when it listens\n", c->cfg.ports[idx].name,
+		     m->socket);
+		m->said = 1;
+	}
+	if (m->was_up ? now - since < ms * XNV_MEMIF_RETRY_MS :
+	    now - m->start_tsc < ms * XNV_MEMIF_HANDSHAKE_MS <<
+				 RTE_MIN(m->fails, XNV_MEMIF_BACKOFF_MAX))
 		return;
 	if (!m->said)
-		XLOG(INFO, "port %s: memif server at %s %s; connecting again "
-		     "when it listens\n", c->cfg.ports[idx].name, m->socket,
-		     m->was_up ? "went away" :
-		     "did not finish the handshake");
+		XLOG(INFO, "port %s: memif server at %s did not finish the "
+		     "handshake; connecting again\n", c->cfg.ports[idx].name,
+		     m->socket);
 	m->said = 1;
 	m->fails = m->was_up ? 0 : m->fails + 1;
 	m->was_up = 0;
@@ -314,15 +334,33 @@ client_down(struct xnv_core *c, uint16_t idx, uint64_t now)
 	m->next_tsc = now;
 }
 
+/* rte_eth_dev_start() of a client whose server may not listen yet: the
+ * driver logs each refused connect at ERR level, once a retry period
+ * without this.  Its log type is quiet for the call (a connect to a
+ * listening server is the driver's own, so no probe of ours disturbs
+ * the server while it waits). */
+static int
+start_quiet(uint16_t port_id)
+{
+	int type = rte_log_register("pmd.net.memif");
+	int level = type >= 0 ? rte_log_get_level((uint32_t)type) : -1;
+	int rc;
+
+	if (level >= 0)
+		(void)rte_log_set_level((uint32_t)type, RTE_LOG_CRIT);
+	rc = rte_eth_dev_start(port_id);
+	if (level >= 0)
+		(void)rte_log_set_level((uint32_t)type, (uint32_t)level);
+	return rc;
+}
+
 static void
 memif_link_tick(struct xnv_core *c, uint16_t idx, uint64_t up,
 		uint64_t since, uint64_t now)
 {
 	struct xnv_port *p = &c->ports[idx];
 	struct memif_port *m = &mports[idx];
-	int rc;
 
-	(void)since;
 	if (m->server)
 		return;
 	if (up) {
@@ -332,23 +370,15 @@ memif_link_tick(struct xnv_core *c, uint16_t idx, uint64_t up,
 		return;
 	}
 	if (p->started) {
-		client_down(c, idx, now);
+		client_down(c, idx, since, now);
 		return;
 	}
 	if (now < m->next_tsc)
 		return;
 	m->next_tsc = now + c->tsc_hz / 1000 * XNV_MEMIF_RETRY_MS;
-	if (memif_listening(m) != 1)
-		return;
-	rc = rte_eth_dev_start(p->port_id);
-	if (rc == 0) {
+	if (start_quiet(p->port_id) == 0) {
 		p->started = 1;
 		m->start_tsc = now;
-	} else if (!m->said) {	/* the driver logged why */
-		XLOG(WARNING, "port %s: a memif server listens at %s but the "
-		     "connect failed; trying again every %u ms\n",
-		     c->cfg.ports[idx].name, m->socket, XNV_MEMIF_RETRY_MS);
-		m->said = 1;
 	}
 }
 

@@ -148,15 +148,18 @@ def wait_link(core, up, procs=()):
                procs=[core, *procs])
 
 
-def through(env, core, name, memif, seed, huge=False):
-    """One batch testpmd -> core -> NF -> core -> testpmd: it comes back
+def round_trip(core, tp):
+    """tp's batch testpmd -> core -> NF -> core -> testpmd: it comes back
     byte for byte, in order; testpmd quits afterwards."""
-    tp = Peer(env, name, memif, make_traffic(N, seed), huge)
     wait_link(core, 1, [tp.proc])
     out = tp.forward()
     tp.quit()
-    assert len(out) == N, f"{name}: {len(out)} of {N} frames came back"
-    assert out == tp.batch, f"{name}: frames changed or reordered"
+    assert len(out) == N, f"{tp.proc.name}: {len(out)} of {N} frames came back"
+    assert out == tp.batch, f"{tp.proc.name}: frames changed or reordered"
+
+
+def through(env, core, name, memif, seed, huge=False):
+    round_trip(core, Peer(env, name, memif, make_traffic(N, seed), huge))
 
 
 def dead_socket_file(path):
@@ -273,6 +276,21 @@ def test_socket_with_listener_refused(xnv):
         with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as c:
             c.connect(str(sock))        # left alone: still listening
         s.accept()[0].close()
+
+
+def test_live_testpmd_server_refused_and_undisturbed(xnv, testpmd):
+    """The check of a server's socket connects: a DPDK memif server must
+    come out of it unharmed (it panics when a connection closes before
+    its hello went out) and still serve a client."""
+    sock = xnv.sockdir / "memif.sock"
+    where = f"socket={sock},socket-abstract=no"
+    tp = Peer(xnv, "testpmd", f"role=server,{where}", make_traffic(N, 6))
+    wait_until(sock.is_socket, 30, f"testpmd's socket {sock}", [tp.proc])
+    lines = refused(xnv, f"net_memif0,role=server,{where}")
+    assert lines == [
+        f"xnv-core: port m: another process listens on memif socket "
+        f"{sock}: stop it or name another socket="], lines
+    round_trip(memif_core(xnv, f"net_memif0,role=client,{where}"), tp)
 
 
 def test_abstract_socket_with_listener_refused(xnv):
