@@ -13,14 +13,14 @@ import subprocess
 
 import pytest
 
-from harness import CTL_BIN, ctl, wait_until, write_config, write_pcap
+from harness import CTL_BIN, ctl, scaled, wait_until, write_config, write_pcap
 
 log = logging.getLogger("xnv-it")
 
 
 def ip_link(*args):
     return subprocess.run(["ip", "link", *args], capture_output=True,
-                          text=True, timeout=10)
+                          text=True, timeout=scaled(10))
 
 
 @pytest.fixture
