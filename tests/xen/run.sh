@@ -297,6 +297,7 @@ nfdom() {	# nfdom NAME GROUP SERVICE ROLE [key [extra line]]: an NF domain's con
 nfdom nf-a blue fwd-a nf; nfdom nf-b blue fwd-b nf
 nfdom nf-r red fwd-r red service "nfv_instances = 2"
 nfdom nf-c1 blue fwd-c nf; nfdom nf-c2 blue fwd-c nf
+nfdom nf-re blue fwd-c reattach
 nfdom nf-bad blue fwd-a nf servce; nfdom nf-nosvc blue nosuch nf
 if [ "$bench" = 1 ]; then	# bench/xen/tcg/scenario.sh: @SIZE@ set per size
 	cat >"$r0/nf/bench.ini" <<-EOF
