@@ -3,7 +3,7 @@
  * net_af_packet ports: what port.c's generic setup leaves out (port_drv.h).
  *
  * DPDK 22.11's driver (drivers/net/af_packet) reads one TPACKET_V2 ring
- * per queue; two things about it need the core's help:
+ * per queue; three things about it need the core's help:
  *
  * - Frame size.  The kernel puts a frame at TPACKET_ALIGN(TPACKET2_HDRLEN
  *   + 16) - 14 = 66 bytes into its ring slot of framesz= bytes and cuts
@@ -11,15 +11,24 @@
  *   driver does not look at).  So before the probe the interface's MTU is
  *   read and the port refused unless framesz holds its largest frame (MTU
  *   + Ethernet header + one VLAN tag); the driver also wants one buffer
- *   of the group to hold framesz - 32 bytes.  The check is made at start.
+ *   of the group to hold framesz - 32 bytes.  The check is made at start;
+ *   an MTU raised later is seen at the next link watch and logged, since
+ *   frames then arrive cut and nothing counts them.
  * - Ring geometry.  The driver finds slot i at i * framesz, the kernel at
  *   (i / per block) * blocksz + (i % per block) * framesz: a blocksz that
  *   is not a multiple of framesz makes it wait for frames where none come.
  *   It polls one queue per port here, so qpairs= must be 1.
+ * - Drops.  Frames the kernel found no free slot for are counted in the
+ *   socket's PACKET_STATISTICS, which the driver never reads (its imissed
+ *   is always 0).  The core finds the driver's socket in its own fds and
+ *   adds them to rx_missed; each read resets the kernel's count, so they
+ *   are summed here, at every link watch (the kernel's count is 32 bits)
+ *   and whenever the counters are read.
  *
  * VLAN: the kernel hands every frame without its outer tag (tp_vlan_tci);
  * see afp_configure.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <net/if.h>
@@ -37,6 +46,7 @@
 #include <rte_kvargs.h>
 
 #include "core.h"
+#include "counters.h"
 #include "port_drv.h"
 
 /* Where the kernel puts an Ethernet frame in a TPACKET_V2 slot
@@ -58,7 +68,10 @@ struct afp_args {
 static struct afp_port {
 	struct afp_args a;
 	unsigned int ifindex;
-	uint32_t mtu;		/* read at start */
+	uint32_t mtu;		/* last read */
+	int have_fd;		/* fd is the driver's socket */
+	int fd;
+	uint64_t drops;		/* PACKET_STATISTICS tp_drops, summed */
 } afp[XNV_MAX_PORTS];
 
 static const char *const afp_keys[] = {
@@ -162,12 +175,13 @@ afp_geometry(const struct afp_args *a, char *err, size_t errlen)
 	return -EINVAL;
 }
 
-/* The MTU of interface @p name, 0 if it cannot be read. */
+/* The MTU of interface @p name, asked through socket @p fd (any kind
+ * will do; -1: one made here).  0 if it cannot be read. */
 static uint32_t
-afp_mtu(const char *name)
+afp_mtu(int fd, const char *name)
 {
 	struct ifreq ifr;
-	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	int s = fd >= 0 ? fd : socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	uint32_t mtu = 0;
 	int e;
 
@@ -178,7 +192,8 @@ afp_mtu(const char *name)
 	if (ioctl(s, SIOCGIFMTU, &ifr) == 0 && ifr.ifr_mtu > 0)
 		mtu = (uint32_t)ifr.ifr_mtu;
 	e = errno;
-	close(s);
+	if (fd < 0)
+		close(s);
 	errno = e;
 	return mtu;
 }
@@ -256,7 +271,7 @@ afp_pre_probe(struct xnv_core *c, uint16_t idx, char *err, size_t errlen)
 			 "exist", p->a.iface);
 		rc = -ENODEV;
 	}
-	if (rc == 0 && (p->mtu = afp_mtu(p->a.iface)) == 0) {
+	if (rc == 0 && (p->mtu = afp_mtu(-1, p->a.iface)) == 0) {
 		snprintf(why, sizeof(why), "cannot read the MTU of af_packet "
 			 "interface '%s': %s", p->a.iface, strerror(errno));
 		rc = -ENODEV;
@@ -284,8 +299,130 @@ afp_configure(struct xnv_core *c, uint16_t idx,
 		conf->rxmode.offloads |= RTE_ETH_RX_OFFLOAD_VLAN_STRIP;
 }
 
+/* The AF_PACKET socket of this process bound to @p ifindex that no other
+ * port has taken: the driver's (one per queue, qpairs=1), or -1. */
+static int
+afp_find_socket(uint16_t idx, unsigned int ifindex)
+{
+	struct sockaddr_ll sll;
+	socklen_t len;
+	struct dirent *e;
+	int fd, dom, found = -1;
+	uint16_t i;
+	DIR *d = opendir("/proc/self/fd");
+
+	if (d == NULL)
+		return -1;
+	while (found < 0 && (e = readdir(d)) != NULL) {
+		fd = atoi(e->d_name);
+		if (e->d_name[0] < '0' || e->d_name[0] > '9' || fd == dirfd(d))
+			continue;
+		len = sizeof(dom);
+		if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &len) != 0 ||
+		    dom != AF_PACKET)
+			continue;
+		len = sizeof(sll);
+		if (getsockname(fd, (struct sockaddr *)&sll, &len) != 0 ||
+		    sll.sll_ifindex != (int)ifindex)
+			continue;
+		found = fd;
+		for (i = 0; i < XNV_MAX_PORTS; i++)
+			if (i != idx && afp[i].have_fd && afp[i].fd == fd)
+				found = -1;
+	}
+	closedir(d);
+	return found;
+}
+
+/* The kernel's ring drops since the last read, added to the port's. */
+static void
+afp_read_drops(struct afp_port *p)
+{
+	struct tpacket_stats st;
+	socklen_t len = sizeof(st);
+
+	if (p->have_fd &&
+	    getsockopt(p->fd, SOL_PACKET, PACKET_STATISTICS, &st, &len) == 0)
+		p->drops += st.tp_drops;
+}
+
+static int
+afp_started(struct xnv_core *c, uint16_t idx, int rc, char *err,
+	    size_t errlen)
+{
+	const struct xnv_port_cfg *pc = &c->cfg.ports[idx];
+	struct afp_port *p = &afp[idx];
+
+	if (rc != 0) {
+		snprintf(err, errlen, "port %s: net_af_packet on %s could not "
+			 "be set up: %s (the driver's line above says why)",
+			 pc->name, p->a.iface, rte_strerror(rc < 0 ? -rc : rc));
+		return rc < 0 ? rc : -rc;
+	}
+	p->fd = afp_find_socket(idx, p->ifindex);
+	p->have_fd = p->fd >= 0;
+	if (!p->have_fd)
+		XLOG(WARNING, "port %s: the driver's socket on %s not found in "
+		     "/proc/self/fd: frames the kernel drops for want of ring "
+		     "slots are not counted\n", pc->name, p->a.iface);
+	afp_read_drops(p);	/* those since the probe */
+	return 0;
+}
+
+static void
+afp_counters(const struct xnv_core *c, uint16_t idx,
+	     struct xnv_port_counters *out)
+{
+	(void)c;
+	afp_read_drops(&afp[idx]);
+	out->rx_missed += afp[idx].drops;
+}
+
+/* Every link watch: the drops read (before the kernel's 32-bit count
+ * could wrap), and an MTU that changed since the last look said. */
+static void
+afp_link_tick(struct xnv_core *c, uint16_t idx, uint64_t up, uint64_t since,
+	      uint64_t now)
+{
+	struct afp_port *p = &afp[idx];
+	const char *name = c->cfg.ports[idx].name;
+	char why[384];
+	uint32_t mtu;
+
+	(void)up;
+	(void)since;
+	(void)now;
+	if (!p->have_fd)
+		return;
+	afp_read_drops(p);
+	mtu = afp_mtu(p->fd, p->a.iface);
+	if (mtu == 0 || mtu == p->mtu)
+		return;
+	p->mtu = mtu;
+	if (afp_fits(c, idx, mtu, why, sizeof(why)) < 0)
+		XLOG(WARNING, "port %s: %s; until the core restarts so, "
+		     "longer frames arrive cut, uncounted\n", name, why);
+	else
+		XLOG(INFO, "port %s: interface %s MTU now %" PRIu32 ", its "
+		     "frames fit framesz=%" PRIu32 "\n", name, p->a.iface, mtu,
+		     p->a.framesz);
+}
+
+/* The last drops read while the driver's socket is still open. */
+static void
+afp_close(struct xnv_core *c, uint16_t idx)
+{
+	(void)c;
+	afp_read_drops(&afp[idx]);
+	afp[idx].have_fd = 0;
+}
+
 const struct xnv_port_drv xnv_port_drv_afpacket = {
 	.prefix = "net_af_packet",
 	.pre_probe = afp_pre_probe,
 	.configure = afp_configure,
+	.started = afp_started,
+	.counters = afp_counters,
+	.link_tick = afp_link_tick,
+	.close = afp_close,
 };
