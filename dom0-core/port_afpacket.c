@@ -288,7 +288,8 @@ afp_pre_probe(struct xnv_core *c, uint16_t idx, char *err, size_t errlen)
  * with rte_vlan_insert(), which refuses the core's external buffers
  * (one "Failed to reinsert VLAN tag" per frame, the tag lost); asked to
  * strip, it leaves the tag in vlan_tci, and the core's rx puts it back
- * (datapath.c, vlan_restore). */
+ * (datapath.c, vlan_restore).  The driver does not pass the tag's TPID
+ * on (tp_vlan_tpid): an 802.1ad (0x88a8) outer tag comes back as 0x8100. */
 static void
 afp_configure(struct xnv_core *c, uint16_t idx,
 	      const struct rte_eth_dev_info *info, struct rte_eth_conf *conf)

@@ -3,13 +3,18 @@
 
 xnv-core runs an af_packet port on end A with the chain
 `fwd-a -> fwd-b -> <the same port>`; the test sends on end B and captures
-what comes back on B.  It shows: an interface MTU that framesz= cannot
-hold is refused at start with the fix, and with the fix a 9018-byte frame
-passes whole; bad devargs and ring geometry are one line each; frames the
-kernel drops for want of ring slots are counted in rx_missed exactly; an
-MTU raised later is logged.  Frames sent on B are built with scapy; the
-capture on B reads the kernel's VLAN auxdata so it sees the tags as they
-were on the wire (as libpcap does)."""
+what comes back on B.  It shows: frames of every kind (802.1Q, priority
+tags, QinQ, IPv6, ARP, LLC/SNAP; 42 to 1518 bytes) come back byte for
+byte, VLAN tags included (the kernel hands them up apart, the core puts
+them back: datapath.c, vlan_restore), with no "Failed to reinsert" from
+the driver; an 802.1ad outer tag comes back as 802.1Q (documented
+limitation); an interface MTU that framesz= cannot hold is refused at
+start with the fix, and with the fix a 9018-byte frame passes whole;
+frames the kernel drops for want of ring slots are counted in rx_missed
+exactly; an MTU raised later is logged.  Frames sent on B are built with
+scapy; the capture on B reads the kernel's VLAN auxdata so it sees the
+tags as they were on the wire (as libpcap does)."""
+import collections
 import logging
 import os
 import re
@@ -173,6 +178,73 @@ def round_trip(core, veth, frames):
     return back[:-1]
 
 
+def frame_kinds():
+    """{kind: [frame, ...]}: each kind in a few sizes, every frame distinct."""
+    from scapy.layers.inet import IP, UDP
+    from scapy.layers.inet6 import IPv6
+    from scapy.layers.l2 import ARP, LLC, SNAP, Dot1AD, Dot1Q, Dot3, Ether
+
+    eth = Ether(src=SRC, dst=DST)
+    udp4 = IP(src="10.0.0.1", dst="10.0.0.2") / UDP(sport=1000, dport=2000)
+    udp6 = IPv6(src="2001:db8::1", dst="2001:db8::2") / UDP(sport=1000,
+                                                           dport=2000)
+    heads = {
+        "untagged": eth / udp4,
+        "802.1Q vlan 100": eth / Dot1Q(vlan=100) / udp4,
+        "802.1Q prio 7 DEI vlan 4094":
+        eth / Dot1Q(prio=7, dei=1, vlan=4094) / udp4,
+        "priority tag (vlan 0 prio 5)": eth / Dot1Q(prio=5, vlan=0) / udp4,
+        "QinQ 802.1Q/802.1Q": eth / Dot1Q(vlan=100) / Dot1Q(vlan=200) / udp4,
+        "IPv6/UDP": eth / udp6,
+        "802.1Q IPv6": eth / Dot1Q(vlan=7) / udp6,
+        "802.1ad/802.1Q": Ether(src=SRC, dst=DST, type=0x88a8)
+        / Dot1AD(vlan=300) / Dot1Q(vlan=100) / udp4,
+    }
+    kinds = {}
+    for name, head in heads.items():
+        hdr = bytes(head)
+        # MTU + 14, + 4 when 802.1Q tagged (what a packet socket may send)
+        sizes = [60, 333, 1518 if hdr[12:14] == b"\x81\x00" else 1514]
+        kinds[name] = [hdr + bytes([i]) * (n - len(hdr))
+                       for i, n in enumerate(sizes)]
+    arp = bytes(Ether(src=SRC, dst="ff:ff:ff:ff:ff:ff") / ARP(
+        hwsrc=SRC, psrc="10.0.0.1", pdst="10.0.0.2"))
+    kinds["ARP"] = [arp, arp + bytes(60 - len(arp))]       # 42 and 60 B
+    llc = Dot3(src=SRC, dst=DST) / LLC() / SNAP(OUI=0x0000f8, code=0x1234)
+    kinds["LLC/SNAP"] = [bytes(llc / (bytes([i]) * n))
+                         for i, n in enumerate((38, 400, 1492))]
+    return kinds
+
+
+def as_8021q(frame):
+    """The frame with its outer TPID written as 802.1Q (0x8100)."""
+    return frame[:12] + b"\x81\x00" + frame[14:]
+
+
+def test_every_kind_of_frame_comes_back_byte_identical(xnv, veth):
+    kinds = frame_kinds()
+    frames = [f for fs in kinds.values() for f in fs]
+    core = start(xnv, veth)
+    back = round_trip(core, veth, frames)
+    want = collections.Counter(f for k, fs in kinds.items() for f in fs
+                               if not k.startswith("802.1ad"))
+    # Limitation (docs/DESIGN.md, af_packet ports): the kernel reports an
+    # 802.1ad outer tag's TPID (tp_vlan_tpid) but DPDK 22.11's driver
+    # passes on only the TCI, so the core puts the tag back as 802.1Q:
+    # 0x88a8 comes back 0x8100, every other byte as sent.
+    want.update(as_8021q(f) for f in kinds["802.1ad/802.1Q"])
+    got = collections.Counter(back)
+    assert got == want, {
+        "missing": [f"{len(f)} B {f[:18].hex()}" for f in want - got],
+        "unexpected": [f"{len(f)} B {f[:18].hex()}" for f in got - want]}
+    assert not any(f[12:14] == b"\x88\xa8" for f in back)
+    assert "Failed to reinsert" not in core.log()
+    assert core.stop() == 0
+    port = core.stats()["ports"][0]
+    assert (port["rx"], port["tx"], port["rx_missed"]) == (
+        len(frames) + 1, len(frames) + 1, 0), port
+
+
 BAD_DEVARGS = [
     (",iface=xnvnosuch0", r"af_packet interface 'xnvnosuch0' does not exist"),
     (",iface=xnvnosuch0,qpairs=2", r"qpairs=2: xnv-core polls one queue per "
@@ -186,8 +258,9 @@ BAD_DEVARGS = [
      r"frames per block \(blocksz / framesz = 2\)"),
     (",iface=xnvnosuch0,framesz=2k", r"framesz=2k: must be a number from 1 to "
      r"1073741824"),
-    (",iface=xnvnosuch0,mtu=9000", r"an unknown key or no '=' in its devargs \(net_af_packet "
-     r"knows iface, qpairs, blocksz, framesz, framecnt, qdisc_bypass\)"),
+    (",iface=xnvnosuch0,mtu=9000", r"an unknown key or no '=' in its "
+     r"devargs \(net_af_packet knows iface, qpairs, blocksz, framesz, "
+     r"framecnt, qdisc_bypass\)"),
     ("", r"af_packet needs one iface= \(e\.g\. "
      r"net_af_packet0,iface=eth1\)"),
 ]
