@@ -42,7 +42,7 @@ reattach)
 		F=$!
 		j=0
 		while ! grep -q 'attached as' /tmp/f.log && kill -0 $F 2>/dev/null &&
-			[ $j -lt 300 ]; do sleep 0.1; j=$((j + 1)); done
+			[ $j -lt 1200 ]; do sleep 0.1; j=$((j + 1)); done
 		if grep -q 'attached as' /tmp/f.log; then ok=$((ok + 1))
 		else no=$((no + 1)); echo "xt-reattach $i: $(tail -n 1 /tmp/f.log)"; fi
 		kill $F 2>/dev/null

@@ -102,7 +102,7 @@ check pool-back-to-full $? "blue $(grp blue 6)/$(grp blue 4) free, red $(grp red
 xnv-xl create /domU/nf-re.cfg >/tmp/xl-re.log 2>&1
 RL=/var/log/xen/console/guest-nf-re.log
 echo "XT: t=$(cut -d' ' -f1 /proc/uptime)s reattach phase"
-wait_for 400 grep -q 'xt-reattach: ' $RL
+wait_for 900 grep -q 'xt-reattach: ' $RL
 ok=$?
 res=$(grep -o 'xt-reattach: .*' $RL | tr -d '\r')
 [ $ok = 0 ] && [ "$res" = "xt-reattach: 30 attached, 0 refused of 30" ] &&
