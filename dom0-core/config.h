@@ -77,7 +77,11 @@
  *                               ; as a bad descriptor ("policy").  Steps
  *                               ; of a chain (XNV_NEXT) are always allowed
  *   [port in]                   ; a DPDK port, by name (index = order)
- *   dev = net_pcap0,rx_pcap=in.pcap   ; vdev devargs or a PCI address
+ *   dev = net_pcap0,rx_pcap=in.pcap   ; vdev devargs or a PCI address;
+ *                               ; net_af_packet: framesz must hold the
+ *                               ; interface's MTU + 84 B, buf_size
+ *                               ; framesz + 96 B, else it is refused at
+ *                               ; start with the fix (port_afpacket.c)
  *   group = blue                ; trust group its packets land in
  *   chain = fwd-a -> fwd-b -> out     ; default chain: services, ports, drop
  *   rx_start = chain-ready      ; or "immediately"

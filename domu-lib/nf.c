@@ -37,8 +37,9 @@ usage(const char *prog)
 		"  --service NAME   service this NF provides (env XNV_SERVICE; required\n"
 		"                   in host mode; in a Xen domain its nfv_service)\n"
 		"  --group NAME     trust group (env XNV_GROUP; default \"0\"; in a Xen\n"
-		"                   domain its nfv_trust_group)\n"
-		"  --name NAME      instance name for logs (default SERVICE-PID)\n"
+		"                   domain not allowed: its nfv_trust_group)\n"
+		"  --name NAME      instance name for logs (default SERVICE-PID; in a\n"
+		"                   Xen domain not allowed: <domain name>.<device>)\n"
 		"  --socket PATH    xnv-core socket (env XNV_SOCKET; default %s)\n"
 		"  --backend B      auto (default), host (unix socket) or xen (XenStore\n"
 		"                   + grant refs; auto picks xen in a Xen domain that\n"
@@ -213,10 +214,19 @@ fill_req(const struct attach_opts *ao, const struct gnts_cli_ops *ops,
 		nf->reattach = ao->reattach[0] == '1';
 	}
 	if (ops->flags & GNTS_CLI_DOMAIN_NAMES) {
-		/* The domain's config names service, group and instance;
-		 * given ones are checked against it by the core. */
+		/* The domain's config names group and instance (a guest
+		 * cannot choose them); a service given is checked against
+		 * it by the core. */
+		if (group != NULL || ao->name != NULL) {
+			LOG("%s: in a Xen domain the %s comes from the "
+			    "domain's config (%s), not the NF", group != NULL ?
+			    "--group / XNV_GROUP" : "--name", group != NULL ?
+			    "trust group" : "instance name", group != NULL ?
+			    "nfv_trust_group" : "<domain name>.<device>");
+			return -EINVAL;
+		}
 		service = service != NULL ? service : "";
-		group = group != NULL ? group : "";
+		group = "";
 	} else if (service == NULL) {
 		LOG("no service given: use --service NAME or XNV_SERVICE");
 		return -EINVAL;
@@ -338,7 +348,8 @@ xnv_nf_init(int argc, char **argv, struct xnv_nf **out)
 	nf->req = req;
 	snprintf(nf->group, sizeof(nf->group), "%s", req.group);
 	if (rc < 0) {
-		LOG("%s: attach refused: %s", nf->name, err);
+		LOG("%s: attach refused: %s", nf->name[0] ? nf->name :
+		    "NF (Xen domain)", err);
 		free(nf);
 		return rc;
 	}

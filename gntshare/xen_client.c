@@ -33,6 +33,9 @@ struct gnts_xen_client {
 	uint64_t next_check_ns;
 };
 
+/* Attach attempts of this process (part of each request id). */
+static unsigned rid_seq;
+
 /* How often the NF looks at the backend state (a XenStore read). */
 #define CHECK_EVERY_NS 20000000ull
 
@@ -46,13 +49,20 @@ now_ns(void)
 }
 
 static char *
-xget(struct gnts_xen_client *c, const char *dir, const char *node,
-     unsigned *len)
+xget_t(struct gnts_xen_client *c, xs_transaction_t t, const char *dir,
+       const char *node, unsigned *len)
 {
 	char path[160];
 
 	snprintf(path, sizeof(path), "%s/%s", dir, node);
-	return xs_read(c->xs, XBT_NULL, path, len);
+	return xs_read(c->xs, t, path, len);
+}
+
+static char *
+xget(struct gnts_xen_client *c, const char *dir, const char *node,
+     unsigned *len)
+{
+	return xget_t(c, XBT_NULL, dir, node, len);
 }
 
 static int
@@ -171,6 +181,49 @@ pick_device(struct gnts_xen_client *c, int devid, char *err, size_t errlen)
 	return -ENODEV;
 }
 
+/* The backend's state, if its request-id is @p rid, else -1; the two
+ * read in one transaction, so a state is never paired with the id of
+ * another answer (the core writes both in one transaction too).  The
+ * core's reason in @p err with a Closed state. */
+static long
+read_answer(struct gnts_xen_client *c, const char *rid, char *err,
+	    size_t errlen)
+{
+	xs_transaction_t t;
+	unsigned n = 0, m = 0, k = 0;
+	char *st, *id, *why;
+	long v = -1;
+
+	t = xs_transaction_start(c->xs);
+	if (t == XBT_NULL)
+		return -1;
+	st = xget_t(c, t, c->be, GNTS_XS_STATE, &n);
+	id = xget_t(c, t, c->be, GNTS_XS_REQUEST_ID, &m);
+	why = xget_t(c, t, c->be, GNTS_XS_ERROR, &k);
+	/* Reads in a transaction are not a snapshot: xenstored checks at
+	 * the end that none of the nodes changed since (else EAGAIN), so
+	 * the transaction is committed, not abandoned, and a changed
+	 * answer is read again at the next poll. */
+	if (!xs_transaction_end(c->xs, t, false)) {
+		free(st);
+		free(id);
+		free(why);
+		return -1;
+	}
+	if (st != NULL && id != NULL && strlen(rid) == m &&
+	    memcmp(id, rid, m) == 0) {
+		v = n > 0 && n < 3 ? strtol(st, NULL, 10) : -1;
+		if (why != NULL && k > 0)
+			snprintf(err, errlen, "%.*s", (int)k, why);
+		else
+			snprintf(err, errlen, "refused");
+	}
+	free(st);
+	free(id);
+	free(why);
+	return v;
+}
+
 /* Wait until the backend answered request @p rid: 0 connected, else the
  * core's refusal in @p err. */
 static int
@@ -178,29 +231,22 @@ wait_answer(struct gnts_xen_client *c, const char *rid, unsigned timeout_ms,
 	    char *err, size_t errlen)
 {
 	struct timespec ts = { 0, 2000000 };
-	char got[24];
 	unsigned waited = 0;
 	long st;
 
 	for (;;) {
-		st = xget_num(c, c->be, GNTS_XS_STATE);
-		if (xget_str(c, c->be, GNTS_XS_REQUEST_ID, got,
-			     sizeof(got)) == 0 &&
-		    strcmp(got, rid) == 0) {
-			if (st == GNTS_XB_CONNECTED)
-				return 0;
-			if (st == GNTS_XB_CLOSED) {
-				if (xget_str(c, c->be, GNTS_XS_ERROR, err,
-					     errlen) < 0)
-					snprintf(err, errlen, "refused");
-				return -ECONNREFUSED;
-			}
+		st = read_answer(c, rid, err, errlen);
+		if (st == GNTS_XB_CONNECTED) {
+			err[0] = '\0';
+			return 0;
 		}
+		if (st == GNTS_XB_CLOSED)
+			return -ECONNREFUSED;
 		if (waited >= timeout_ms) {
 			snprintf(err, errlen, "xnv-core did not answer within "
 				 "%u ms (backend %s state %ld; is xnv-core "
 				 "running with --backend xen?)", timeout_ms,
-				 c->be, st);
+				 c->be, xget_num(c, c->be, GNTS_XS_STATE));
 			return -ETIMEDOUT;
 		}
 		nanosleep(&ts, NULL);
@@ -318,12 +364,13 @@ xen_cli_attach(const struct gnts_cli_cfg *cfg, struct gnts_attach_req *req,
 	rc = pick_device(c, cfg->dev, err, errlen);
 	if (rc < 0)
 		goto fail;
-	/* A fresh request id: the core's answer names it. */
-	snprintf(rid, sizeof(rid), "%d.%ld", (int)getpid(),
-		 (long)time(NULL));
+	/* A fresh request id: the core's answer names it.  Unique in the
+	 * domain: pid, a per-process count and the clock (a reused pid
+	 * starts its count again, at another time).  At most 23 bytes. */
+	snprintf(rid, sizeof(rid), "%x.%x.%x", (unsigned)getpid() & 0xffffff,
+		 ++rid_seq & 0xffff, (unsigned)(now_ns() & 0xffffffffu));
 	snprintf(num, sizeof(num), "%u", req->alloc_bufs);
-	if ((rc = xput(c, GNTS_XS_NAME, req->name)) < 0 ||
-	    (rc = xput(c, GNTS_XS_SERVICE, req->service)) < 0 ||
+	if ((rc = xput(c, GNTS_XS_SERVICE, req->service)) < 0 ||
 	    (rc = xput(c, GNTS_XS_ALLOC_BUFS, num)) < 0 ||
 	    (rc = xput(c, GNTS_XS_REQUEST_ID, rid)) < 0 ||
 	    (rc = xput(c, GNTS_XS_STATE,

@@ -2,8 +2,9 @@
 /*
  * xen backend, Dom0 side: what an attached guest reads (xen.h draws the
  * nodes): the ring region's refs, the pool's refs through granted
- * directory pages, the geometry, in one XenStore transaction.  Also the
- * one XenStore writer of the Dom0 side.
+ * directory pages, the geometry, in one XenStore transaction; a refusal
+ * (error, request-id, Closed) in one too.  Also the one XenStore writer
+ * of the Dom0 side.
  */
 #include <endian.h>
 #include <errno.h>
@@ -104,45 +105,109 @@ grant_strings(struct xdev *d, const struct gnts_attach_rsp *rsp, char *rstr,
 	return 0;
 }
 
+/* What gnts_xen_publish writes. */
+struct answer {
+	struct xdev *d;
+	const struct gnts_attach_rsp *rsp;
+	const char *name, *rid, *why;
+	const char *rstr, *dstr;
+	uint32_t nr, np;
+};
+
+static int
+write_connected(struct gnts_xen_server *s, xs_transaction_t t,
+		const struct answer *a)
+{
+	const struct gnts_attach_rsp *rsp = a->rsp;
+	const char *be = a->d->be;
+	int rc;
+
+	rc = gnts_xs_write(s, t, be, GNTS_XS_RING_REF, "%s", a->rstr);
+	rc |= gnts_xs_write(s, t, be, GNTS_XS_RING_PAGES, "%u", a->nr);
+	rc |= gnts_xs_write(s, t, be, GNTS_XS_RING_SIZE, "%u", rsp->ring_size);
+	rc |= gnts_xs_write(s, t, be, GNTS_XS_POOL_DIR_REFS, "%s", a->dstr);
+	rc |= gnts_xs_write(s, t, be, GNTS_XS_POOL_PAGES, "%u", a->np);
+	rc |= gnts_xs_write(s, t, be, GNTS_XS_POOL_BUFS, "%u", rsp->pool_bufs);
+	rc |= gnts_xs_write(s, t, be, GNTS_XS_BUF_SIZE, "%u", rsp->buf_size);
+	rc |= gnts_xs_write(s, t, be, GNTS_XS_SERVICE_ID, "%u",
+			    rsp->service_id);
+	rc |= gnts_xs_write(s, t, be, GNTS_XS_NF_ID, "%u", rsp->nf_id);
+	rc |= gnts_xs_write(s, t, be, GNTS_XS_NF_NAME, "%s", a->name);
+	rc |= gnts_xs_write(s, t, be, GNTS_XS_N_PORTS, "%u", rsp->n_ports);
+	rc |= gnts_xs_write(s, t, be, GNTS_XS_REQUEST_ID, "%s", a->rid);
+	rc |= gnts_xs_write(s, t, be, GNTS_XS_ERROR, "%s", "");
+	rc |= gnts_xs_write(s, t, be, GNTS_XS_STATE, "%d",
+			    GNTS_XB_CONNECTED);
+	return rc;
+}
+
+static int
+write_closed(struct gnts_xen_server *s, xs_transaction_t t,
+	     const struct answer *a)
+{
+	int rc;
+
+	rc = gnts_xs_write(s, t, a->d->be, GNTS_XS_ERROR, "%s", a->why);
+	if (a->rid[0] != '\0')
+		rc |= gnts_xs_write(s, t, a->d->be, GNTS_XS_REQUEST_ID, "%s",
+				    a->rid);
+	rc |= gnts_xs_write(s, t, a->d->be, GNTS_XS_STATE, "%d",
+			    GNTS_XB_CLOSED);
+	return rc;
+}
+
+/* @p fill's writes in one transaction, again while XenStore says EAGAIN
+ * (another writer came between), at most 16 times: a guest reads an
+ * answer (state, request-id, error, refs) whole or not at all. */
+static int
+in_transaction(struct gnts_xen_server *s, const struct answer *a,
+	       int (*fill)(struct gnts_xen_server *, xs_transaction_t,
+			   const struct answer *))
+{
+	xs_transaction_t t;
+	int rc, tries;
+
+	for (tries = 0; tries < 16; tries++) {
+		t = xs_transaction_start(s->xs);
+		if (t == XBT_NULL)
+			break;
+		rc = fill(s, t, a);
+		if (xs_transaction_end(s->xs, t, rc != 0))
+			return rc == 0 ? 0 : -EIO;
+		if (errno != EAGAIN)
+			break;
+	}
+	return -EIO;
+}
+
 int
 gnts_xen_publish(struct gnts_xen_server *s, struct xdev *d,
 	const struct gnts_attach_rsp *rsp, const char *name, const char *rid,
 	char *err, size_t errlen)
 {
 	static char rstr[VAL_MAX], dstr[VAL_MAX];
-	uint32_t nr = 0, np = 0;
-	xs_transaction_t t;
-	int rc, tries;
+	struct answer a = { .d = d, .rsp = rsp, .name = name, .rid = rid,
+			    .rstr = rstr, .dstr = dstr };
+	int rc;
 
 	gnts_region_lock();
-	rc = grant_strings(d, rsp, rstr, dstr, VAL_MAX, &nr, &np, err, errlen);
+	rc = grant_strings(d, rsp, rstr, dstr, VAL_MAX, &a.nr, &a.np, err,
+			   errlen);
 	gnts_region_unlock();
 	if (rc < 0)
 		return rc;
-	for (tries = 0; tries < 16; tries++) {
-		t = xs_transaction_start(s->xs);
-		if (t == XBT_NULL)
-			break;
-		rc = gnts_xs_write(s, t, d->be, GNTS_XS_RING_REF, "%s", rstr);
-		rc |= gnts_xs_write(s, t, d->be, GNTS_XS_RING_PAGES, "%u", nr);
-		rc |= gnts_xs_write(s, t, d->be, GNTS_XS_RING_SIZE, "%u", rsp->ring_size);
-		rc |= gnts_xs_write(s, t, d->be, GNTS_XS_POOL_DIR_REFS, "%s", dstr);
-		rc |= gnts_xs_write(s, t, d->be, GNTS_XS_POOL_PAGES, "%u", np);
-		rc |= gnts_xs_write(s, t, d->be, GNTS_XS_POOL_BUFS, "%u", rsp->pool_bufs);
-		rc |= gnts_xs_write(s, t, d->be, GNTS_XS_BUF_SIZE, "%u", rsp->buf_size);
-		rc |= gnts_xs_write(s, t, d->be, GNTS_XS_SERVICE_ID, "%u", rsp->service_id);
-		rc |= gnts_xs_write(s, t, d->be, GNTS_XS_NF_ID, "%u", rsp->nf_id);
-		rc |= gnts_xs_write(s, t, d->be, GNTS_XS_NF_NAME, "%s", name);
-		rc |= gnts_xs_write(s, t, d->be, GNTS_XS_N_PORTS, "%u", rsp->n_ports);
-		rc |= gnts_xs_write(s, t, d->be, GNTS_XS_REQUEST_ID, "%s", rid);
-		rc |= gnts_xs_write(s, t, d->be, GNTS_XS_ERROR, "%s", "");
-		rc |= gnts_xs_write(s, t, d->be, GNTS_XS_STATE, "%d", GNTS_XB_CONNECTED);
-		if (xs_transaction_end(s->xs, t, rc != 0))
-			return rc == 0 ? 0 : -EIO;
-		if (errno != EAGAIN)
-			break;
-	}
+	if (in_transaction(s, &a, write_connected) == 0)
+		return 0;
 	snprintf(err, errlen, "cannot write the backend nodes: %s",
 		 strerror(errno));
 	return -EIO;
+}
+
+int
+gnts_xen_answer_closed(struct gnts_xen_server *s, struct xdev *d,
+		       const char *rid, const char *why)
+{
+	struct answer a = { .d = d, .rid = rid, .why = why };
+
+	return in_transaction(s, &a, write_closed);
 }

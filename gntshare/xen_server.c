@@ -90,11 +90,10 @@ refuse(struct gnts_xen_server *s, struct xdev *d, const char *why)
 
 	gnts_log(GNTS_LOG_WARNING, "domain %u device %u: %s", d->domid,
 		 d->devid, why);
-	(void)gnts_xs_write(s, XBT_NULL, d->be, GNTS_XS_ERROR, "%s", why);
-	if (xread(s, d->fe, GNTS_XS_REQUEST_ID, rid, sizeof(rid)) == 0)
-		(void)gnts_xs_write(s, XBT_NULL, d->be, GNTS_XS_REQUEST_ID,
-				    "%s", rid);
-	set_state(s, d, GNTS_XB_CLOSED);
+	if (xread(s, d->fe, GNTS_XS_REQUEST_ID, rid, sizeof(rid)) < 0)
+		rid[0] = '\0';
+	if (gnts_xen_answer_closed(s, d, rid, why) < 0)
+		set_state(s, d, GNTS_XB_CLOSED);
 }
 
 static void
@@ -107,8 +106,9 @@ drop_connection(struct gnts_xen_server *s, struct xdev *d)
 		s->cb.death(s->ctx, d->dom);
 }
 
-/* The request of device @p d: service and group from its domain config
- * (written by xnv-xl), name and alloc-bufs from the guest. */
+/* The request of device @p d: service, group and instance name from its
+ * domain config (written by xnv-xl), alloc-bufs from the guest.  A name
+ * the guest writes is not used: no guest can take another's name. */
 static int
 read_request(struct gnts_xen_server *s, struct xdev *d,
 	     struct gnts_attach_req *req, int with_guest, char *err,
@@ -135,8 +135,6 @@ read_request(struct gnts_xen_server *s, struct xdev *d,
 			*p = '_';
 	if (!with_guest)
 		return 0;
-	if (xread(s, d->fe, GNTS_XS_NAME, v, sizeof(v)) == 0 && v[0] != '\0')
-		snprintf(req->name, sizeof(req->name), "%s", v);
 	if (xread(s, d->fe, GNTS_XS_SERVICE, v, sizeof(v)) == 0 &&
 	    v[0] != '\0' &&
 	    strcmp(v, req->service) != 0) {
@@ -216,6 +214,19 @@ do_check(struct gnts_xen_server *s, struct xdev *d, int be)
 		set_state(s, d, GNTS_XB_INITWAIT);
 }
 
+/* The guest asks again (a request-id the backend has not answered)
+ * while the core still counts it connected: the NF that had it went
+ * without closing the device (or the core missed its Closed). */
+static int
+new_request(struct gnts_xen_server *s, struct xdev *d)
+{
+	char rid[24], done[24];
+
+	return xread(s, d->fe, GNTS_XS_REQUEST_ID, rid, sizeof(rid)) == 0 &&
+	       xread(s, d->be, GNTS_XS_REQUEST_ID, done, sizeof(done)) == 0 &&
+	       strcmp(rid, done) != 0;
+}
+
 static void
 step(struct gnts_xen_server *s, struct xdev *d)
 {
@@ -223,13 +234,19 @@ step(struct gnts_xen_server *s, struct xdev *d)
 	int fe = xread_num(s, d->fe, GNTS_XS_STATE);
 
 	if (d->attached) {
-		if (fe == GNTS_XB_CLOSING || fe == GNTS_XB_CLOSED || fe < 0) {
-			gnts_log(GNTS_LOG_INFO, "domain %u device %u: the NF "
-				 "closed it", d->domid, d->devid);
-			drop_connection(s, d);
-			set_state(s, d, GNTS_XB_CLOSED);
-		}
-		return;
+		int again = fe == GNTS_XB_INITIALISED && new_request(s, d);
+
+		if (fe != GNTS_XB_CLOSING && fe != GNTS_XB_CLOSED && fe >= 0 &&
+		    !again)
+			return;
+		gnts_log(GNTS_LOG_INFO, "domain %u device %u: %s", d->domid,
+			 d->devid, again ? "a new request replaces the "
+			 "connected NF" : "the NF closed it");
+		drop_connection(s, d);
+		set_state(s, d, GNTS_XB_CLOSED);
+		if (!again)
+			return;
+		be = GNTS_XB_CLOSED;
 	}
 	if (d->fresh || be == GNTS_XB_INITIALISING) {
 		d->fresh = 0;

@@ -51,4 +51,9 @@ int gnts_xen_publish(struct gnts_xen_server *s, struct xdev *d,
 		     const struct gnts_attach_rsp *rsp, const char *name,
 		     const char *rid, char *err, size_t errlen);
 
+/* Refuse request @p rid ("": none named) of @p d: error = @p why,
+ * request-id, state Closed, in one transaction.  0 or -EIO. */
+int gnts_xen_answer_closed(struct gnts_xen_server *s, struct xdev *d,
+			   const char *rid, const char *why);
+
 #endif

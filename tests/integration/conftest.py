@@ -24,7 +24,7 @@ import subprocess
 import pytest
 
 # harness puts the xnv package (dom0-core/python) on sys.path
-from harness import BUILD, CORE_BIN, FWD_BIN, PROBE_SRC, REPO, xnv_env
+from harness import BUILD, CORE_BIN, FWD_BIN, PROBE_SRC, REPO, scaled, xnv_env
 from xnv.hugepages import HUGE_DIR, NR_HUGE, hugetlbfs_mounts, meminfo, mount_hugetlbfs, umount
 
 HUGE_WANT = 256                     # 2 MiB pages we try to have in total
@@ -123,10 +123,10 @@ def probe_bin(tmp_path_factory):
     cmd = [os.environ.get("CC", "cc"), "-std=c11", "-D_GNU_SOURCE", "-O2",
            "-Wall", "-I", REPO / "gntshare" / "include", "-I", REPO / "gntshare",
            "-o", out, PROBE_SRC, BUILD / "lib" / "libgntshare.a"]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=scaled(120))
     if r.returncode != 0:       # a sanitizer build (make SAN=1) of the library
         r = subprocess.run(cmd + ["-fsanitize=address,undefined"],
-                           capture_output=True, text=True, timeout=120)
+                           capture_output=True, text=True, timeout=scaled(120))
     assert r.returncode == 0, f"cannot build xnv-probe:\n{r.stderr}"
     log.warning("%s missing or stale: compiled %s", built, out)
     return out

@@ -30,7 +30,7 @@ if str(REPO / "dom0-core" / "python") not in sys.path:
 import xnv.telemetry  # noqa: E402
 from traffic import read_pcap, write_pcap  # noqa: E402
 from xnv.hugepages import hugetlbfs_mounts, meminfo  # noqa: E402,F401 (tests import them from here)
-from xnv.procs import Proc as _Proc, stop_all, wait_until  # noqa: E402
+from xnv.procs import Proc as _Proc, scaled, stop_all, wait_until  # noqa: E402,F401
 
 BUILD = Path(os.environ.get("XNV_BUILD") or REPO / "build").resolve()
 CORE_BIN = BUILD / "bin" / "xnv-core"
@@ -222,7 +222,7 @@ class XnvEnv:
         socket = Path(socket or self.socket)
         name = self._unique(name)
         argv = [*wrapper, binary or CORE_BIN, *eal, "--", "--config", config,
-                "--socket", socket, "--duration", duration]
+                "--socket", socket, "--duration", round(scaled(duration))]
         if idle_exit is not None:
             argv += ["--idle-exit", idle_exit]
         stats = None
@@ -250,7 +250,8 @@ class XnvEnv:
         """Run a short command to completion (killed on timeout); `input`:
         text for its stdin."""
         return subprocess.run([str(a) for a in argv], capture_output=True,
-                              text=True, timeout=timeout, cwd=self.dir,
+                              text=True, timeout=scaled(timeout),
+                              cwd=self.dir,
                               input=input,
                               env=env if env is not None else nf_env())
 
@@ -327,10 +328,11 @@ class Telemetry(xnv.telemetry.Telemetry):
     def __init__(self, core, timeout=5):
         m = re.search(r"EAL runtime directory (\S+)", core.log())
         assert m, f"no EAL runtime directory in the core's log:\n{core.log()[-2000:]}"
-        super().__init__(Path(m.group(1)) / "dpdk_telemetry.v2", timeout)
+        super().__init__(Path(m.group(1)) / "dpdk_telemetry.v2",
+                         scaled(timeout))
 
     def __call__(self, cmd, params=None, busy_timeout=30):
-        return self.call(cmd, params, busy_timeout)
+        return self.call(cmd, params, scaled(busy_timeout))
 
 
 def nf_infos(t):
@@ -375,10 +377,10 @@ def testnf_bin():
         cmd = [os.environ.get("CC", "cc"), "-std=c11", "-D_GNU_SOURCE", "-O2",
                "-Wall", "-I", REPO / "domu-lib" / "include", "-o", out,
                TESTNF_SRC, BUILD / "lib" / "libxnv.a"]
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=scaled(120))
         if r.returncode != 0:       # a sanitizer build of the library
             r = subprocess.run(cmd + ["-fsanitize=address,undefined"],
-                               capture_output=True, text=True, timeout=120)
+                               capture_output=True, text=True, timeout=scaled(120))
         assert r.returncode == 0, f"cannot build xnv-testnf:\n{r.stderr}"
         log.warning("%s missing or stale: compiled %s", built, out)
         _testnf_built["bin"] = out

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from harness import BUILD, REPO
+from harness import BUILD, REPO, scaled
 
 sys.path.insert(0, str(REPO / "bench"))
 from xnvbench import report, systems  # noqa: E402
@@ -129,7 +129,7 @@ def test_example_nfs_with_bench_args_are_found():
 def test_quick_bench_runs(tmp_path):
     r = subprocess.run([sys.executable, REPO / "bench" / "bench.py",
                         "--quick", "--build", BUILD, "--out", tmp_path],
-                       capture_output=True, text=True, timeout=600)
+                       capture_output=True, text=True, timeout=scaled(600))
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     (run,) = [p for p in tmp_path.iterdir() if not p.is_symlink()]
     for f in ("results.csv", "results.md", "log.txt", "mpps_vs_size.png"):

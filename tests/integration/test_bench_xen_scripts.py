@@ -5,7 +5,7 @@ import subprocess
 
 import pytest
 
-from harness import REPO
+from harness import REPO, scaled
 
 XEN = REPO / "bench" / "xen"
 SCRIPTS = {
@@ -38,7 +38,7 @@ def test_every_script_is_covered():
 @pytest.mark.parametrize("name", sorted(SCRIPTS) + ["common.sh"])
 def test_syntax(name):
     r = subprocess.run(["bash", "-n", XEN / name], capture_output=True,
-                       text=True, timeout=10)
+                       text=True, timeout=scaled(10))
     assert r.returncode == 0, r.stderr
 
 
@@ -47,7 +47,7 @@ def test_dry_run_plan(name, tmp_path):
     out = tmp_path / "res"
     r = subprocess.run(["bash", XEN / name, "--dry-run", "--out", out,
                         "--reps", "1"], capture_output=True, text=True,
-                       timeout=30, env={"PATH": "/usr/bin:/bin"})
+                       timeout=scaled(30), env={"PATH": "/usr/bin:/bin"})
     assert r.returncode == 0, r.stderr
     plan = r.stdout
     for step in SCRIPTS[name]:
@@ -63,10 +63,10 @@ def test_dry_run_plan(name, tmp_path):
 def test_help_and_bad_option():
     for name in SCRIPTS:
         r = subprocess.run(["bash", XEN / name, "--help"],
-                           capture_output=True, text=True, timeout=10)
+                           capture_output=True, text=True, timeout=scaled(10))
         assert r.returncode == 0 and "--dry-run" in r.stdout
         r = subprocess.run(["bash", XEN / name, "--no-such-option"],
-                           capture_output=True, text=True, timeout=10)
+                           capture_output=True, text=True, timeout=scaled(10))
         assert r.returncode == 2 and "unknown option" in r.stderr
 
 
@@ -78,7 +78,7 @@ TCG = XEN / "tcg"
 @pytest.mark.parametrize("name", ["run.sh", "scenario.sh", "vif.sh"])
 def test_tcg_syntax(name):
     r = subprocess.run(["bash", "-n", TCG / name], capture_output=True,
-                       text=True, timeout=10)
+                       text=True, timeout=scaled(10))
     assert r.returncode == 0, r.stderr
 
 
@@ -87,7 +87,7 @@ def report(tmp_path, lines):
     src.write_text("".join(line + "\n" for line in lines))
     return subprocess.run(["python3", TCG / "report.py", src,
                            tmp_path / "out"], capture_output=True,
-                          text=True, timeout=30)
+                          text=True, timeout=scaled(30))
 
 
 def test_tcg_report_pairs_windows(tmp_path):

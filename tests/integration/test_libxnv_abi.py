@@ -14,7 +14,7 @@ import subprocess
 
 import pytest
 
-from harness import BUILD, REPO, write_config
+from harness import BUILD, REPO, scaled, write_config
 
 LIB = BUILD / "lib"
 HEADER = REPO / "domu-lib" / "include" / "xnv" / "nf.h"
@@ -128,7 +128,7 @@ def test_static_pkg_config_brings_the_xen_client(tmp_path):
         pytest.skip("libxnv was built without the Xen client")
     exe = build_nf(tmp_path, libs)
     r = subprocess.run([str(exe), "--backend", "xen"], capture_output=True,
-                       text=True, timeout=30)
+                       text=True, timeout=scaled(30))
     assert r.returncode == 2
     assert "one of this libxnv's backends" not in r.stderr
     assert "attach refused" in r.stderr

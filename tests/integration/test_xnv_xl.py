@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from harness import BUILD, CORE_BIN, FWD_BIN
+from harness import BUILD, CORE_BIN, FWD_BIN, scaled
 
 XL_BIN = BUILD / "bin" / "xnv-xl"
 
@@ -29,7 +29,7 @@ def xnv_xl(tmp_path, *args, text=None):
         cfg = tmp_path / "dom.cfg"
         cfg.write_text(text)
         argv = [a if a != "CFG" else str(cfg) for a in argv]
-    p = subprocess.run(argv, capture_output=True, text=True, timeout=20,
+    p = subprocess.run(argv, capture_output=True, text=True, timeout=scaled(20),
                        env={**os.environ, "XNV_XL": str(fake)})
     return p, marker.exists()
 
@@ -100,13 +100,23 @@ def test_help(tmp_path):
 
 def test_bad_backend_options():
     p = subprocess.run([str(CORE_BIN), "--", "--config", "/x.ini", "--backend", "vmware"],
-                       capture_output=True, text=True, timeout=20)
+                       capture_output=True, text=True, timeout=scaled(20))
     assert p.returncode == 1
     assert "--backend vmware: expected one of: host, xen" in p.stderr
     p = subprocess.run([str(FWD_BIN), "--backend", "vmware", "--service", "a"],
-                       capture_output=True, text=True, timeout=20)
+                       capture_output=True, text=True, timeout=scaled(20))
     assert p.returncode == 1
     assert "--backend vmware: expected auto or one of this libxnv's backends (host, xen)" in p.stderr
     p = subprocess.run([str(FWD_BIN), "--backend", "xen", "--dev", "16"],
-                       capture_output=True, text=True, timeout=20)
+                       capture_output=True, text=True, timeout=scaled(20))
     assert p.returncode == 1 and "--dev 16: expected a device number" in p.stderr
+    # In a Xen domain the domain's config names the group and the instance
+    for opt, what in (("--group", "trust group"), ("--name", "instance name")):
+        p = subprocess.run([str(FWD_BIN), "--backend", "xen", opt, "blue"],
+                           capture_output=True, text=True, timeout=scaled(20))
+        assert p.returncode == 1, p.stderr
+        assert f"in a Xen domain the {what} comes from the domain's config" in p.stderr
+        assert "attach" not in p.stderr, p.stderr    # refused before trying
+    p = subprocess.run([str(FWD_BIN), "--backend", "xen"], capture_output=True,
+                       text=True, timeout=scaled(20), env={"XNV_GROUP": "blue"})
+    assert p.returncode == 1 and "--group / XNV_GROUP: in a Xen domain" in p.stderr

@@ -1,6 +1,7 @@
 #!/bin/sh
 # /init of the Dom0 initramfs (tests/xen, see XEN-IN-QEMU.md section 4).
 # Knobs arrive on the Dom0 kernel command line: xt_n= xt_maxf= xt_wd=
+# xt_scale= (XT_SCALE: the timeouts' factor, xt-lib.sh)
 # (xt_bench=1: make bench-xen, bench/xen/tcg/scenario.sh instead of the tests)
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 export LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu:/lib/x86_64-linux-gnu
@@ -14,6 +15,7 @@ for a in $(cat /proc/cmdline); do
 	xt_n=*) N=${a#xt_n=} ;;
 	xt_maxf=*) MAXF=${a#xt_maxf=} ;;
 	xt_wd=*) WD=${a#xt_wd=} ;;
+	xt_scale=*) export XT_SCALE=${a#xt_scale=} ;;
 	esac
 done
 up() { cut -d' ' -f1 /proc/uptime; }

@@ -94,6 +94,23 @@ wait_for 60 finished $S.0
 sleep 1; snap
 [ "$(grp blue 4)" = "$(grp blue 6)" ] && [ "$(grp red 4)" = "$(grp red 6)" ]
 check pool-back-to-full $? "blue $(grp blue 6)/$(grp blue 4) free, red $(grp red 6)/$(grp red 4) free, with nout traffic now dropped for lack of an instance"
+# ---- attach right after a Closed backend, again and again ------------------
+# The guest stops its NF and starts another at once, 30 times: each attach
+# finds the backend Closed (the last detach) with the old request-id; the
+# guest reads state and request-id in one transaction, so none of them
+# takes the old Closed for a refusal of its new request.
+xnv-xl create /domU/nf-re.cfg >/tmp/xl-re.log 2>&1
+RL=/var/log/xen/console/guest-nf-re.log
+echo "XT: t=$(cut -d' ' -f1 /proc/uptime)s reattach phase"
+wait_for 900 grep -q 'xt-reattach: ' $RL
+ok=$?
+res=$(grep -o 'xt-reattach: .*' $RL | tr -d '\r')
+[ $ok = 0 ] && [ "$res" = "xt-reattach: 30 attached, 0 refused of 30" ] &&
+	[ "$(grep -c 'NF nf-re.0 attached' $LOG)" = 30 ] &&
+	! grep -q "attach of NF 'nf-re.0'.* refused" $LOG
+check reattach-after-closed $? "${res:-no result}; core: $(grep -c 'NF nf-re.0 attached' $LOG) attaches, $(grep -c "attach of NF 'nf-re.0'.* refused" $LOG) refused; $(grep -o 'xt-reattach [0-9]*: .*' $RL | head -2 | tr '\n' ';') $(grep 'domain [0-9]* device 0: \|nf-re' $LOG | tail -4 | tr '\n' ';')"
+xnv-xl destroy nf-re >/dev/null 2>&1
+
 xnv-xl list >/tmp/list 2>&1
 grep -q "nf-a .*fwd-a .*blue .*connected .*connected" /tmp/list && grep -q "nf-r .*red" /tmp/list &&
 	! grep -q "nf-c" /tmp/list
@@ -153,7 +170,7 @@ FE1=/local/domain/$A/device/xnv/1 BE1=/local/domain/0/backend/xnv/$A/1
 lim0=$(cat $LIM) h0=$(held)
 echo 1 >$LIM
 xenstore-write $FE1/backend $BE1 $FE1/backend-id 0 $FE1/name probe \
-	$FE1/request-id p1 $FE1/state 3
+	$FE1/request-id p1 $FE1/state 3	# name: not the guest's to choose
 xenstore-write $BE1/frontend $FE1 $BE1/frontend-id $A $BE1/name nf-a \
 	$BE1/service fwd-r $BE1/trust-group red $BE1/state 1
 wait_for 20 answered p1 6
@@ -161,15 +178,15 @@ r1=$?
 e1=$(xenstore-read $BE1/error 2>/dev/null) h1=$(held)
 echo $lim0 >$LIM
 xenstore-write $FE1/request-id p2 $FE1/state 3
-wait_for 20 answered p2 4 && wait_for 10 attached probe
+wait_for 20 answered p2 4 && wait_for 10 attached nf-a.1
 r2=$?
 xenstore-write $FE1/state 6
-wait_for 20 grep -q "(xnv-pool-probe, group red) released" $LOG
+wait_for 20 grep -q "(xnv-pool-nf-a.1, group red) released" $LOG
 r3=$?
 xenstore-rm $BE1; xenstore-rm $FE1
 h2=$(held)
 [ $r1 = 0 ] && echo "$e1" | grep -q 'limit` is 1 page' && echo "$e1" | grep -q gnttab_max_frames &&
-	grep -F "attach of NF 'probe' (Xen domain $A device 1) refused: " $LOG | grep -qF "$e1" && [ "$h1" = "$h0" ] &&
+	grep -F "attach of NF 'nf-a.1' (Xen domain $A device 1) refused: " $LOG | grep -qF "$e1" && [ "$h1" = "$h0" ] &&
 	[ $r2 = 0 ] && [ $r3 = 0 ] && [ "$h2" = "$h0" ] && kill -0 $CORE
 check gntalloc-limit-named $? "limit=1: '$(echo "$e1" | cut -c1-240)...'; gntalloc pages held $h0, $h1 after the refusal; limit=$lim0: attached (rc $r2), closed, pool released (rc $r3), held $h2"
 

@@ -7,8 +7,9 @@
 # then exactly "XEN: N passed, N failed" (exit 1 if any failed), or a single
 # "SKIP: ..." line (exit 0) when Xen/QEMU/libxen-dev are not installed.
 #
-# Knobs (environment): XT_PAGES (512) XT_MAX_FRAMES (16) XT_TIMEOUT (600)
-# XT_WATCHDOG (540) XT_QEMU_MEM (3072) XT_KPKG (linux-image-<KV>-amd64)
+# Knobs (environment): XNV_TIME_SCALE (1: every timeout times it)
+# XT_PAGES (512) XT_MAX_FRAMES (16) XT_TIMEOUT (600 x scale)
+# XT_WATCHDOG (540 x scale) XT_QEMU_MEM (3072) XT_KPKG (linux-image-<KV>-amd64)
 # XT_HEADERS (auto|cache) XT_OUT (build/xen) XT_VERBOSE (0)
 # XT_PVH (0; 1: PVH Dom0 with 2 MiB hugepage pools, make check-xen-pvh)
 # XT_BENCH (0; 1: make bench-xen: bench/xen/tcg/scenario.sh instead of the
@@ -21,8 +22,14 @@ out=${XT_OUT:-$top/build/xen}
 cache=${XT_CACHE:-$out/cache}
 pages=${XT_PAGES:-512}
 maxf=${XT_MAX_FRAMES:-16}
-tmo=${XT_TIMEOUT:-600}
-wd=${XT_WATCHDOG:-540}
+# One scale factor for every timeout (tests/README.md): XNV_TIME_SCALE.
+scale=${XNV_TIME_SCALE:-1}
+if ! awk -v s="$scale" 'BEGIN { exit !(s ~ /^[0-9]+(\.[0-9]+)?$/ && s >= 1 && s <= 100) }'; then
+	echo "XNV_TIME_SCALE=$scale: want a number from 1 to 100" >&2; exit 2
+fi
+sc() { awk -v s="$scale" -v t="$1" 'BEGIN { printf "%d\n", t * s + 0.999 }'; }
+tmo=${XT_TIMEOUT:-$(sc 600)}
+wd=${XT_WATCHDOG:-$(sc 540)}
 pvh=${XT_PVH:-0}
 bench=${XT_BENCH:-0}
 qmem=${XT_QEMU_MEM:-3072}
@@ -290,6 +297,7 @@ nfdom() {	# nfdom NAME GROUP SERVICE ROLE [key [extra line]]: an NF domain's con
 nfdom nf-a blue fwd-a nf; nfdom nf-b blue fwd-b nf
 nfdom nf-r red fwd-r red service "nfv_instances = 2"
 nfdom nf-c1 blue fwd-c nf; nfdom nf-c2 blue fwd-c nf
+nfdom nf-re blue fwd-c reattach
 nfdom nf-bad blue fwd-a nf servce; nfdom nf-nosvc blue nosuch nf
 if [ "$bench" = 1 ]; then	# bench/xen/tcg/scenario.sh: @SIZE@ set per size
 	cat >"$r0/nf/bench.ini" <<-EOF
@@ -326,7 +334,7 @@ log "built in $(since "$t_start")"
 # ---- 4. boot ---------------------------------------------------------------
 t_boot=$(date +%s.%N)
 runlog=$out/run.log
-dom0cmd="$kdir/vmlinux console=hvc0 earlyprintk=xen quiet grant_table.free_per_iteration=0 xt_n=$pages xt_maxf=$maxf xt_wd=$wd"
+dom0cmd="$kdir/vmlinux console=hvc0 earlyprintk=xen quiet grant_table.free_per_iteration=0 xt_n=$pages xt_maxf=$maxf xt_wd=$wd xt_scale=$scale"
 # PV Dom0 (default): no hugepages.  PVH Dom0 (XEN-IN-QEMU.md section 14):
 # emulated AMD-V + an IOMMU, real 2 MiB hugepages for the pools and DPDK.
 machine="-machine pc" cpu=qemu64 xenpvh=""

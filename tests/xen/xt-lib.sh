@@ -6,8 +6,11 @@ check() {	# check NAME STATUS DETAIL
 	if [ "$2" = 0 ]; then echo "XT-CHECK ok $1 ($3)"
 	else echo "XT-CHECK FAIL $1: $3"; RC=1; fi
 }
+# Every wait's SECONDS times XT_SCALE (XNV_TIME_SCALE on the host, passed
+# as xt_scale= on the Dom0 command line; dom0-init.sh exports it).
+scaled() { awk -v s="${XT_SCALE:-1}" -v t="$1" 'BEGIN { printf "%d\n", t * s + 0.999 }'; }
 wait_for() {	# wait_for SECONDS CMD...: until CMD succeeds
-	local end=$(($(date +%s) + $1)); shift
+	local end=$(($(date +%s) + $(scaled $1))); shift
 	while ! "$@"; do
 		[ "$(date +%s)" -ge $end ] && return 1; sleep 0.1
 	done

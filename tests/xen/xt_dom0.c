@@ -34,6 +34,10 @@ static struct xs_handle *xs;
 static int failed, passed;
 static unsigned long seq;
 
+/* XT_SCALE (the Dom0 command line's xt_scale=, from XNV_TIME_SCALE):
+ * every timeout below is multiplied by it. */
+static double scale = 1;
+
 static double now(void)
 {
 	struct timespec ts;
@@ -167,7 +171,7 @@ static double drain(int fd, uint32_t h, double limit, unsigned int *last)
 	double t0 = now();
 	struct gntshare_ioc_status st;
 
-	while (now() - t0 < limit) {
+	while (now() - t0 < limit * scale) {
 		if (gs_status(fd, h, &st))
 			return -1;
 		*last = st.busy;
@@ -234,7 +238,7 @@ static int rpc(unsigned int dom, char *reply, size_t rlen, const char *fmt, ...)
 	va_end(ap);
 	snprintf(cmd, sizeof(cmd), "%lu %s", ++seq, body);
 	xsw(dom, "data/cmd", cmd);
-	while (now() - t0 < 30) {
+	while (now() - t0 < 30 * scale) {
 		char *a = xsr(dom, "data/ack");
 		unsigned long s;
 		int n = 0, e;
@@ -253,7 +257,8 @@ static int rpc(unsigned int dom, char *reply, size_t rlen, const char *fmt, ...)
 		free(a);
 		usleep(5000);
 	}
-	snprintf(reply, rlen, "dom%u %s: no answer in 30 s", dom, body);
+	snprintf(reply, rlen, "dom%u %s: no answer in %g s", dom, body,
+		 30 * scale);
 	return -1;
 }
 
@@ -261,7 +266,7 @@ static int wait_ready(unsigned int dom, double limit)
 {
 	double t0 = now();
 
-	while (now() - t0 < limit) {
+	while (now() - t0 < limit * scale) {
 		char *v = xsr(dom, "data/ready");
 
 		if (v) {
@@ -383,6 +388,8 @@ int main(int argc, char **argv)
 		return 100;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (getenv("XT_SCALE") != NULL && atof(getenv("XT_SCALE")) >= 1)
+		scale = atof(getenv("XT_SCALE"));
 	n = atoi(argv[1]);
 	maxf = atoi(argv[2]);
 	d1 = atoi(argv[3]);

@@ -36,11 +36,40 @@ def tail(path, n=15):
     return "\n".join("    | " + line for line in lines[-n:])
 
 
+def _time_scale():
+    v = os.environ.get("XNV_TIME_SCALE", "1")
+    try:
+        s = float(v)
+    except ValueError:
+        s = 0.0
+    if not 1 <= s <= 100:
+        raise Error(f"XNV_TIME_SCALE={v!r}: want a number from 1 to 100 "
+                    "(every timeout of the tests is multiplied by it)")
+    return s
+
+
+# The one scale factor of every timeout the tests and benchmarks wait
+# with (XNV_TIME_SCALE, default 1: e.g. 3 on a machine busy with other
+# work).  A timeout bounds a wait for something that will happen; it never
+# measures a rate, so a larger one only makes a failing run slower.
+TIME_SCALE = _time_scale()
+
+
+def scaled(seconds):
+    """`seconds` times XNV_TIME_SCALE."""
+    return seconds * TIME_SCALE
+
+
+def _said(seconds):
+    return (f"{scaled(seconds):g} s" if TIME_SCALE == 1 else
+            f"{scaled(seconds):g} s ({seconds:g} s x XNV_TIME_SCALE)")
+
+
 def wait_until(fn, timeout, what, procs=(), interval=0.05):
     """Call fn() until it returns something truthy; return that value.
-    Raises Timeout after `timeout` seconds, Exited as soon as one of
-    `procs` (Procs) has exited."""
-    deadline = time.monotonic() + timeout
+    Raises Timeout after `timeout` seconds (times XNV_TIME_SCALE), Exited
+    as soon as one of `procs` (Procs) has exited."""
+    deadline = time.monotonic() + scaled(timeout)
     while True:
         v = fn()
         if v:
@@ -50,7 +79,8 @@ def wait_until(fn, timeout, what, procs=(), interval=0.05):
                 raise Exited(f"{p.name} exited ({p.returncode}) while waiting "
                              f"for {what}:\n{tail(p.log_path)}")
         if time.monotonic() > deadline:
-            raise Timeout(f"timed out after {timeout:g} s waiting for {what}")
+            raise Timeout(f"timed out after {_said(timeout)} waiting for "
+                          f"{what}")
         time.sleep(interval)
 
 
@@ -129,12 +159,13 @@ class Proc:
             os.kill(self.pid, sig)
 
     def wait(self, timeout):
-        """Exit status; Timeout if still running after `timeout` s."""
+        """Exit status; Timeout if still running after `timeout` s (times
+        XNV_TIME_SCALE)."""
         try:
-            return self.popen.wait(timeout=timeout)
+            return self.popen.wait(timeout=scaled(timeout))
         except subprocess.TimeoutExpired:
             raise Timeout(f"{self.name} (pid {self.pid}) still running "
-                          f"after {timeout} s") from None
+                          f"after {_said(timeout)}") from None
 
     def close_stdin(self):
         if self.popen.stdin is not None and not self.popen.stdin.closed:

@@ -35,9 +35,14 @@
  *       error                      why a connection was refused
  *   /local/domain/<domid>/device/xnv/<devid>/        the guest writes
  *       backend, backend-id        (written by xnv-xl, read by the guest)
- *       name, alloc-bufs, service  the NF's own attach request (name and
- *                                  service may be empty)
- *       request-id                 a fresh id per attach attempt
+ *       alloc-bufs, service        the NF's own attach request (service
+ *                                  may be empty; the instance name is
+ *                                  <backend name>.<devid>, never the
+ *                                  guest's)
+ *       request-id                 a fresh id per attach attempt: the
+ *                                  core's answer (state, request-id,
+ *                                  error or refs) is written in one
+ *                                  transaction and read in one
  *       state
  *
  * States: xnv-xl creates both halves in Initialising (1).  The core moves
