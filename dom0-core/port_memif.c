@@ -278,8 +278,20 @@ memif_pre_probe(struct xnv_core *c, uint16_t idx, char *err, size_t errlen)
 	return m->server ? server_check(c, idx, err, errlen) : 0;
 }
 
-/* A client whose start failed: its connect was refused (nobody listens
- * yet; the driver logged it), so it waits for its server. */
+/* Both queues of @p port_id set up: the driver has no queue info, so a
+ * set-up queue answers -ENOTSUP, one that is not -EINVAL. */
+static int
+queues_set_up(uint16_t port_id)
+{
+	struct rte_eth_rxq_info rx;
+	struct rte_eth_txq_info tx;
+
+	return rte_eth_rx_queue_info_get(port_id, 0, &rx) != -EINVAL &&
+	       rte_eth_tx_queue_info_get(port_id, 0, &tx) != -EINVAL;
+}
+
+/* A client set up whose start failed: its connect was refused (nobody
+ * listens yet; the driver logged it), so it waits for its server. */
 static int
 memif_started(struct xnv_core *c, uint16_t idx, int rc, char *err,
 	      size_t errlen)
@@ -289,7 +301,8 @@ memif_started(struct xnv_core *c, uint16_t idx, int rc, char *err,
 	(void)err;
 	(void)errlen;
 	m->start_tsc = rte_rdtsc();
-	if (rc == 0 || m->server)
+	if (rc == 0 || m->server ||
+	    !queues_set_up(c->ports[idx].port_id))
 		return rc;
 	XLOG(INFO, "port %s: waiting for the memif server at %s%s; link down "
 	     "until it listens\n", c->cfg.ports[idx].name,
