@@ -78,9 +78,8 @@ xnv_port_open(struct xnv_core *c, uint16_t idx, char *err, size_t errlen)
 	if (rc == 0)
 		rc = rte_eth_tx_queue_setup(pid, 0, nb_tx,
 					    rte_eth_dev_socket_id(pid), NULL);
-	if (rc != 0)
-		goto fail;
-	rc = rte_eth_dev_start(pid);
+	if (rc == 0)
+		rc = rte_eth_dev_start(pid);
 	if (rc == 0)
 		p->started = 1;
 	if (p->drv != NULL && p->drv->started != NULL) {
