@@ -20,9 +20,11 @@ pinned to it), with its own --file-prefix and no PCI, driven on stdin
 and stopped by PID.  Skipped without dpdk-testpmd.
 """
 import contextlib
+import logging
 import os
 import re
 import shutil
+import signal
 import socket
 import struct
 import time
@@ -34,6 +36,7 @@ from harness import Proc, ctl, wait_until, write_config
 from traffic import make_traffic, read_pcap, write_pcap
 from xnv.prefix import runtime_dir
 
+log = logging.getLogger("xnv-it")
 TESTPMD = shutil.which("dpdk-testpmd")
 N = 1000                # frames per batch (a memif ring holds 1024)
 LINK_TIMEOUT = 60       # s: connect + handshake, with a retry, when loaded
@@ -89,6 +92,9 @@ class Peer:
         Peer.seq += 1
         self.prefix = f"xnv-it-tp-{os.getpid()}-{Peer.seq}"
         self.batch = batch
+        m = re.search(r"(?:^|,)socket=([^,]+)", memif)
+        self.socket_file = (Path(m.group(1)) if m and "role=server" in memif
+                            and "socket-abstract=no" in memif else None)
         self.out = env.path(f"{name}-out.pcap")
         in_pcap = write_pcap(env.path(f"{name}-in.pcap"), batch)
         cpu = os.cpu_count() - 1
@@ -118,10 +124,24 @@ class Peer:
         return read_pcap(self.out)
 
     def quit(self):
+        """testpmd closes its ports and exits.  It may die of SIGSEGV
+        doing so, a bug of DPDK 22.11's net_memif: its main thread tears
+        the connection down (memif_dev_stop -> memif_disconnect) while
+        its interrupt thread does the same when the core answers, nothing
+        keeping the two apart.  That is logged and the socket file it
+        leaves removed (the frames were checked before); any other end
+        fails the test."""
         self.cmd("stop", "quit")
         self.proc.close_stdin()
-        assert self.proc.wait(30) == 0, self.proc.stderr()[-2000:]
-        assert self.proc.stop() == 0
+        rc = self.proc.wait(30)
+        self.proc.stop()
+        if rc == -signal.SIGSEGV:
+            log.warning("%s: SIGSEGV while closing its memif port (DPDK "
+                        "memif_disconnect race)", self.proc.name)
+            if self.socket_file is not None:
+                self.socket_file.unlink(missing_ok=True)
+            return
+        assert rc == 0, self.proc.stderr()[-2000:]
 
 
 def memif_core(env, dev):
