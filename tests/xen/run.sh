@@ -235,10 +235,12 @@ cat >"$r0/nf/xnv.ini" <<-EOF
 	; replicas between null ports, a red service.
 	[core]
 	ring_size = 128
-	stall_timeout_ms = 5000
-	; TCG on a shared host can leave a DomU's vCPU unscheduled for seconds:
+	; both times XNV_TIME_SCALE: TCG on a shared host can leave a DomU's
+	; vCPU unscheduled for seconds, and a packet waiting that long for an
+	; NF must not be dropped as a stall
+	stall_timeout_ms = $(sc 5000)
 	; an NF still mapping its rings must not be declared dead meanwhile
-	heartbeat_timeout_ms = 30000
+	heartbeat_timeout_ms = $(sc 30000)
 	[group blue]
 	pool_bufs = 1024
 	[group red]
