@@ -27,6 +27,7 @@
  *     buffer it returns starts the clock again.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include <rte_cycles.h>
 
@@ -58,18 +59,33 @@ static const char *const bad_words[XNV_BAD_N] = {
 	[XNV_BAD_POLICY] = "verdict into a group may_send_to does not allow",
 };
 
+/* "domain N, pid P" (host) or "Xen domain N device M": who @p nf is, in
+ * the words its backend uses, not the encoded id. */
+static const char *
+who(const struct xnv_core *c, const struct xnv_nfrec *nf, char *buf,
+    size_t len)
+{
+	size_t n;
+
+	gnts_srv_peer_words(c->srv, nf->dom, buf, len);
+	n = strlen(buf);
+	if (nf->pid > 0 && n < len)
+		snprintf(buf + n, len - n, ", pid %d", (int)nf->pid);
+	return buf;
+}
+
 /* Quarantine @p nf, telling it @p code (GNTS_DETACH_*). */
 static void
 quarantine(struct xnv_core *c, struct xnv_nfrec *nf, uint32_t code,
 	   const char *why)
 {
-	char reason[sizeof(nf->gone_reason)];
+	char reason[sizeof(nf->gone_reason)], w[64];
 
 	if (nf->state != XNV_REC_ATTACHED)
 		return;
 	snprintf(reason, sizeof(reason), "quarantined: %s", why);
-	XLOG(WARNING, "NF %s (domain %u, pid %d) %s\n", nf->name, nf->dom,
-	     (int)nf->pid, reason);
+	XLOG(WARNING, "NF %s (%s) %s\n", nf->name, who(c, nf, w, sizeof(w)),
+	     reason);
 	nf->quarantined = 1;
 	nf->detach_code = code;
 	xnv_rec_detach(c, nf, reason);
@@ -139,7 +155,7 @@ core_stalled(struct xnv_core *c, uint64_t now)
 static void
 watch_beat(struct xnv_core *c, struct xnv_nfrec *nf, uint64_t now)
 {
-	char why[sizeof(nf->gone_reason)];
+	char why[sizeof(nf->gone_reason)], w[64];
 	uint32_t beat = gnts_ring_beat_read(nf->ctl);	/* read once */
 
 	if (beat != nf->beat_seen || nf->held == 0) {
@@ -155,8 +171,8 @@ watch_beat(struct xnv_core *c, struct xnv_nfrec *nf, uint64_t now)
 		 "buffers (%s)", (unsigned)((now - nf->beat_tsc) * 1000 /
 		 c->tsc_hz), nf->held, beat == 0 ?
 		 "NF never started polling" : "NF hung or stopped");
-	XLOG(WARNING, "NF %s (domain %u, pid %d): %s\n", nf->name, nf->dom,
-	     (int)nf->pid, why);
+	XLOG(WARNING, "NF %s (%s): %s\n", nf->name, who(c, nf, w, sizeof(w)),
+	     why);
 	nf->detach_code = GNTS_DETACH_HEARTBEAT;
 	xnv_rec_detach(c, nf, why);
 }

@@ -370,7 +370,8 @@ expected="module-loads domains-created device grant-bad-arguments guests-ready
 	readonly-grant fd-release-revokes grant-table-full-unwinds drain-after-domain-destroy
 	core-starts xnv-xl-bad-key core-refuses-unknown-service nf-in-domu-attaches
 	red-nf-attaches red-cannot-map-blue blue-chain-forwards blue-domus-zero-copy
-	destroy-under-traffic pool-back-to-full xnv-xl-list core-exits-cleanly
+	destroy-under-traffic pool-back-to-full reattach-after-closed xnv-xl-list
+	core-exits-cleanly
 	blue-chain-intact nfs-see-core-shutdown gntshare-unloads fallback-core-starts
 	fallback-nfs-attach fallback-chain-copies gntalloc-limit-named
 	fallback-pools-released fallback-core-exits-cleanly fallback-chain-intact
