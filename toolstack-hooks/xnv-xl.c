@@ -340,6 +340,43 @@ xl_create_argv(int argc, char **argv, int first)
 	return xargv;
 }
 
+/* xl create's KEY=VALUE overrides after the config file: a `name=` is
+ * the domain's final name, which every later step must use (the domain
+ * is found, its devices named and its NFs called by it); nfv_* settings
+ * are refused there (xl would not see them, xnv-xl would not either).
+ * 0, or -1 said why. */
+static int
+apply_overrides(struct nfv_cfg *c, int argc, char **argv, int first)
+{
+	const char *v;
+	size_t len;
+	int i;
+
+	for (i = first + 1; i < argc; i++) {
+		if (strncmp(argv[i], "nfv_", 4) == 0) {
+			ERR("%s: nfv_* settings go in the domain's config file, "
+			    "not on the command line", argv[i]);
+			return -1;
+		}
+		if (strncmp(argv[i], "name=", 5) != 0)
+			continue;
+		v = argv[i] + 5;
+		len = strlen(v);
+		if (len >= 2 && (v[0] == '"' || v[0] == '\'') &&
+		    v[len - 1] == v[0]) {
+			v++;
+			len -= 2;
+		}
+		if (len == 0 || len >= sizeof(c->name)) {
+			ERR("%s: expected a domain name of 1 to %zu characters",
+			    argv[i], sizeof(c->name) - 1);
+			return -1;
+		}
+		snprintf(c->name, sizeof(c->name), "%.*s", (int)len, v);
+	}
+	return 0;
+}
+
 /* --dry-run: the steps create would take, touching nothing. */
 static void
 print_plan(const struct nfv_cfg *c, char *const xargv[], double timeout)
@@ -357,7 +394,8 @@ print_plan(const struct nfv_cfg *c, char *const xargv[], double timeout)
 	       GNTS_XS_BACKEND_ROOT, c->instances - 1, GNTS_XS_FRONTEND_DIR,
 	       c->instances - 1, gnts_xb_state_str(GNTS_XB_INITIALISING));
 	printf("3. wait up to %.0f s for xnv-core to accept them "
-	       "(state 2)\n4. run: %s unpause %s\n", timeout, xl, c->name);
+	       "(state 2)\n4. run: %s unpause <domid> (the domid of %s, "
+	       "read once after step 1)\n", timeout, xl, c->name);
 }
 
 /* Register the devices of the paused domain @p domid (-1: xl made none),
@@ -367,7 +405,10 @@ register_and_start(struct xs_handle *xs, const struct nfv_cfg *c, int domid,
 		   double timeout)
 {
 	int i, rc = domid < 0 ? -1 : 0;
+	char id[16];
 
+	/* From here on by domid: a name could meanwhile name another. */
+	snprintf(id, sizeof(id), "%d", domid);
 	if (rc < 0)
 		ERR("xl created no domain named %s", c->name);
 	for (i = 0; rc == 0 && i < c->instances; i++)
@@ -376,13 +417,13 @@ register_and_start(struct xs_handle *xs, const struct nfv_cfg *c, int domid,
 			    strerror(errno));
 	if (rc == 0)
 		rc = wait_core(xs, domid, c->instances, timeout);
-	if (rc == 0 && xl_simple("unpause", c->name) != 0) {
-		ERR("xl unpause %s failed", c->name);
+	if (rc == 0 && xl_simple("unpause", id) != 0) {
+		ERR("xl unpause %s (domid %d) failed", c->name, domid);
 		rc = -1;
 	}
 	if (rc < 0) {
 		if (domid > 0) {
-			(void)xl_simple("destroy", c->name);
+			(void)xl_simple("destroy", id);
 			unregister(xs, domid);
 		}
 		ERR("domain %s destroyed", c->name);
@@ -432,7 +473,8 @@ cmd_create(int argc, char **argv)
 	rc = create_opts(argc, argv, &dry, &timeout);
 	if (rc >= 0)
 		return rc;
-	if (load_cfg(argv[optind], &c) < 0)
+	if (load_cfg(argv[optind], &c) < 0 ||
+	    apply_overrides(&c, argc, argv, optind) < 0)
 		return 1;
 	xargv = xl_create_argv(argc, argv, optind);
 	if (xargv == NULL)

@@ -43,7 +43,28 @@ def test_dry_run_prints_the_plan(tmp_path):
     assert "domain fw1: service firewall, trust group blue, 2 NF devices" in out
     assert f"create -p {tmp_path / 'dom.cfg'} -q" in out
     assert "/local/domain/0/backend/xnv/<domid>/0..1" in out
-    assert "unpause fw1" in out
+    assert "unpause <domid> (the domid of fw1, read once after step 1)" in out
+
+
+def test_name_override_is_the_domain_name(tmp_path):
+    """`xnv-xl create CFG name="x"`: xl names the domain x, so xnv-xl
+    registers, unpauses and names the NFs of x, not of the file's name."""
+    p, ran = xnv_xl(tmp_path, "create", "--dry-run", "CFG", 'name="fw2"',
+                    text=BASE)
+    assert p.returncode == 0, p.stderr
+    assert "domain fw2: service firewall" in p.stdout
+    assert "the domid of fw2" in p.stdout and "fw1" not in p.stdout
+
+
+@pytest.mark.parametrize("arg,line", [
+    ('nfv_trust_group="red"', "nfv_trust_group=\"red\": nfv_* settings go "
+     "in the domain's config file, not on the command line"),
+    ('name=""', 'name="": expected a domain name of 1 to 63 characters'),
+])
+def test_bad_override_refused(tmp_path, arg, line):
+    p, ran = xnv_xl(tmp_path, "create", "CFG", arg, text=BASE)
+    assert p.returncode == 1 and not ran, p.stderr
+    assert p.stderr.strip() == f"xnv-xl: {line}", p.stderr
 
 
 BAD = {
