@@ -112,6 +112,13 @@ kgrant_grant(const struct gnts_region *r, struct gnts_grant *g)
 				 "raise Xen's gnttab_max_frames (one entry per "
 				 "frame per member domain, 512 per frame)",
 				 r->name, pages, a.domid);
+		else if (e == EDQUOT)
+			gnts_log(GNTS_LOG_ERR, "granting region %s (%zu frames) "
+				 "to domain %u: the gntshare module's budget of "
+				 "pinned pages is used up; raise /sys/module/"
+				 "gntshare/parameters/max_pinned_pages (or see "
+				 "which domains keep revoked frames mapped)",
+				 r->name, pages, a.domid);
 		else
 			gnts_log(GNTS_LOG_ERR, "granting region %s (%zu frames) "
 				 "to domain %u: %s", r->name, pages, a.domid,

@@ -10,11 +10,14 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/atomic.h>
 #include <linux/fs.h>
 #include <linux/list.h>
 #include <linux/miscdevice.h>
 #include <linux/mm.h>
+#include <linux/mmap_lock.h>
 #include <linux/module.h>
+#include <linux/moduleparam.h>
 #include <linux/mutex.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
@@ -24,6 +27,67 @@
 #include <xen/xen.h>
 
 #include <gntshare/kmod.h>
+
+/*
+ * The budget of pinned pages, over every grant of every open file: a page
+ * granted to n domains counts n times, and a frame a domain keeps mapped
+ * after its revoke stays counted until it unmaps.  0: half of RAM.
+ */
+static unsigned long max_pinned_pages;
+module_param(max_pinned_pages, ulong, 0644);
+MODULE_PARM_DESC(max_pinned_pages,
+		 "pages all grants may hold pinned at once (0: half of RAM)");
+static atomic_long_t nr_pinned_all;	/* pages counted against it */
+
+static unsigned long gs_budget(void)
+{
+	unsigned long m = READ_ONCE(max_pinned_pages);
+
+	return m ? m : totalram_pages() / 2;
+}
+
+/* Count @n pages against the budget: 0, or -EDQUOT (counted nothing). */
+static int gs_reserve(unsigned int n)
+{
+	long now = atomic_long_add_return(n, &nr_pinned_all);
+
+	if ((unsigned long)now <= gs_budget())
+		return 0;
+	atomic_long_sub(n, &nr_pinned_all);
+	pr_warn_ratelimited("cannot pin %u more pages: %ld of max_pinned_pages %lu are pinned (raise /sys/module/gntshare/parameters/max_pinned_pages, or end grants still mapped)\n",
+			    n, now - (long)n, gs_budget());
+	return -EDQUOT;
+}
+
+/*
+ * Only shared, file-backed memory (memfd, hugetlbfs, tmpfs: what xnv-core
+ * grants) may be granted: a private page can be replaced under the
+ * grantee by copy-on-write, and device memory (VM_IO, VM_PFNMAP) has no
+ * struct page to pin.  0, -EFAULT (a hole) or -EINVAL (another kind).
+ */
+static int gs_check_memory(unsigned long addr, unsigned long len)
+{
+	struct mm_struct *mm = current->mm;
+	unsigned long end = addr + len;
+	struct vm_area_struct *vma;
+	int ret = 0;
+
+	if (end < addr)
+		return -EINVAL;
+	mmap_read_lock(mm);
+	while (!ret && addr < end) {
+		vma = vma_lookup(mm, addr);
+		if (!vma)
+			ret = -EFAULT;
+		else if (!(vma->vm_flags & VM_SHARED) || !vma->vm_file ||
+			 (vma->vm_flags & (VM_IO | VM_PFNMAP | VM_MIXEDMAP)))
+			ret = -EINVAL;
+		else
+			addr = vma->vm_end;
+	}
+	mmap_read_unlock(mm);
+	return ret;
+}
 
 /* One GRANT call: nr_pages pinned pages, each granted to domid. */
 struct gs_grant {
@@ -51,6 +115,7 @@ static void gs_unpin(struct gs_grant *g, unsigned int i)
 	unpin_user_pages_dirty_lock(&g->pages[i], 1,
 				    !(g->flags & GNTSHARE_GRANT_READONLY));
 	g->pages[i] = NULL;
+	atomic_long_dec(&nr_pinned_all);
 }
 
 /*
@@ -182,7 +247,14 @@ static long gs_ioctl_grant(struct gs_file *f, void __user *arg)
 		goto err_free;
 	}
 
+	ret = gs_check_memory(req.addr, (unsigned long)req.nr_pages * PAGE_SIZE);
+	if (!ret)
+		ret = gs_reserve(req.nr_pages);
+	if (ret)
+		goto err_free;
 	ret = gs_pin(g, req.addr);
+	/* What was never pinned is not counted (gs_unpin counts the rest). */
+	atomic_long_sub(g->nr_pages - g->nr_pinned, &nr_pinned_all);
 	if (ret)
 		goto err_release;
 	ret = gs_grant_frames(g);

@@ -364,7 +364,8 @@ boot_time=$(since "$t_boot")
 tr -d '\r' <"$runlog" >"$runlog.txt"
 
 # ---- 5. results --------------------------------------------------------------
-expected="module-loads domains-created device grant-bad-arguments guests-ready
+expected="module-loads domains-created device grant-bad-arguments
+	pinned-pages-budget guests-ready
 	grant-one-pool-to-two-domains zero-copy-dom0-domU1-domU2 foreign-refs-refused
 	revoke-unmapped-ends-at-once revoke-while-mapped-keeps-pages drain-after-unmap
 	readonly-grant fd-release-revokes grant-table-full-unwinds drain-after-domain-destroy

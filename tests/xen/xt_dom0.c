@@ -341,13 +341,18 @@ static void check_bad_args(int fd, unsigned int d1)
 	struct gntshare_ioc_status st;
 	uint32_t refs[4], h;
 	unsigned int busy;
-	char *ro, *hole;
+	char *ro, *hole, *anon, *shro, *gap;
 	struct buf b;
-	int e[8], ok;
+	int e[11], ok;
 
 	buf_new(&b, 4);
 	ro = mmap(NULL, 4 * PAGE, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	hole = mmap(NULL, 4 * PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	anon = mmap(NULL, 4 * PAGE, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	shro = mmap(NULL, 4 * PAGE, PROT_READ, MAP_SHARED, b.fd, 0);
+	gap = mmap(NULL, 4 * PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	munmap(gap, 4 * PAGE);		/* a hole nothing is mapped in */
 	e[0] = gs_grant(fd, (char *)b.va + 8, 1, d1, 0, refs, &h);
 	e[1] = gs_grant(fd, b.va, 0, d1, 0, refs, &h);
 	memset(&g, 0, sizeof(g));
@@ -362,14 +367,60 @@ static void check_bad_args(int fd, unsigned int d1)
 	e[5] = gs_grant(fd, ro, 4, d1, 0, refs, &h);
 	e[6] = gs_revoke(fd, 12345, 0, &busy);
 	e[7] = gs_status(fd, 12345, &st);
+	e[8] = gs_grant(fd, anon, 4, d1, 0, refs, &h);
+	e[9] = gs_grant(fd, shro, 4, d1, 0, refs, &h);
+	e[10] = gs_grant(fd, gap, 4, d1, 0, refs, &h);
+	/* private or anonymous memory is of the wrong kind (EINVAL), a
+	 * read-only shared mapping cannot be pinned for writing (EFAULT) */
 	ok = e[0] == -EINVAL && e[1] == -EINVAL && e[2] == -EINVAL &&
-	     e[3] == -EINVAL && e[4] == -EFAULT && e[5] == -EFAULT &&
-	     e[6] == -ENOENT && e[7] == -ENOENT;
+	     e[3] == -EINVAL && e[4] == -EINVAL && e[5] == -EINVAL &&
+	     e[6] == -ENOENT && e[7] == -ENOENT && e[8] == -EINVAL &&
+	     e[9] == -EFAULT && e[10] == -EFAULT;
 	check("grant-bad-arguments", ok,
-	      "unaligned %d, 0 pages %d, short refs %d, reserved domid %d, PROT_NONE %d, read-only %d, revoke/status unknown handle %d/%d",
-	      e[0], e[1], e[2], e[3], e[4], e[5], e[6], e[7]);
+	      "unaligned %d, 0 pages %d, short refs %d, reserved domid %d, private PROT_NONE %d, private read-only %d, revoke/status unknown handle %d/%d, private anonymous rw %d, shared memfd read-only %d, unmapped %d",
+	      e[0], e[1], e[2], e[3], e[4], e[5], e[6], e[7], e[8], e[9],
+	      e[10]);
 	munmap(ro, 4 * PAGE);
 	munmap(hole, 4 * PAGE);
+	munmap(anon, 4 * PAGE);
+	munmap(shro, 4 * PAGE);
+	buf_drop(&b);
+}
+
+#define BUDGET "/sys/module/gntshare/parameters/max_pinned_pages"
+
+static int put_budget(const char *v)
+{
+	FILE *f = fopen(BUDGET, "w");
+	int r;
+
+	if (f == NULL)
+		return -errno;
+	r = fputs(v, f) < 0 ? -EIO : 0;
+	return fclose(f) ? -errno : r;
+}
+
+/* max_pinned_pages = 2: a grant of 4 pages is refused with EDQUOT and a
+ * kernel log line naming the parameter; back to 0 (half of RAM) it goes
+ * through. */
+static void check_budget(int fd, unsigned int d1)
+{
+	uint32_t refs[4], h = 0;
+	unsigned int busy = 0;
+	struct buf b;
+	int w, e1, e2, e3 = -1, logged;
+
+	buf_new(&b, 4);
+	w = put_budget("2");
+	e1 = w ? w : gs_grant(fd, b.va, 4, d1, 0, refs, &h);
+	w = put_budget("0");
+	e2 = w ? w : gs_grant(fd, b.va, 4, d1, 0, refs, &h);
+	if (!e2)
+		e3 = gs_revoke(fd, h, 0, &busy);
+	logged = system("dmesg | grep -q 'max_pinned_pages 2 '") == 0;
+	check("pinned-pages-budget", e1 == -EDQUOT && logged && !e2 && !e3 &&
+	      !busy, "max_pinned_pages=2: 4-page grant %d (want %d), kernel log names it: %s; =0: grant %d, revoke %d busy %u",
+	      e1, -EDQUOT, logged ? "yes" : "no", e2, e3, busy);
 	buf_drop(&b);
 }
 
@@ -407,6 +458,7 @@ int main(int argc, char **argv)
 	if (fd < 0)
 		return failed;
 	check_bad_args(fd, d1);
+	check_budget(fd, d1);
 
 	t = now();
 	r = wait_ready(d1, 60) || wait_ready(d2, 60);

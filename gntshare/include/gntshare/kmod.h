@@ -44,13 +44,17 @@ struct gntshare_ioc_version {
 
 /*
  * GRANT: pin nr_pages pages at addr (FOLL_WRITE | FOLL_LONGTERM: the caller
- * must have the range mapped writable; use a MAP_SHARED memfd or anonymous
- * memory that is not shared with a fork()ed child) and grant each 4 KiB
- * frame to domid.  refs[i] is the ref of the frame at addr + i * 4096.
+ * must have the range mapped writable, and only shared file-backed memory
+ * is taken: a MAP_SHARED memfd, hugetlbfs or tmpfs mapping) and grant each
+ * 4 KiB frame to domid.  refs[i] is the ref of the frame at addr + i * 4096.
  * All or nothing: on error nothing stays pinned or granted.
- * Errors: EINVAL (bad field), EFAULT (addr range or refs array), ENOMEM,
- * ENOSPC (Dom0's grant table is full: raise Xen's gnttab_max_frames;
- * the module says so in the kernel log), other errors of pin_user_pages.
+ * Errors: EINVAL (bad field, or memory of another kind: private,
+ * anonymous, device), EFAULT (a hole in the range, a read-only mapping, or
+ * the refs array), ENOMEM, ENOSPC (Dom0's grant table is full: raise Xen's
+ * gnttab_max_frames; the module says so in the kernel log), EDQUOT (the
+ * module's budget of pinned pages, its parameter max_pinned_pages, would
+ * be passed; frames a domain keeps mapped after their revoke stay
+ * counted), other errors of pin_user_pages.
  */
 struct gntshare_ioc_grant {
 	__u64 addr;		/* in: user virtual address, 4 KiB aligned */
