@@ -6,7 +6,7 @@
 #   red  two NFs of trust group red (nfv_instances = 2: devices 0 and 1)
 #        and xt-guest, so Dom0 can make it try to map another group's refs
 #   reattach  xnv-forwarder attached and stopped 30 times in a row: each attach after the backend answered Closed to the last
-#        one; prints "xt-reattach: N attached, M refused of K"
+#        one; prints "xt-reattach: N attached, M refused, S unanswered of K"
 #   netfront  make bench-xen: testpmd swapping MACs on net_af_packet over
 #        the netfront eth0 (bench/xen/tcg/scenario.sh)
 export PATH=/sbin:/bin
@@ -35,7 +35,7 @@ red)
 	wait $F1
 	echo "xnv-forwarder exited rc=$? (device 1)" ;;
 reattach)
-	ok=0 no=0 i=0
+	ok=0 no=0 slow=0 i=0
 	while [ $i -lt 30 ]; do
 		i=$((i + 1))
 		xnv-forwarder --quiet >/tmp/f.log 2>&1 &
@@ -44,11 +44,14 @@ reattach)
 		while ! grep -q 'attached as' /tmp/f.log && kill -0 $F 2>/dev/null &&
 			[ $j -lt 1200 ]; do sleep 0.1; j=$((j + 1)); done
 		if grep -q 'attached as' /tmp/f.log; then ok=$((ok + 1))
-		else no=$((no + 1)); echo "xt-reattach $i: $(tail -n 1 /tmp/f.log)"; fi
+		elif grep -q 'refused' /tmp/f.log; then no=$((no + 1))
+		else slow=$((slow + 1)); fi
+		grep -q 'attached as' /tmp/f.log ||
+			echo "xt-reattach $i: $(tail -n 1 /tmp/f.log)"
 		kill $F 2>/dev/null
 		wait $F
 	done
-	echo "xt-reattach: $ok attached, $no refused of $i" ;;
+	echo "xt-reattach: $ok attached, $no refused, $slow unanswered of $i" ;;
 netfront)
 	export PATH=$PATH:/usr/bin LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu:/lib/x86_64-linux-gnu
 	insmod /lib/modules/xen-netfront.ko
