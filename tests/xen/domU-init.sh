@@ -46,10 +46,11 @@ reattach)
 		if grep -q 'attached as' /tmp/f.log; then ok=$((ok + 1))
 		elif grep -q 'refused' /tmp/f.log; then no=$((no + 1))
 		else slow=$((slow + 1)); fi
-		grep -q 'attached as' /tmp/f.log ||
-			echo "xt-reattach $i: $(tail -n 1 /tmp/f.log)"
 		kill $F 2>/dev/null
 		wait $F
+		rc=$?
+		grep -q 'attached as' /tmp/f.log ||
+			echo "xt-reattach $i: exit $rc: $(tail -n 1 /tmp/f.log)"
 	done
 	echo "xt-reattach: $ok attached, $no refused, $slow unanswered of $i" ;;
 netfront)
