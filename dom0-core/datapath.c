@@ -443,9 +443,11 @@ xnv_rx_port(struct xnv_core *c, uint16_t idx, uint64_t now)
 	for (i = 0; i < n; i++) {
 		rte_prefetch0(xnv_priv(m[i]));
 		chain[i] = c->port_chain[idx];
-		if (unlikely(m[i]->ol_flags & RTE_MBUF_F_RX_VLAN_STRIPPED))
-			vlan_restore(m[i]);
 	}
+	if (unlikely(p->vlan_strip))	/* only ports that asked for it */
+		for (i = 0; i < n; i++)
+			if (m[i]->ol_flags & RTE_MBUF_F_RX_VLAN_STRIPPED)
+				vlan_restore(m[i]);
 	if (flows)
 		xnv_flows_classify(c, m, n, chain);
 	p->rx += n;

@@ -68,6 +68,7 @@ xnv_port_open(struct xnv_core *c, uint16_t idx, char *err, size_t errlen)
 	memset(&conf, 0, sizeof(conf));
 	if (p->drv != NULL && p->drv->configure != NULL)
 		p->drv->configure(c, idx, &info, &conf);
+	p->vlan_strip = !!(conf.rxmode.offloads & RTE_ETH_RX_OFFLOAD_VLAN_STRIP);
 	rc = rte_eth_dev_configure(pid, 1, 1, &conf);
 	if (rc == 0)
 		rc = rte_eth_dev_adjust_nb_rx_tx_desc(pid, &nb_rx, &nb_tx);

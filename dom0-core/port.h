@@ -18,6 +18,8 @@ struct xnv_port {
 	int started;
 	int rx_on;			/* polled for rx */
 	int multiseg_said;		/* a frame above buf_size logged */
+	int vlan_strip;			/* driver asked to strip: tags put
+					 * back on rx (datapath.c) */
 	uint64_t link_up;		/* link state last read: 1 up */
 	uint64_t link_changes;		/* changes seen since start */
 	uint64_t link_tsc;		/* when link_up last changed */
