@@ -29,6 +29,8 @@ DPDK_LIBS   := $(shell pkg-config --libs libdpdk 2>/dev/null)
 PYTHON   := $(CURDIR)/.venv/bin/python
 # Xen's user-space libraries (libxen-dev): the xen backend of gntshare
 XEN_LIBS := $(shell pkg-config --libs xenstore xengnttab 2>/dev/null)
+# the core's side also pauses / destroys hostile domains through libxl
+XEN_SRV_LIBS := $(XEN_LIBS) $(shell pkg-config --libs xenlight xentoollog 2>/dev/null)
 
 .PHONY: all deps demo check check-unit check-integration check-xen check-xen-pvh soak \
         bench-smoke bench bench-xen install clean help fuzz fuzz-build check-fuzz check-san

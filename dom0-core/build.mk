@@ -19,7 +19,7 @@ all: $(B)/bin/xnv-core
 
 $(B)/bin/xnv-core: $(CORE_OBJ) $(GNTS_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) -o $@ $(CORE_OBJ) $(GNTS_LIB) $(DPDK_LIBS) $(XEN_LIBS) $(LDSAN)
+	$(CC) -o $@ $(CORE_OBJ) $(GNTS_LIB) $(DPDK_LIBS) $(XEN_SRV_LIBS) $(LDSAN)
 
 # xnv-ctl: the operator's client of the control plane (Python 3, stdlib only).
 # The launcher goes to bin/, the xnv package it runs to lib/python/xnv/

@@ -4,9 +4,10 @@
 #                client, and the Xen client when the Xen libraries exist
 #   GNTS_SERVER  the core side: regions and grant engines, backend
 #                registry, host server, Xen server
-# HAVE_XEN (pkg-config finds xenstore + xengnttab) builds the Xen parts;
-# programs using them link $(XEN_LIBS) too.
-HAVE_XEN ?= $(shell pkg-config --exists xenstore xengnttab 2>/dev/null && echo 1)
+# HAVE_XEN (pkg-config finds xenstore, xengnttab, xenlight) builds the Xen parts;
+# programs using them link $(XEN_LIBS) too; the server part
+# $(XEN_SRV_LIBS) (libxl as well: xen_punish.c).
+HAVE_XEN ?= $(shell pkg-config --exists xenstore xengnttab xenlight 2>/dev/null && echo 1)
 GNTS_COMMON := gntshare/ring.c gntshare/host_msg.c gntshare/log.c
 GNTS_CLIENT := gntshare/cli.c gntshare/host_client.c
 GNTS_SERVER := gntshare/region.c gntshare/srv.c gntshare/host_server.c \
@@ -14,10 +15,11 @@ GNTS_SERVER := gntshare/region.c gntshare/srv.c gntshare/host_server.c \
 ifeq ($(HAVE_XEN),1)
 GNTS_CLIENT += gntshare/xen_client.c
 GNTS_SERVER += gntshare/kgrant.c gntshare/galloc.c gntshare/xen_server.c \
-               gntshare/xen_publish.c
+               gntshare/xen_publish.c gntshare/xen_punish.c
 EXTRA_CFLAGS_gntshare := -DGNTS_HAVE_XEN
 else
 XEN_LIBS :=
+XEN_SRV_LIBS :=
 endif
 GNTS_SRC := $(GNTS_COMMON) $(GNTS_CLIENT) $(GNTS_SERVER)
 GNTS_OBJ := $(GNTS_SRC:%.c=$(B)/obj/%.o)

@@ -165,6 +165,9 @@ conn_close(struct gnts_server *s, struct conn *c)
 	if (was) {
 		gnts_revoke_domain(dom);
 		s->cb.death(s->ctx, dom);
+		/* A connection is the whole of its domain. */
+		if (s->cb.domain_gone != NULL)
+			s->cb.domain_gone(s->ctx, dom);
 	}
 }
 

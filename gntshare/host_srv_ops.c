@@ -46,6 +46,19 @@ host_srv_peer_words(gnts_peer_t peer, char *buf, size_t len)
 	snprintf(buf, len, "domain %u", peer);
 }
 
+/* A process has nothing beyond its one connection. */
+static uint32_t
+host_srv_domain_of(gnts_peer_t peer)
+{
+	return peer;
+}
+
+static void
+host_srv_domain_words(uint32_t domain, char *buf, size_t len)
+{
+	snprintf(buf, len, "domain %u", domain);
+}
+
 static void
 host_srv_where(void *impl, char *buf, size_t len)
 {
@@ -78,4 +91,6 @@ const struct gnts_srv_ops gnts_host_srv_ops = {
 	.death_words = "connection closed (NF exited or died)",
 	.where = host_srv_where,
 	.counters = host_srv_counters,
+	.domain_of = host_srv_domain_of,
+	.domain_words = host_srv_domain_words,
 };

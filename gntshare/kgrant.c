@@ -37,7 +37,7 @@ peer_domid(gnts_peer_t peer)
 
 static int kgrant_grant(const struct gnts_region *r, struct gnts_grant *g);
 static int kgrant_revoke(struct gnts_grant *g);
-static unsigned kgrant_busy(gnts_peer_t dom);
+static unsigned kgrant_busy(gnts_peer_t dom, int whole_domain);
 
 static const struct gnts_grant_engine kgrant_engine = {
 	.name = "kgrant",
@@ -159,13 +159,14 @@ kgrant_revoke(struct gnts_grant *g)
 }
 
 static unsigned
-kgrant_busy(gnts_peer_t dom)
+kgrant_busy(gnts_peer_t dom, int whole_domain)
 {
 	struct gntshare_ioc_status st;
 	unsigned i = 0, total = 0;
 
 	while (i < n_busy) {
-		if (busy[i].dom != dom) {
+		if (whole_domain ? GNTS_XEN_DOMID(busy[i].dom) !=
+		    GNTS_XEN_DOMID(dom) : busy[i].dom != dom) {
 			i++;
 			continue;
 		}

@@ -114,9 +114,37 @@ gnts_region_busy(gnts_peer_t peer)
 	unsigned n;
 
 	gnts_region_lock();
-	n = engine->busy != NULL ? engine->busy(peer) : 0;
+	n = engine->busy != NULL ? engine->busy(peer, 0) : 0;
 	gnts_region_unlock();
 	return n;
+}
+
+/* The hypervisor's domain of @p peer (the peer itself where a domain
+ * holds one peer: memfd). */
+static unsigned
+domain_of(gnts_peer_t peer)
+{
+	return engine->peer_dom != NULL ? engine->peer_dom(peer) : peer;
+}
+
+unsigned
+gnts_domain_frames(gnts_peer_t peer, unsigned *busy)
+{
+	unsigned dom = domain_of(peer), n = 0, b, i, j;
+
+	gnts_region_lock();
+	for (i = 0; i < GNTS_MAX_REGIONS; i++) {
+		const struct gnts_region *r = table[i];
+
+		for (j = 0; r != NULL && j < r->n_grants; j++)
+			if (domain_of(r->grants[j].peer) == dom)
+				n += (unsigned)(r->size / GNTS_SMALL_PAGE);
+	}
+	b = engine->busy != NULL ? engine->busy(peer, 1) : 0;
+	gnts_region_unlock();
+	if (busy != NULL)
+		*busy = b;
+	return n + b;
 }
 
 /* A zeroed region record with room for its grants. */

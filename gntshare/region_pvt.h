@@ -35,8 +35,9 @@ struct gnts_grant_engine {
 	/* End @p g.  @return frames the peer still maps (kept by the engine
 	 * and counted by busy()).  NULL: 0. */
 	int (*revoke)(struct gnts_grant *g);
-	/* Frames of ended grants to @p peer still mapped.  NULL: 0. */
-	unsigned (*busy)(gnts_peer_t peer);
+	/* Frames of ended grants still mapped by @p peer, or with
+	 * @p whole_domain by every peer of its domain (peer_dom).  NULL: 0. */
+	unsigned (*busy)(gnts_peer_t peer, int whole_domain);
 	/* Regions made for one peer: fill r->va, size, page_size, fd and
 	 * its one grant (r->grants[0], r->n_grants = 1).  NULL: such a
 	 * region is gnts_region_create() + gnts_region_grant(), and

@@ -56,7 +56,7 @@ gnts_srv_backend(const char *kind)
 	return NULL;
 }
 
-enum job_kind { JOB_CHECK, JOB_ATTACH, JOB_DEATH, JOB_MAP_DENIED };
+enum job_kind { JOB_CHECK, JOB_ATTACH, JOB_DEATH, JOB_MAP_DENIED, JOB_GONE };
 
 /* A callback handed to the owner's thread; lives on the poster's stack. */
 struct job {
@@ -69,6 +69,7 @@ struct job {
 	size_t errlen;
 	gnts_ref_t ref;
 	const char *why;
+	uint32_t domain;
 	int rc;
 	int done;
 };
@@ -78,8 +79,11 @@ static __thread struct gnts_srv *control_of;
 
 #define DETACH_QUEUE 256	/* > attached peers a backend can have */
 
+/* What the owner queues for the control thread: a detach of a peer
+ * (how = 0), or a pause / destroy of a domain (enum gnts_punish). */
 struct detach_cmd {
-	gnts_peer_t peer;
+	gnts_peer_t peer;	/* or the domain, for a punishment */
+	int how;
 	int status;
 	char why[GNTS_ERR_LEN];
 };
@@ -125,6 +129,9 @@ run_job(struct gnts_srv *s, struct job *j)
 	case JOB_MAP_DENIED:
 		cb->map_denied(s->owner_ctx, j->peer, j->ref, j->why);
 		return 0;
+	case JOB_GONE:
+		cb->domain_gone(s->owner_ctx, j->domain);
+		return 0;
 	}
 	return -EINVAL;
 }
@@ -139,7 +146,7 @@ forget_detaches(struct gnts_srv *s, gnts_peer_t peer)
 	for (i = 0; i < s->dq_n; i++) {
 		struct detach_cmd *d = &s->dq[(s->dq_head + i) % DETACH_QUEUE];
 
-		if (d->peer != peer)
+		if (d->peer != peer || d->how != 0)
 			s->dq[(s->dq_head + k++) % DETACH_QUEUE] = *d;
 	}
 	s->dq_n = k;
@@ -203,6 +210,14 @@ cb_map_denied(void *ctx, gnts_peer_t peer, gnts_ref_t ref, const char *why)
 	(void)hand_over(ctx, &j);
 }
 
+static void
+cb_domain_gone(void *ctx, uint32_t domain)
+{
+	struct job j = { .kind = JOB_GONE, .domain = domain };
+
+	(void)hand_over(ctx, &j);
+}
+
 /* Run the detaches the owner queued (control thread, or at close). */
 static void
 drain_detaches(struct gnts_srv *s)
@@ -219,7 +234,11 @@ drain_detaches(struct gnts_srv *s)
 		s->dq_head = (s->dq_head + 1) % DETACH_QUEUE;
 		s->dq_n--;
 		pthread_mutex_unlock(&s->mu);
-		s->ops->detach(s->impl, d.peer, d.status, d.why);
+		if (d.how != 0)
+			s->ops->punish(s->impl, d.peer, (enum gnts_punish)d.how,
+				       d.why);
+		else
+			s->ops->detach(s->impl, d.peer, d.status, d.why);
 	}
 }
 
@@ -306,6 +325,8 @@ gnts_srv_open(const char *kind, const struct gnts_srv_cfg *cfg,
 		.attach = cb_attach, .death = cb_death,
 		.map_denied = cfg->cb->map_denied != NULL ? cb_map_denied :
 			      NULL,
+		.domain_gone = cfg->cb->domain_gone != NULL ?
+			       cb_domain_gone : NULL,
 	};
 	mine.cb = &cb;
 	mine.ctx = s;
@@ -352,11 +373,27 @@ gnts_srv_poll(struct gnts_srv *s)
 	return 1;
 }
 
+/* Queue @p cmd for the control thread (0), or -ENOSPC. */
+static int
+queue_cmd(struct gnts_srv *s, const struct detach_cmd *cmd)
+{
+	pthread_mutex_lock(&s->mu);
+	if (s->dq_n == DETACH_QUEUE) {
+		pthread_mutex_unlock(&s->mu);
+		gnts_log(GNTS_LOG_ERR, "control queue full: peer %u not told "
+			 "why (%s)", cmd->peer, cmd->why);
+		return -ENOSPC;
+	}
+	s->dq[(s->dq_head + s->dq_n++) % DETACH_QUEUE] = *cmd;
+	pthread_mutex_unlock(&s->mu);
+	return 0;
+}
+
 void
 gnts_srv_detach(struct gnts_srv *s, gnts_peer_t peer, int status,
 		const char *why)
 {
-	struct detach_cmd *d;
+	struct detach_cmd d = { .peer = peer, .status = status };
 
 	if (s->in_death && s->dying == peer)
 		return;
@@ -364,18 +401,44 @@ gnts_srv_detach(struct gnts_srv *s, gnts_peer_t peer, int status,
 		s->ops->detach(s->impl, peer, status, why);
 		return;
 	}
-	pthread_mutex_lock(&s->mu);
-	if (s->dq_n == DETACH_QUEUE) {
-		pthread_mutex_unlock(&s->mu);
-		gnts_log(GNTS_LOG_ERR, "detach queue full: peer %u not told "
-			 "why (%s)", peer, why);
-		return;
+	snprintf(d.why, sizeof(d.why), "%s", why);
+	(void)queue_cmd(s, &d);
+}
+
+int
+gnts_srv_punish(struct gnts_srv *s, uint32_t domain, enum gnts_punish how,
+		const char *why)
+{
+	struct detach_cmd d = { .peer = domain, .how = (int)how };
+
+	if (s->ops->punish == NULL)
+		return -ENOTSUP;
+	snprintf(d.why, sizeof(d.why), "%s", why);
+	if (!s->threaded) {
+		s->ops->punish(s->impl, domain, how, d.why);
+		return 0;
 	}
-	d = &s->dq[(s->dq_head + s->dq_n++) % DETACH_QUEUE];
-	d->peer = peer;
-	d->status = status;
-	snprintf(d->why, sizeof(d->why), "%s", why);
-	pthread_mutex_unlock(&s->mu);
+	return queue_cmd(s, &d);
+}
+
+int
+gnts_srv_can_punish(const struct gnts_srv *s)
+{
+	return s->ops->punish != NULL;
+}
+
+uint32_t
+gnts_srv_domain_of(const struct gnts_srv *s, gnts_peer_t peer)
+{
+	return s->ops->domain_of(peer);
+}
+
+const char *
+gnts_srv_domain_words(const struct gnts_srv *s, uint32_t domain, char *buf,
+		      size_t len)
+{
+	s->ops->domain_words(domain, buf, len);
+	return buf;
 }
 
 void

@@ -323,6 +323,21 @@ add_dev(struct gnts_xen_server *s, unsigned domid, unsigned devid)
 			 strerror(errno));
 }
 
+/* Forget a device whose nodes are gone; when it was the last of its
+ * domain (destroyed, or unregistered by Dom0), tell the owner. */
+static void
+forget_gone(struct gnts_xen_server *s, struct xdev *d)
+{
+	unsigned domid = d->domid, i;
+
+	forget_dev(s, d);
+	for (i = 0; i < MAX_DEVS; i++)
+		if (s->devs[i].used && s->devs[i].domid == domid)
+			return;
+	if (s->cb.domain_gone != NULL)
+		s->cb.domain_gone(s->ctx, domid);
+}
+
 static void
 scan(struct gnts_xen_server *s)
 {
@@ -367,7 +382,7 @@ scan(struct gnts_xen_server *s)
 		if (!s->devs[i].used)
 			continue;
 		if (!s->devs[i].seen)
-			forget_dev(s, &s->devs[i]);
+			forget_gone(s, &s->devs[i]);
 		else
 			step(s, &s->devs[i]);
 	}
@@ -483,6 +498,7 @@ xen_srv_close(void *impl)
 	}
 	xs_close(s->xs);
 	free(s);
+	gnts_xen_punish_close();
 }
 
 /* ---- the backend's ops table (backend.h) -------------------------------- */
@@ -500,6 +516,18 @@ xen_srv_peer_words(gnts_peer_t peer, char *buf, size_t len)
 {
 	snprintf(buf, len, "Xen domain %u device %u", GNTS_XEN_DOMID(peer),
 		 GNTS_XEN_DEVID(peer));
+}
+
+static uint32_t
+xen_srv_domain_of(gnts_peer_t peer)
+{
+	return GNTS_XEN_DOMID(peer);
+}
+
+static void
+xen_srv_domain_words(uint32_t domain, char *buf, size_t len)
+{
+	snprintf(buf, len, "Xen domain %u", domain);
 }
 
 static void
@@ -522,4 +550,7 @@ const struct gnts_srv_ops gnts_xen_srv_ops = {
 	.peer_words = xen_srv_peer_words,
 	.death_words = "the NF closed its device, or its domain is gone",
 	.where = xen_srv_where,
+	.domain_of = xen_srv_domain_of,
+	.domain_words = xen_srv_domain_words,
+	.punish = gnts_xen_punish,
 };

@@ -56,4 +56,10 @@ int gnts_xen_publish(struct gnts_xen_server *s, struct xdev *d,
 int gnts_xen_answer_closed(struct gnts_xen_server *s, struct xdev *d,
 			   const char *rid, const char *why);
 
+/* Pause or destroy @p domid through libxl, logged (xen_punish.c). */
+void gnts_xen_punish(void *impl, uint32_t domid, enum gnts_punish how,
+		     const char *why);
+/* Free the libxl context (at close). */
+void gnts_xen_punish_close(void);
+
 #endif

@@ -41,7 +41,7 @@ $(FUZZ_DIR)/fuzz_config: tests/fuzz/fuzz_config.c $(FUZZ_DIR)/obj/dom0-core/conf
 $(FUZZ_DIR)/fuzz_ctl: tests/fuzz/fuzz_ctl.c $(FUZZ_CORE_OBJ)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(FUZZ_SAN) $(DPDK_CFLAGS) \
-	    -DALLOW_EXPERIMENTAL_API -o $@ $^ $(DPDK_LIBS) $(XEN_LIBS) -lpthread \
+	    -DALLOW_EXPERIMENTAL_API -o $@ $^ $(DPDK_LIBS) $(XEN_SRV_LIBS) -lpthread \
 	    -Wl,--wrap=rte_tel_data_alloc -Wl,--wrap=rte_tel_data_free
 
 # nfv_* keys of xl domain configs (toolstack-hooks/nfv_cfg.c); libxlutil

@@ -9,10 +9,10 @@
 UNIT_TESTS  := test_ring test_ring_ctl test_host_backend test_galloc test_proto \
                test_host_listen test_srv_control
 # libraries a test needs beyond libgntshare (galloc.o calls libxengnttab)
-UNIT_LIBS_test_galloc := $(XEN_LIBS)
-UNIT_LIBS_test_proto := $(XEN_LIBS)
-UNIT_LIBS_test_srv_control := $(XEN_LIBS)
-UNIT_LIBS_test_host_listen := $(XEN_LIBS)
+UNIT_LIBS_test_galloc := $(XEN_SRV_LIBS)
+UNIT_LIBS_test_proto := $(XEN_SRV_LIBS)
+UNIT_LIBS_test_srv_control := $(XEN_SRV_LIBS)
+UNIT_LIBS_test_host_listen := $(XEN_SRV_LIBS)
 TSAN_TESTS  := test_ring test_ring_ctl
 TSAN_BINS   := $(TSAN_TESTS:%=$(B)/tests/tsan/%) $(B)/tests/tsan/test_srv_control
 TSAN_STRESS_N ?= 10000000
@@ -64,7 +64,7 @@ $(B)/tests/tsan/test_srv_control: tests/unit/test_srv_control.c $(GNTS_SRC) \
 		$(wildcard gntshare/*.h gntshare/include/gntshare/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(WARN) -O1 -g -fsanitize=thread -Igntshare/include \
-	    $(EXTRA_CFLAGS_gntshare) -o $@ $< $(GNTS_SRC) $(XEN_LIBS) \
+	    $(EXTRA_CFLAGS_gntshare) -o $@ $< $(GNTS_SRC) $(XEN_SRV_LIBS) \
 	    $(CMOCKA_LIBS) -lpthread
 
 # Run them all even when one fails, then fail if any did.

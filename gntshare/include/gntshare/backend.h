@@ -70,7 +70,14 @@ struct gnts_srv_cb {
 	/* A MAP request was refused (host); may be NULL. */
 	void (*map_denied)(void *ctx, gnts_peer_t peer, gnts_ref_t ref,
 			   const char *why);
+	/* Domain @p domain (gnts_srv_domain_of()) is gone: destroyed (xen),
+	 * or the connection that was its only peer closed (host).  What the
+	 * owner remembers about it may go; may be NULL. */
+	void (*domain_gone)(void *ctx, uint32_t domain);
 };
+
+/* What the owner may have done to a hostile domain (gnts_srv_punish()). */
+enum gnts_punish { GNTS_PUNISH_PAUSE = 1, GNTS_PUNISH_DESTROY };
 
 struct gnts_srv_cfg {
 	const char *socket;		/* host: where NFs connect */
@@ -123,6 +130,17 @@ struct gnts_srv_ops {
 	void (*where)(void *impl, char *buf, size_t len);
 	/* Fill what the backend counts (may be NULL: all 0). */
 	void (*counters)(void *impl, struct gnts_srv_counters *ct);
+	/* The domain @p peer belongs to: what outlives one NF and what
+	 * per-domain budgets and quarantines are kept for.  Xen: the domid
+	 * (every NF device of it); host: the peer (a connection is all a
+	 * process has). */
+	uint32_t (*domain_of)(gnts_peer_t peer);
+	/* "Xen domain 7" / "domain 3". */
+	void (*domain_words)(uint32_t domain, char *buf, size_t len);
+	/* Pause or destroy @p domain (control thread), logging what was
+	 * done, or why not.  NULL: the backend cannot (host). */
+	void (*punish)(void *impl, uint32_t domain, enum gnts_punish how,
+		       const char *why);
 };
 
 struct gnts_srv;
@@ -143,6 +161,18 @@ int gnts_srv_poll(struct gnts_srv *s);
 /** Detach @p peer: queued for the control thread, never blocks. */
 void gnts_srv_detach(struct gnts_srv *s, gnts_peer_t peer, int status,
 		     const char *why);
+/**
+ * Pause or destroy @p domain: queued for the control thread like a
+ * detach, never blocks.  -ENOTSUP (nothing queued) if the backend cannot.
+ */
+int gnts_srv_punish(struct gnts_srv *s, uint32_t domain, enum gnts_punish how,
+		    const char *why);
+/** 1 if the backend can pause and destroy domains. */
+int gnts_srv_can_punish(const struct gnts_srv *s);
+/** The domain of @p peer (struct gnts_srv_ops domain_of). */
+uint32_t gnts_srv_domain_of(const struct gnts_srv *s, gnts_peer_t peer);
+const char *gnts_srv_domain_words(const struct gnts_srv *s, uint32_t domain,
+				  char *buf, size_t len);
 /** The control plane's counters (safe from the owner's thread). */
 void gnts_srv_counters(struct gnts_srv *s, struct gnts_srv_counters *ct);
 /** Close (NULL: nothing). */

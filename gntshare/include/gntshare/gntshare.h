@@ -146,6 +146,14 @@ struct gnts_region *gnts_region_find(gnts_ref_t ref);
  */
 unsigned gnts_region_busy(gnts_peer_t peer);
 
+/**
+ * Grant entries the domain of @p peer holds: 4 KiB frames of every live
+ * grant to any peer of that domain (on Xen: every NF device of the domid),
+ * plus frames of ended grants it still maps (also in *@p busy if not
+ * NULL).  What a per-domain budget of grant entries is checked against.
+ */
+unsigned gnts_domain_frames(gnts_peer_t peer, unsigned *busy);
+
 /** The grant engine in use: "memfd", "kgrant" or "gntalloc". */
 const char *gnts_grant_engine_name(void);
 
