@@ -286,6 +286,8 @@ nf_attach(struct xnv_core *c, gnts_peer_t dom,
 	if (rc == 0)
 		rc = xnv_quota_check_alloc(req->alloc_bufs, c->cfg.ring_size,
 					   c->cfg.max_held, err, errlen);
+	if (rc == 0)
+		rc = xnv_dom_admit(c, dom, (uint16_t)g, err, errlen);
 	if (rc < 0)
 		return rc;
 	nf = nf_slot(c);

@@ -1,9 +1,9 @@
 # xnv-core: the Dom0 DPDK engine.
 CORE_SRC := dom0-core/main.c dom0-core/eal_args.c dom0-core/config.c \
-            dom0-core/config_access.c \
+            dom0-core/config_access.c dom0-core/config_limits.c \
             dom0-core/pool.c dom0-core/port.c dom0-core/port_drv.c \
             dom0-core/port_afpacket.c dom0-core/port_memif.c \
-            dom0-core/attach.c \
+            dom0-core/attach.c dom0-core/domain.c \
             dom0-core/classify.c dom0-core/datapath.c dom0-core/nf_rx.c dom0-core/stats.c \
             dom0-core/chain.c dom0-core/service.c dom0-core/flow.c \
             dom0-core/ctl.c dom0-core/ctl_cmds.c dom0-core/guard.c \

@@ -105,9 +105,9 @@ prescan(const char *path, char *err, size_t errlen)
 	return rc;
 }
 
-static int
-parse_u32(const char *sec, const char *key, const char *v, uint32_t min,
-	  uint32_t max, uint32_t *out, char *err, size_t errlen)
+int
+xnv_config_u32(const char *sec, const char *key, const char *v, uint32_t min,
+	       uint32_t max, uint32_t *out, char *err, size_t errlen)
 {
 	char *end;
 	unsigned long long x;
@@ -227,7 +227,9 @@ check_keys(struct rte_cfgfile *f, const char *sec,
 static const char *const core_keys[] = { "socket", "ring_size", "burst",
 	"stall_timeout_ms", "spill_threshold", "error_budget",
 	"heartbeat_timeout_ms", "latency", "nf_pools", "log_buffer_kib",
-	"socket_mode", "socket_group", "max_held", "hoard_timeout_ms", NULL };
+	"socket_mode", "socket_group", "max_held", "hoard_timeout_ms",
+	"max_nfs_per_domain", "max_grant_frames_per_domain", "on_hostile",
+	NULL };
 static const char *const group_keys[] = { "pool_bufs", "buf_size",
 	"allow_uids", "allow_gids", "may_send_to", NULL };
 static const char *const port_keys[] = { "dev", "group", "chain",
@@ -254,25 +256,6 @@ load_access(struct rte_cfgfile *f, const char *sec, struct xnv_access *a,
 	return rc;
 }
 
-/* [core] max_held, hoard_timeout_ms: an NF's buffer quota (quota.h). */
-static int
-load_quota(struct rte_cfgfile *f, struct xnv_config *c, char *err,
-	   size_t errlen)
-{
-	const char *v;
-	int rc;
-
-	if ((v = GET(f, "core", "max_held")) != NULL &&
-	    (rc = parse_u32("core", "max_held", v, 0, 1u << 22, &c->max_held,
-			    err, errlen)) < 0)
-		return rc;
-	if ((v = GET(f, "core", "hoard_timeout_ms")) != NULL &&
-	    (rc = parse_u32("core", "hoard_timeout_ms", v, 0, 600000,
-			    &c->hoard_timeout_ms, err, errlen)) < 0)
-		return rc;
-	return 0;
-}
-
 static int
 load_core(struct rte_cfgfile *f, struct xnv_config *c, char *err,
 	  size_t errlen)
@@ -292,7 +275,7 @@ load_core(struct rte_cfgfile *f, struct xnv_config *c, char *err,
 		strcpy(c->socket, v);
 	}
 	if ((v = GET(f, "core", "ring_size")) != NULL) {
-		if ((rc = parse_u32("core", "ring_size", v, 1, 1u << 16,
+		if ((rc = xnv_config_u32("core", "ring_size", v, 1, 1u << 16,
 				    &c->ring_size, err, errlen)) < 0)
 			return rc;
 		if (!gnts_ring_size_ok(c->ring_size))
@@ -300,27 +283,27 @@ load_core(struct rte_cfgfile *f, struct xnv_config *c, char *err,
 				    "be a power of two from 16 to 65536", v);
 	}
 	if ((v = GET(f, "core", "burst")) != NULL &&
-	    (rc = parse_u32("core", "burst", v, 1, GNTS_BURST_MAX, &c->burst,
+	    (rc = xnv_config_u32("core", "burst", v, 1, GNTS_BURST_MAX, &c->burst,
 			    err, errlen)) < 0)
 		return rc;
 	if ((v = GET(f, "core", "spill_threshold")) != NULL &&
-	    (rc = parse_u32("core", "spill_threshold", v, 1, 100,
+	    (rc = xnv_config_u32("core", "spill_threshold", v, 1, 100,
 			    &c->spill_pct, err, errlen)) < 0)
 		return rc;
 	if ((v = GET(f, "core", "stall_timeout_ms")) != NULL &&
-	    (rc = parse_u32("core", "stall_timeout_ms", v, 1, 600000,
+	    (rc = xnv_config_u32("core", "stall_timeout_ms", v, 1, 600000,
 			    &c->stall_timeout_ms, err, errlen)) < 0)
 		return rc;
 	if ((v = GET(f, "core", "error_budget")) != NULL &&
-	    (rc = parse_u32("core", "error_budget", v, 0, 100000000,
+	    (rc = xnv_config_u32("core", "error_budget", v, 0, 100000000,
 			    &c->error_budget, err, errlen)) < 0)
 		return rc;
 	if ((v = GET(f, "core", "heartbeat_timeout_ms")) != NULL &&
-	    (rc = parse_u32("core", "heartbeat_timeout_ms", v, 0, 600000,
+	    (rc = xnv_config_u32("core", "heartbeat_timeout_ms", v, 0, 600000,
 			    &c->heartbeat_timeout_ms, err, errlen)) < 0)
 		return rc;
 	if ((v = GET(f, "core", "log_buffer_kib")) != NULL &&
-	    (rc = parse_u32("core", "log_buffer_kib", v, 8, 65536,
+	    (rc = xnv_config_u32("core", "log_buffer_kib", v, 8, 65536,
 			    &c->log_buffer_kib, err, errlen)) < 0)
 		return rc;
 	if ((v = GET(f, "core", "latency")) != NULL) {
@@ -336,7 +319,7 @@ load_core(struct rte_cfgfile *f, struct xnv_config *c, char *err,
 			return fail(err, errlen, "[core] nf_pools = %s: "
 				    "expected 'group' or 'own'", v);
 	}
-	if ((rc = load_quota(f, c, err, errlen)) < 0)
+	if ((rc = xnv_config_load_limits(f, c, err, errlen)) < 0)
 		return rc;
 	return xnv_config_socket_perm(c, GET(f, "core", "socket_mode"),
 				      GET(f, "core", "socket_group"), err,
@@ -376,11 +359,11 @@ load_group(struct rte_cfgfile *f, const char *sec, const char *name,
 	if ((rc = load_access(f, sec, &g->access, err, errlen)) < 0)
 		return rc;
 	if ((v = GET(f, sec, "pool_bufs")) != NULL &&
-	    (rc = parse_u32(sec, "pool_bufs", v, 64, 1u << 22, &g->pool_bufs,
+	    (rc = xnv_config_u32(sec, "pool_bufs", v, 64, 1u << 22, &g->pool_bufs,
 			    err, errlen)) < 0)
 		return rc;
 	if ((v = GET(f, sec, "buf_size")) != NULL) {
-		if ((rc = parse_u32(sec, "buf_size", v, 256 + XNV_HEADROOM,
+		if ((rc = xnv_config_u32(sec, "buf_size", v, 256 + XNV_HEADROOM,
 				    XNV_BUF_SIZE_MAX, &g->buf_size, err, errlen)) < 0)
 			return rc;
 		if (g->buf_size % 64 != 0)
@@ -409,13 +392,13 @@ load_port(struct rte_cfgfile *f, const char *sec, const char *name,
 	snprintf(p->dev, sizeof(p->dev), "%s", v);
 	p->rx_desc = p->tx_desc = 1024;
 	if ((v = GET(f, sec, "rx_desc")) != NULL) {
-		if ((rc = parse_u32(sec, "rx_desc", v, 32, 16384, &x, err,
+		if ((rc = xnv_config_u32(sec, "rx_desc", v, 32, 16384, &x, err,
 				    errlen)) < 0)
 			return rc;
 		p->rx_desc = (uint16_t)x;
 	}
 	if ((v = GET(f, sec, "tx_desc")) != NULL) {
-		if ((rc = parse_u32(sec, "tx_desc", v, 32, 16384, &x, err,
+		if ((rc = xnv_config_u32(sec, "tx_desc", v, 32, 16384, &x, err,
 				    errlen)) < 0)
 			return rc;
 		p->tx_desc = (uint16_t)x;
@@ -429,7 +412,7 @@ load_port(struct rte_cfgfile *f, const char *sec, const char *name,
 				    "'chain-ready' or 'immediately'", sec, v);
 	}
 	if ((v = GET(f, sec, "rx_rate")) != NULL &&
-	    (rc = parse_u32(sec, "rx_rate", v, 0, 1000000000, &p->rx_rate,
+	    (rc = xnv_config_u32(sec, "rx_rate", v, 0, 1000000000, &p->rx_rate,
 			    err, errlen)) < 0)
 		return rc;
 	c->n_ports++;
@@ -469,7 +452,7 @@ load_service(struct rte_cfgfile *f, const char *sec, const char *name,
 	    (rc = load_access(f, sec, &s->access, err, errlen)) < 0)
 		return rc;
 	if ((v = GET(f, sec, "id")) != NULL &&
-	    (rc = parse_u32(sec, "id", v, 1, XNV_MAX_SERVICE_ID, &id, err,
+	    (rc = xnv_config_u32(sec, "id", v, 1, XNV_MAX_SERVICE_ID, &id, err,
 			    errlen)) < 0)
 		return rc;
 	if (c->service_by_id[id] >= 0)
@@ -575,6 +558,8 @@ xnv_config_load(const char *path, struct xnv_config *c, char *err,
 	c->heartbeat_timeout_ms = XNV_HEARTBEAT_TIMEOUT_DEFAULT;
 	c->log_buffer_kib = XNV_LOG_BUFFER_KIB_DEFAULT;
 	c->hoard_timeout_ms = XNV_HOARD_TIMEOUT_DEFAULT;
+	c->max_nfs_per_domain = XNV_MAX_NFS_PER_DOMAIN_DEFAULT;
+	c->on_hostile = XNV_HOSTILE_REFUSE;
 	memset(c->service_by_id, 0xff, sizeof(c->service_by_id));
 
 	rc = prescan(path, err, errlen);

@@ -43,6 +43,24 @@
  *                               ; buffers reclaimed); 0: off.  Like the
  *                               ; heartbeat timeout, not below what a busy
  *                               ; host may leave a guest unscheduled
+ *   max_nfs_per_domain = 8      ; NFs one domain (Xen: every NF device of
+ *                               ; a domid; host: a connection) may have
+ *                               ; attached or still draining (1..64)
+ *   max_grant_frames_per_domain = 0   ; grant entries (4 KiB frames of
+ *                               ; rings, pools, directories, and revoked
+ *                               ; frames it still maps) one domain may
+ *                               ; hold; an attach past it is refused
+ *                               ; naming the key.  0: max_nfs_per_domain
+ *                               ; x one NF's largest need
+ *   on_hostile = refuse         ; a domain that breaks the protocol (an NF
+ *                               ; quarantined) or asks to attach again
+ *                               ; while it keeps revoked frames mapped:
+ *                               ; refuse: its NFs are detached and its
+ *                               ; attaches refused until it is destroyed
+ *                               ; or released (xnv-ctl nf release);
+ *                               ; pause: that, and the domain is paused;
+ *                               ; destroy: the domain is destroyed
+ *                               ; (pause and destroy: xen backend only)
  *   nf_pools = group            ; group: an NF's packets live in its trust
  *                               ; group's pool (zero copy in the group);
  *                               ; own: each NF gets a pool of its own of
@@ -118,6 +136,14 @@
 #define XNV_SOCKET_MODE_DEFAULT       0600
 #define XNV_MAX_IDS        16	/* uids or gids in one allow_* list */
 #define XNV_HOARD_TIMEOUT_DEFAULT     3000
+#define XNV_MAX_NFS_PER_DOMAIN_DEFAULT 8
+
+/* [core] on_hostile: what is done to a domain found hostile (domain.c). */
+enum xnv_on_hostile {
+	XNV_HOSTILE_REFUSE = 0,	/* its attaches refused until released */
+	XNV_HOSTILE_PAUSE,	/* that, and the domain paused */
+	XNV_HOSTILE_DESTROY,	/* the domain destroyed */
+};
 
 enum xnv_step_kind {
 	XNV_STEP_SERVICE = 1,
@@ -189,6 +215,9 @@ struct xnv_config {
 	uint32_t log_buffer_kib;	/* the log sink's buffer */
 	uint32_t max_held;		/* buffers an NF may hold; 0: derived */
 	uint32_t hoard_timeout_ms;	/* 0: no hoard watch */
+	uint32_t max_nfs_per_domain;	/* attached or draining */
+	uint32_t max_grant_frames_per_domain;	/* 0: derived (domain.c) */
+	uint8_t on_hostile;		/* enum xnv_on_hostile */
 	uint8_t latency;		/* port-to-port latency histograms */
 	uint8_t own_pools;		/* nf_pools = own */
 	uint16_t n_groups, n_ports, n_services;
@@ -204,6 +233,20 @@ struct xnv_config {
  */
 int xnv_config_load(const char *path, struct xnv_config *cfg, char *err,
 		    size_t errlen);
+
+/* Loading helpers shared by config*.c (not for other callers). */
+struct rte_cfgfile;
+/** @p v as a number from @p min to @p max into *@p out, or one line
+ *  naming [@p sec] @p key. */
+int xnv_config_u32(const char *sec, const char *key, const char *v,
+		   uint32_t min, uint32_t max, uint32_t *out, char *err,
+		   size_t errlen);
+/** [core] max_held, hoard_timeout_ms, max_nfs_per_domain,
+ *  max_grant_frames_per_domain, on_hostile (config_limits.c). */
+int xnv_config_load_limits(struct rte_cfgfile *f, struct xnv_config *c,
+			   char *err, size_t errlen);
+/** "refuse", "pause", "destroy" (enum xnv_on_hostile). */
+const char *xnv_config_hostile_name(unsigned v);
 
 /** Index of the group / port / service called @p name, or -1. */
 int xnv_config_group(const struct xnv_config *cfg, const char *name);

@@ -37,6 +37,7 @@
 #include "attach.h"
 #include "chain.h"
 #include "datapath.h"
+#include "domain.h"
 #include "flow.h"
 #include "guard.h"
 #include "latency.h"
@@ -121,6 +122,9 @@ struct xnv_core {
 	int shutting_down;		/* detaches tell NFs: clean stop */
 	int own_pools;			/* each NF gets a pool of its own */
 	struct gnts_ratelimit refusal_log;	/* attach refusals logged */
+	struct xnv_hostile hostile[XNV_MAX_HOSTILE];	/* domain.c */
+	uint32_t dom_frames;		/* grant frames a domain may hold */
+	int in_hostile;			/* detaching a hostile domain's NFs */
 	uint64_t drops[XNV_DROP_N];
 	uint64_t copies[XNV_MAX_GROUPS][XNV_MAX_GROUPS]; /* [from][to] */
 	uint64_t tsc_hz;

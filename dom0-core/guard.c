@@ -91,6 +91,8 @@ quarantine(struct xnv_core *c, struct xnv_nfrec *nf, uint32_t code,
 	xnv_rec_detach(c, nf, reason);
 	/* Nothing it still has in its rings is read: take everything back. */
 	xnv_rec_finish(c, nf);
+	/* And its domain may not just start the next one (domain.c). */
+	xnv_dom_hostile(c, nf->dom, reason);
 }
 
 void

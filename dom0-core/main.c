@@ -199,6 +199,7 @@ open_backend(struct xnv_core *c, const char *kind, char *err, size_t errlen)
 		.attach = xnv_rec_attach,
 		.death = xnv_rec_death,
 		.map_denied = xnv_rec_map_denied,
+		.domain_gone = xnv_dom_gone,
 	};
 	const struct gnts_srv_cfg cfg = {
 		.socket = c->cfg.socket, .cb = &cb, .ctx = c,
@@ -264,6 +265,7 @@ setup(struct xnv_core *c, const char *backend)
 		     "by a port (/xnv/port/latency)\n");
 	if ((rc = open_backend(c, backend, err, sizeof(err))) < 0)
 		goto fail;
+	xnv_dom_setup(c);
 	/* gntalloc cannot share a region: a pool per NF, whatever the
 	 * config says. */
 	c->own_pools = c->cfg.own_pools || !gnts_region_shareable();
@@ -449,6 +451,8 @@ main(int argc, char **argv)
 		return 1;
 	}
 	rc = xnv_config_load(o.config, &c->cfg, err, sizeof(err));
+	if (rc == 0)
+		rc = xnv_dom_policy_check(&c->cfg, o.backend, err, sizeof(err));
 	if (rc < 0) {
 		fprintf(stderr, "xnv-core: config error: %s\n", err);
 		free(eal_argv);

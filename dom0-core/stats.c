@@ -180,6 +180,7 @@ xnv_stats_print(const struct xnv_core *c, FILE *f, double elapsed)
 	fprintf(f, "xnv-core statistics after %.2f s\n", elapsed);
 	print_ports(c, f);
 	print_nfs(c, f);
+	xnv_dom_print(c, f);
 	print_pools(c, f);
 	if (gnts_grant_engine_pages() >= 0)
 		fprintf(f, "  %s: %ld pages held\n", gnts_grant_engine_name(),

@@ -421,12 +421,6 @@ gnts_srv_punish(struct gnts_srv *s, uint32_t domain, enum gnts_punish how,
 	return queue_cmd(s, &d);
 }
 
-int
-gnts_srv_can_punish(const struct gnts_srv *s)
-{
-	return s->ops->punish != NULL;
-}
-
 uint32_t
 gnts_srv_domain_of(const struct gnts_srv *s, gnts_peer_t peer)
 {

@@ -167,6 +167,9 @@ def parse_stats_table(text):
         elif f[0] == "pool":    # an NF's own pool, by region name
             res["pools"][f[1]] = {"group": f[3], "pool_bufs": int(f[4]),
                                   "free": int(f[6]), "retired": "gone;" in f}
+        elif f[0] == "domain":  # a domain with NFs or a quarantine (domain.c)
+            res.setdefault("domains", {})[int(f[1])] = {
+                f[i]: int(f[i + 1]) for i in range(2, len(f) - 1, 2)}
         elif f[0] == "gntalloc:":
             res["gntalloc_pages"] = int(f[1])
         elif f[:2] == ["core", "drops:"]:

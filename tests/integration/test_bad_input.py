@@ -101,6 +101,22 @@ CASES = {
         config(core="[core]\nhoard_timeout_ms = 2s\n"),
         (), r"config error: .*\[core\] hoard_timeout_ms = 2s: expected a number",
         False),
+    "max-nfs-per-domain-zero": (
+        config(core="[core]\nmax_nfs_per_domain = 0\n"),
+        (), r"config error: .*\[core\] max_nfs_per_domain = 0: expected a "
+            r"number from 1 to 64$", False),
+    "max-grant-frames-per-domain-word": (
+        config(core="[core]\nmax_grant_frames_per_domain = many\n"),
+        (), r"config error: .*\[core\] max_grant_frames_per_domain = many: "
+            r"expected a number from 0 to 16777216$", False),
+    "on-hostile-unknown": (
+        config(core="[core]\non_hostile = shoot\n"),
+        (), r"config error: .*\[core\] on_hostile = shoot: expected refuse, "
+            r"pause or destroy$", False),
+    "on-hostile-pause-in-host-mode": (
+        config(core="[core]\non_hostile = pause\n"),
+        (), r"config error: \[core\] on_hostile = pause: the host backend cannot "
+            r"pause or destroy a domain \(xen can\); use refuse$", False),
     "nf-pools-unknown": (
         config(core="[core]\nnf_pools = mine\n"),
         (), r"config error: .*\[core\] nf_pools = mine: expected 'group' or "

@@ -459,6 +459,6 @@ def test_dpdk_telemetry_py_sees_xnv_commands(ctl):
                                 (REPO / "dom0-core" / "CONTROL.md").read_text(), re.M))
     assert "/xnv/nf/list" in listing["/"]
     assert {c for c in listing["/"] if c.startswith("/xnv/")} == documented
-    assert len(documented) == 18
+    assert len(documented) == 21
     assert info["/xnv/info"]["socket"] == str(ctl.env.socket)
     assert info["/xnv/info"]["n_nfs"] == 2

@@ -240,7 +240,10 @@ def test_error_budget_quarantines(xnv):
     assert 1000 < info["bad"] <= 1000 + 64, info      # one burst past it at most
     assert pool_b["free"] == pool_b["pool_bufs"], pool_b
     warnings = [line for line in core.log().splitlines() if "quarantined" in line]
-    assert len(warnings) == 2, warnings     # the warning, then the detach line
+    # the warning, its domain found hostile (domain.c), the detach line
+    assert len(warnings) == 3, warnings
+    assert any(re.search(r"domain \d+ is hostile: quarantined: \d+ bad "
+                         r"descriptors", w) for w in warnings), warnings
     assert core.alive()
     core.signal(signal.SIGTERM)
     assert core.wait(20) == 0

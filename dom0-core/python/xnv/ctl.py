@@ -201,6 +201,21 @@ def cmd_nfs(core, args):
           f'{n["rx_ring_used"]}/{n["ring_size"]}'] for n in ns]))
 
 
+def cmd_domains(core, args):
+    show(args, core.infos("domain"), lambda ds: table(
+        ["DOMAIN", "NAME", "NFS", "FRAMES", "BUSY", "QUARANTINED", "REFUSED", "REASON"],
+        [[d["domain"], d["name"], f'{d["nfs"]}/{d["max_nfs"]}',
+          f'{d["frames"]}/{d["max_frames"]}', d["busy_frames"],
+          "yes" if d["quarantined"] else "no", d["refused"], d["reason"]] for d in ds]))
+
+
+def cmd_nf_release(core, args):
+    r = core.call("/xnv/nf/release", str(args.domain))
+    show(args, r, lambda r: print(
+        f'{r["name"]}: released (was quarantined: {r["was"]}; '
+        f'{r["refused"]} attaches refused meanwhile)'))
+
+
 def cmd_flow_list(core, args):
     show(args, core.infos("flow"), lambda fs: table(
         ["ID", "HITS", "MATCH", "CHAIN"],
@@ -383,6 +398,8 @@ def add_views(sub, add):
                     help="empty the histograms after reading them")
     add(sub, "services", cmd_services, "services: NF instances and replica picks")
     add(sub, "nfs", cmd_nfs, "NFs: service, group, state, counters, rx ring use")
+    add(sub, "domains", cmd_domains,
+        "domains with NFs or a quarantine: NFs, grant frames, quarantine")
     add(sub, "stats", cmd_stats, "totals and core drop counters")
     add(sub, "control", cmd_control,
         "control plane: NF requests, refusals, limits hit")
@@ -408,6 +425,13 @@ def add_steering(sub, add, common):
     a.add_argument("spec", nargs=argparse.REMAINDER, metavar="MATCH... chain STEPS")
     d = add(flow, "del", cmd_flow_del, "remove a flow rule")
     d.add_argument("id", type=int, metavar="ID", help="rule id (see flow list)")
+    nf = sub.add_parser("nf", help="NF domains", parents=[common]).add_subparsers(
+        dest="nf_cmd", metavar="release", required=True)
+    r = add(nf, "release", cmd_nf_release,
+            "end a domain's quarantine: its NFs may attach again",
+            epilog="DOMAIN: the Xen domid (host mode: the domain of the NF's "
+            "connection), as `xnv-ctl domains` shows it\nexample:\n  xnv-ctl nf release 7")
+    r.add_argument("domain", type=int, metavar="DOMAIN", help="domain number")
     chain = sub.add_parser("chain", help="port chains", parents=[common]).add_subparsers(
         dest="chain_cmd", metavar="set", required=True)
     c = add(chain, "set", cmd_chain_set, "set a port's default chain",

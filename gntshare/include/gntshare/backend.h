@@ -167,8 +167,6 @@ void gnts_srv_detach(struct gnts_srv *s, gnts_peer_t peer, int status,
  */
 int gnts_srv_punish(struct gnts_srv *s, uint32_t domain, enum gnts_punish how,
 		    const char *why);
-/** 1 if the backend can pause and destroy domains. */
-int gnts_srv_can_punish(const struct gnts_srv *s);
 /** The domain of @p peer (struct gnts_srv_ops domain_of). */
 uint32_t gnts_srv_domain_of(const struct gnts_srv *s, gnts_peer_t peer);
 const char *gnts_srv_domain_words(const struct gnts_srv *s, uint32_t domain,
