@@ -7,6 +7,9 @@
 #        and xt-guest, so Dom0 can make it try to map another group's refs
 #   reattach  xnv-forwarder attached and stopped 30 times in a row: each attach after the backend answered Closed to the last
 #        one; prints "xt-reattach: N attached, M refused, S unanswered of K"
+#   hostile  xt-hostile: 100 honest attach/close cycles, then the attack
+#        (attach, map, Closed without unmapping, again: nf-hostile.sh)
+#   break  xt-hostile: attach, map, an impossible tx ring index
 #   netfront  make bench-xen: testpmd swapping MACs on net_af_packet over
 #        the netfront eth0 (bench/xen/tcg/scenario.sh)
 export PATH=/sbin:/bin
@@ -53,6 +56,13 @@ reattach)
 			echo "xt-reattach $i: exit $rc: $(tail -n 1 /tmp/f.log)"
 	done
 	echo "xt-reattach: $ok attached, $no refused, $slow unanswered of $i" ;;
+hostile)
+	xt-hostile "$D" cycle 100
+	echo "xt-hostile cycle exited rc=$?"
+	xt-hostile "$D" attack 100
+	echo "xt-hostile exited rc=$?" ;;
+break)
+	xt-hostile "$D" break ;;
 netfront)
 	export PATH=$PATH:/usr/bin LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu:/lib/x86_64-linux-gnu
 	insmod /lib/modules/xen-netfront.ko

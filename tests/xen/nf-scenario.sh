@@ -72,8 +72,12 @@ check blue-chain-forwards $ok "port out tx $(col out 3)/$N; nf-a.0 rx/tx $(col n
 [ "$(col nf-a.0 3)" = "$N" ] && [ "$(col nf-b.0 4)" = "$N" ] && [ "$(grp blue 8)" = 0 ]
 check blue-domus-zero-copy $? "group blue copied-in $(grp blue 8), red $(grp red 8); both DomUs saw all $N packets"
 
+# ---- a hostile DomU: budgets, sticky quarantine, release -------------------
+. /usr/bin/nf-hostile.sh
+
 # ---- xl destroy of an NF domain under traffic -------------------------------
-xnv-xl create /domU/nf-c1.cfg >/dev/null 2>&1
+xl domid nf-c1 >/dev/null 2>&1 ||	# nf-hostile.sh started it
+	xnv-xl create /domU/nf-c1.cfg >/dev/null 2>&1
 xnv-xl create /domU/nf-c2.cfg >/dev/null 2>&1
 wait_for 150 attached nf-c1.0 && wait_for 150 attached nf-c2.0
 # net_null packets are all alike (one flow): one replica carries them
@@ -194,6 +198,21 @@ h2=$(held)
 	[ $r2 = 0 ] && [ $r3 = 0 ] && [ "$h2" = "$h0" ] && kill -0 $CORE
 check gntalloc-limit-named $? "limit=1: '$(echo "$e1" | cut -c1-240)...'; gntalloc pages held $h0, $h1 after the refusal; limit=$lim0: attached (rc $r2), closed, pool released (rc $r3), held $h2"
 
+# ---- a domain that breaks its ring, on_hostile = pause ---------------------
+breaker() {	# breaker WORD: nf-hb writes an impossible ring index; until WORD
+	xnv-xl create /domU/nf-hb.cfg >/tmp/xl-hb.log 2>&1
+	B=$(xl domid nf-hb)
+	wait_for 150 grep -q "Xen domain $B $1" $LOG
+}
+breaker paused
+ok=$?
+st=$(xl list nf-hb 2>/dev/null | awk 'NR == 2 { print $5 }')
+ev=$(grep -o "Xen domain $B is hostile: quarantined: .*" $LOG | head -1)
+[ $ok = 0 ] && echo "$st" | grep -q p && echo "$ev" | grep -q "impossible.*on_hostile = pause"
+check hostile-paused $? "xl list state '$st'; '$(echo "$ev" | cut -c1-200)'; $(grep -o "Xen domain $B paused.*" $LOG | cut -c1-100)"
+xl destroy nf-hb
+wait_for 60 grep -q "Xen domain $B is gone: its quarantine ends" $LOG
+
 # ---- NF domains destroyed: pools released; clean exit; output intact -------
 xnv-xl destroy nf-a >/dev/null 2>&1; xnv-xl destroy nf-b >/dev/null 2>&1
 released() { [ "$(grep -c 'xnv-pool-nf-[ab].0, group blue) released' $LOG)" = 2 ]; }
@@ -207,6 +226,18 @@ kill -TERM $CORE; wait $CORE; crc=$?
 check fallback-core-exits-cleanly $crc "exit $crc; $(grep -o 'drops:.*' $LOG | tail -1 | cut -c1-160)"
 cmp=$(xt-pcapcmp /nf/in.pcap /tmp/out-fallback.pcap 2>&1)
 check fallback-chain-intact $? "$cmp"
+
+# ---- on_hostile = destroy ----------------------------------------------------
+LOG=/tmp/core-destroy.log
+xnv-core $MEM -l 0 -- --config /nf/xnv-destroy.ini --backend xen >$LOG 2>&1 &
+CORE=$!
+wait_for 60 grep -q "NFs attach from Xen domains" $LOG && breaker destroyed &&
+	wait_for 30 no_domain nf-hb && wait_for 30 grep -q "Xen domain $B is gone: its quarantine ends" $LOG
+ok=$?
+ev=$(grep -o "Xen domain $B is hostile: quarantined: .*" $LOG | head -1)
+[ $ok = 0 ] && echo "$ev" | grep -q "on_hostile = destroy"
+check hostile-destroyed $? "'$(echo "$ev" | cut -c1-160)'; $(grep -o "Xen domain $B destroyed.*" $LOG | cut -c1-100); no domain nf-hb left: $(no_domain nf-hb && echo yes)"
+kill -TERM $CORE; wait $CORE
 
 # ---- neither module: the core refuses to start, naming both ---------------
 out=$(rmmod xen_gntalloc 2>&1); rc=$?

@@ -137,6 +137,10 @@ if ! { $CC $cflags -I"$top/gntshare/include" "$here/xt_dom0.c" -o "$bld/xt-dom0"
        $CC $cflags "$here/xt_guest.c" -o "$bld/xt-guest" \
 		-lxengnttab -lxenstore -lxentoolcore -lxentoollog &&
        $CC $cflags "$here/xt_pcapcmp.c" -o "$bld/xt-pcapcmp" &&
+       $CC $cflags "$here/xt_tel.c" -o "$bld/xt-tel" &&
+       # libxnv's own Xen client, driven honestly or not (xt_hostile.c)
+       $CC $cflags -I"$top/gntshare/include" "$here/xt_hostile.c" -o "$bld/xt-hostile" \
+		$(PKG_CONFIG_PATH="$top/build/lib/pkgconfig" pkg-config --static --libs libxnv) &&
        # the NF exactly as users build it: libxnv through its pkg-config file
        $CC $cflags "$top/examples/forwarder/forwarder.c" -o "$bld/xnv-forwarder" \
 		$(PKG_CONFIG_PATH="$top/build/lib/pkgconfig" pkg-config --static --cflags --libs libxnv); } \
@@ -192,7 +196,7 @@ install_dyn() {	# ROOT "PROGRAMS" "PMDS": programs into ROOT/usr/bin, libraries,
 ru=$out/rootU
 rm -rf "$ru"
 busybox_root "$ru"
-cp "$bld/xt-guest" "$bld/xnv-forwarder" "$ru/bin/"
+cp "$bld/xt-guest" "$bld/xnv-forwarder" "$bld/xt-hostile" "$ru/bin/"
 cp "$kdir/modules/xen-gntdev.ko" "$ru/lib/modules/"
 if [ "$bench" = 1 ]; then
 	cp "$kdir/modules/xen-netfront.ko" "$ru/lib/modules/"
@@ -213,7 +217,8 @@ for l in $(ldd $bins /usr/bin/xenstore | awk '/=> \//{ print $3 }' | sort -u); d
 	cp -L "$l" "$r0/lib/x86_64-linux-gnu/"
 done
 cp "$kdir"/modules/*.ko "$kbo/gntshare.ko" "$r0/lib/modules/"
-cp "$bld/xt-dom0" "$bld/xt-pcapcmp" "$here/nf-scenario.sh" "$here/xt-lib.sh" "$r0/usr/bin/"
+cp "$bld/xt-dom0" "$bld/xt-pcapcmp" "$bld/xt-tel" "$here/nf-scenario.sh" \
+	"$here/nf-hostile.sh" "$here/xt-lib.sh" "$r0/usr/bin/"
 dyn="$top/build/bin/xnv-core $top/build/bin/xnv-xl" pmdl="net_null net_pcap mempool_ring"
 if [ "$bench" = 1 ]; then
 	# iproute2's ip: busybox's cannot make veth pairs or bridges
@@ -263,10 +268,16 @@ cat >"$r0/nf/xnv.ini" <<-EOF
 	[service fwd-b]
 	[service fwd-c]
 	[service fwd-r]
+	; nf-h and nf-hb (nf-hostile.sh): in no chain
+	[service fwd-h]
 	EOF
 # The same for the gntalloc fallback (module unloaded), with a fresh output
-sed 's#tx_pcap=/tmp/out.pcap#tx_pcap=/tmp/out-fallback.pcap#' "$r0/nf/xnv.ini" \
-	>"$r0/nf/xnv-fallback.ini"
+# and a hostile domain paused (nf-hb breaks its ring); one more run with
+# the same config destroys it instead
+sed -e 's#tx_pcap=/tmp/out.pcap#tx_pcap=/tmp/out-fallback.pcap#' \
+	-e 's#^\[core\]#[core]\non_hostile = pause#' "$r0/nf/xnv.ini" >"$r0/nf/xnv-fallback.ini"
+sed -e 's#tx_pcap=/tmp/out.pcap#tx_pcap=/tmp/out-destroy.pcap#' \
+	-e 's#^\[core\]#[core]\non_hostile = destroy#' "$r0/nf/xnv.ini" >"$r0/nf/xnv-destroy.ini"
 cp "$kdir/vmlinux" "$out/domU-initrd.cpio.gz" "$r0/domU/"
 mv "$r0/domU/domU-initrd.cpio.gz" "$r0/domU/initrd.cpio.gz"
 for g in 1 2; do
@@ -300,6 +311,7 @@ nfdom nf-a blue fwd-a nf; nfdom nf-b blue fwd-b nf
 nfdom nf-r red fwd-r red service "nfv_instances = 2"
 nfdom nf-c1 blue fwd-c nf; nfdom nf-c2 blue fwd-c nf
 nfdom nf-re blue fwd-c reattach
+nfdom nf-h blue fwd-h hostile; nfdom nf-hb blue fwd-h break
 nfdom nf-bad blue fwd-a nf servce; nfdom nf-nosvc blue nosuch nf
 if [ "$bench" = 1 ]; then	# bench/xen/tcg/scenario.sh: @SIZE@ set per size
 	cat >"$r0/nf/bench.ini" <<-EOF
@@ -371,12 +383,13 @@ expected="module-loads domains-created device grant-bad-arguments
 	readonly-grant fd-release-revokes grant-table-full-unwinds drain-after-domain-destroy
 	core-starts xnv-xl-bad-key core-refuses-unknown-service nf-in-domu-attaches
 	red-nf-attaches red-cannot-map-blue blue-chain-forwards blue-domus-zero-copy
-	destroy-under-traffic pool-back-to-full reattach-after-closed xnv-xl-list
+	attach-after-closed-100 hostile-domu-refused quarantine-sticks
+	release-clears-quarantine destroy-under-traffic pool-back-to-full reattach-after-closed xnv-xl-list
 	core-exits-cleanly
 	blue-chain-intact nfs-see-core-shutdown gntshare-unloads fallback-core-starts
-	fallback-nfs-attach fallback-chain-copies gntalloc-limit-named
+	fallback-nfs-attach fallback-chain-copies gntalloc-limit-named hostile-paused
 	fallback-pools-released fallback-core-exits-cleanly fallback-chain-intact
-	core-refuses-without-grant-modules"
+	hostile-destroyed core-refuses-without-grant-modules"
 [ "$pvh" = 1 ] && expected="$expected pools-on-hugepages"
 if [ "$bench" = 1 ]; then
 	expected="module-loads netfront-network netfront-vif netfront-guest"
