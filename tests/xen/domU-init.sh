@@ -5,8 +5,6 @@
 #   nf   an NF: xnv-forwarder, attaching through the domain's xnv device
 #   red  two NFs of trust group red (nfv_instances = 2: devices 0 and 1)
 #        and xt-guest, so Dom0 can make it try to map another group's refs
-#   reattach  xnv-forwarder attached and stopped 30 times in a row: each attach after the backend answered Closed to the last
-#        one; prints "xt-reattach: N attached, M refused, S unanswered of K"
 #   hostile  xt-hostile: 100 honest attach/close cycles, then the attack
 #        (attach, map, Closed without unmapping, again: nf-hostile.sh)
 #   break  xt-hostile: attach, map, an impossible tx ring index
@@ -37,25 +35,6 @@ red)
 	echo "xnv-forwarder exited rc=$?"
 	wait $F1
 	echo "xnv-forwarder exited rc=$? (device 1)" ;;
-reattach)
-	ok=0 no=0 slow=0 i=0
-	while [ $i -lt 30 ]; do
-		i=$((i + 1))
-		xnv-forwarder --quiet >/tmp/f.log 2>&1 &
-		F=$!
-		j=0
-		while ! grep -q 'attached as' /tmp/f.log && kill -0 $F 2>/dev/null &&
-			[ $j -lt 1200 ]; do sleep 0.1; j=$((j + 1)); done
-		if grep -q 'attached as' /tmp/f.log; then ok=$((ok + 1))
-		elif grep -q 'refused' /tmp/f.log; then no=$((no + 1))
-		else slow=$((slow + 1)); fi
-		kill $F 2>/dev/null
-		wait $F
-		rc=$?
-		grep -q 'attached as' /tmp/f.log ||
-			echo "xt-reattach $i: exit $rc: $(tail -n 1 /tmp/f.log)"
-	done
-	echo "xt-reattach: $ok attached, $no refused, $slow unanswered of $i" ;;
 hostile)
 	xt-hostile "$D" cycle 100
 	echo "xt-hostile cycle exited rc=$?"

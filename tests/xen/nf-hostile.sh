@@ -26,6 +26,7 @@ res=$(grep -o 'xt-cycle: .*' $HL | tr -d '\r')
 check attach-after-closed-100 $? "${res:-no result}; core: $(grep -c 'NF nf-h.0 attached' $LOG) attaches, $(grep -c "attach of NF 'nf-h.0'.* refused" $LOG) refused; $(grep -o 'xt-cycle [0-9]*: .*' $HL | head -2 | tr -d '\r' | tr '\n' ';')"
 
 # ---- the attack, the chain sampled meanwhile --------------------------------
+echo "XT: t=$(cut -d' ' -f1 /proc/uptime)s hostile attack"
 xnv-xl create /domU/nf-c1.cfg >/tmp/xl-c1.log 2>&1	# a legitimate domain
 prev=0 stops=0 samples=0 maxf=0 end=$(($(date +%s) + $(scaled 600)))
 while ! grep -q 'xt-attack: ' $HL && [ "$(date +%s)" -lt $end ]; do
@@ -50,6 +51,7 @@ ev=$(grep -o "Xen domain $H is hostile: asked to attach again while it still map
 check hostile-domu-refused $? "${res:-no result}; evidence: '$(echo "$ev" | cut -c1-200)'; last refusal: '$(echo "$last" | cut -c25-160)'; port nin -> nf-a -> nf-b -> nout grew in all $samples samples ($stops stalls) up to $prev; the attacker's grant frames at most $maxf (one NF: $NEED, budget $BUDGET); nf-c1 attached meanwhile (rc $c1)"
 
 # ---- the quarantine sticks once it unmapped; release ends it ---------------
+echo "XT: t=$(cut -d' ' -f1 /proc/uptime)s hostile attack done"
 wait_for 60 xenstore-read /local/domain/$H/data/unmapped >/dev/null 2>&1
 sticky=$(grep -o 'xt-sticky: .*' $HL | tr -d '\r')
 snap

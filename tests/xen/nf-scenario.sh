@@ -98,27 +98,6 @@ wait_for 60 finished $S.0
 sleep 1; snap
 [ "$(grp blue 4)" = "$(grp blue 6)" ] && [ "$(grp red 4)" = "$(grp red 6)" ]
 check pool-back-to-full $? "blue $(grp blue 6)/$(grp blue 4) free, red $(grp red 6)/$(grp red 4) free, with nout traffic now dropped for lack of an instance"
-# ---- attach right after a Closed backend, again and again ------------------
-# The guest stops its NF and starts another at once, 30 times: each attach
-# finds the backend Closed (the last detach) with the old request-id; the
-# guest reads state and request-id in one transaction, so none of them
-# takes the old Closed for a refusal of its new request.
-xnv-xl create /domU/nf-re.cfg >/tmp/xl-re.log 2>&1
-RL=/var/log/xen/console/guest-nf-re.log
-echo "XT: t=$(cut -d' ' -f1 /proc/uptime)s reattach phase"
-wait_for 900 grep -q 'xt-reattach: ' $RL
-ok=$?
-res=$(grep -o 'xt-reattach: .*' $RL | tr -d '\r')
-# An attempt the core did not answer within the NF's patience (seen under
-# heavy host load, TCG) is reported, not failed: this check is about
-# refusals; at least 25 of 30 must attach.
-att=$(echo "$res" | sed -n 's/^xt-reattach: \([0-9]*\) attached, 0 refused, [0-9]* unanswered of 30$/\1/p')
-[ $ok = 0 ] && [ -n "$att" ] && [ "$att" -ge 25 ] &&
-	[ "$(grep -c 'NF nf-re.0 attached' $LOG)" = "$att" ] &&
-	! grep -q "attach of NF 'nf-re.0'.* refused" $LOG
-check reattach-after-closed $? "${res:-no result}; core: $(grep -c 'NF nf-re.0 attached' $LOG) attaches, $(grep -c "attach of NF 'nf-re.0'.* refused" $LOG) refused; $(grep -o 'xt-reattach [0-9]*: .*' $RL | head -2 | tr '\n' ';') $(grep 'domain [0-9]* device 0: \|nf-re' $LOG | tail -4 | tr '\n' ';')"
-xnv-xl destroy nf-re >/dev/null 2>&1
-
 xnv-xl list >/tmp/list 2>&1
 grep -q "nf-a .*fwd-a .*blue .*connected .*connected" /tmp/list && grep -q "nf-r .*red" /tmp/list &&
 	! grep -q "nf-c" /tmp/list
