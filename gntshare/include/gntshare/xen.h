@@ -76,6 +76,22 @@ extern "C" {
 #define GNTS_XEN_PAGE         4096u
 #define GNTS_XEN_GNTDEV_MAX   65536u	/* grants gntdev maps in one request */
 
+/*
+ * What a guest's XenStore writes may cost the core (xen_server.c,
+ * xen_events.c).  A write to a frontend state node fires the core's
+ * watch; each domain may have GNTS_XEN_EVENT_RATE such events acted on
+ * per second, GNTS_XEN_EVENT_BURST at once after a quiet spell.  An
+ * event over that is not acted on at once: its device is stepped once
+ * the domain has a token again, reading the state as it is then, so
+ * nothing is lost, only late (by 1 / rate at most after a flood ends).
+ * A legitimate NF device changes state about 4 times per attach; 50/s
+ * is a dozen re-attaches a second per domain, and the burst lets the 16
+ * devices of a domain start together.  At most one log line per domain
+ * per second says how many came.
+ */
+#define GNTS_XEN_EVENT_RATE   50u	/* frontend events/s of one domain */
+#define GNTS_XEN_EVENT_BURST  50u
+
 #define GNTS_XEN_PEER(domid, devid) \
 	((gnts_peer_t)(((uint32_t)(domid) << 4) | ((uint32_t)(devid) & 0xfu)))
 #define GNTS_XEN_DOMID(dom)  ((uint16_t)((dom) >> 4))
