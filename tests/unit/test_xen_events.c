@@ -221,7 +221,7 @@ TEST(test_one_line_per_second)
 	for (t = 0; t < 3000; t += 10) {
 		for (i = 0; i < 100; i++)		/* 10000/s */
 			gnts_xen_fe_event(s, fe(7, 0), T0 + t);
-		if (t % 50 == 0)			/* 20/s */
+		if (t % (2000 / GNTS_XEN_EVENT_RATE) == 0)	/* rate / 2 */
 			gnts_xen_fe_event(s, fe(8, 0), T0 + t);
 		gnts_xen_rate_report(s, T0 + t);
 	}
