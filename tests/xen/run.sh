@@ -136,6 +136,7 @@ if ! { $CC $cflags -I"$top/gntshare/include" "$here/xt_dom0.c" -o "$bld/xt-dom0"
 		-lxenstore -lxentoolcore &&
        $CC $cflags "$here/xt_guest.c" -o "$bld/xt-guest" \
 		-lxengnttab -lxenstore -lxentoolcore -lxentoollog &&
+       $CC $cflags "$here/xt_ctl.c" -o "$bld/xt-ctl" &&
        $CC $cflags "$here/xt_pcapcmp.c" -o "$bld/xt-pcapcmp" &&
        # the NF exactly as users build it: libxnv through its pkg-config file
        $CC $cflags "$top/examples/forwarder/forwarder.c" -o "$bld/xnv-forwarder" \
@@ -213,7 +214,8 @@ for l in $(ldd $bins /usr/bin/xenstore | awk '/=> \//{ print $3 }' | sort -u); d
 	cp -L "$l" "$r0/lib/x86_64-linux-gnu/"
 done
 cp "$kdir"/modules/*.ko "$kbo/gntshare.ko" "$r0/lib/modules/"
-cp "$bld/xt-dom0" "$bld/xt-pcapcmp" "$here/nf-scenario.sh" "$here/xt-lib.sh" "$r0/usr/bin/"
+cp "$bld/xt-dom0" "$bld/xt-pcapcmp" "$bld/xt-ctl" "$here/nf-scenario.sh" "$here/xt-lib.sh" \
+	"$r0/usr/bin/"
 dyn="$top/build/bin/xnv-core $top/build/bin/xnv-xl" pmdl="net_null net_pcap mempool_ring"
 if [ "$bench" = 1 ]; then
 	# iproute2's ip: busybox's cannot make veth pairs or bridges
