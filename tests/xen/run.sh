@@ -8,8 +8,8 @@
 # "SKIP: ..." line (exit 0) when Xen/QEMU/libxen-dev are not installed.
 #
 # Knobs (environment): XNV_TIME_SCALE (1: every timeout times it)
-# XT_PAGES (512) XT_MAX_FRAMES (16) XT_TIMEOUT (600 x scale)
-# XT_WATCHDOG (540 x scale) XT_QEMU_MEM (3072) XT_KPKG (linux-image-<KV>-amd64)
+# XT_PAGES (512) XT_MAX_FRAMES (16) XT_TIMEOUT (780 x scale)
+# XT_WATCHDOG (720 x scale) XT_QEMU_MEM (3072) XT_KPKG (linux-image-<KV>-amd64)
 # XT_HEADERS (auto|cache) XT_OUT (build/xen) XT_VERBOSE (0)
 # XT_PVH (0; 1: PVH Dom0 with 2 MiB hugepage pools, make check-xen-pvh)
 # XT_BENCH (0; 1: make bench-xen: bench/xen/tcg/scenario.sh instead of the
@@ -28,8 +28,8 @@ if ! awk -v s="$scale" 'BEGIN { exit !(s ~ /^[0-9]+(\.[0-9]+)?$/ && s >= 1 && s 
 	echo "XNV_TIME_SCALE=$scale: want a number from 1 to 100" >&2; exit 2
 fi
 sc() { awk -v s="$scale" -v t="$1" 'BEGIN { printf "%d\n", t * s + 0.999 }'; }
-tmo=${XT_TIMEOUT:-$(sc 600)}
-wd=${XT_WATCHDOG:-$(sc 540)}
+tmo=${XT_TIMEOUT:-$(sc 780)}
+wd=${XT_WATCHDOG:-$(sc 720)}
 pvh=${XT_PVH:-0}
 bench=${XT_BENCH:-0}
 qmem=${XT_QEMU_MEM:-3072}
@@ -136,6 +136,7 @@ if ! { $CC $cflags -I"$top/gntshare/include" "$here/xt_dom0.c" -o "$bld/xt-dom0"
 		-lxenstore -lxentoolcore &&
        $CC $cflags "$here/xt_guest.c" -o "$bld/xt-guest" \
 		-lxengnttab -lxenstore -lxentoolcore -lxentoollog &&
+       $CC $cflags "$here/xt_flood.c" -o "$bld/xt-flood" -lxenstore -lxentoolcore &&
        $CC $cflags "$here/xt_ctl.c" -o "$bld/xt-ctl" &&
        $CC $cflags "$here/xt_pcapcmp.c" -o "$bld/xt-pcapcmp" &&
        # the NF exactly as users build it: libxnv through its pkg-config file
@@ -193,7 +194,7 @@ install_dyn() {	# ROOT "PROGRAMS" "PMDS": programs into ROOT/usr/bin, libraries,
 ru=$out/rootU
 rm -rf "$ru"
 busybox_root "$ru"
-cp "$bld/xt-guest" "$bld/xnv-forwarder" "$ru/bin/"
+cp "$bld/xt-guest" "$bld/xt-flood" "$bld/xnv-forwarder" "$ru/bin/"
 cp "$kdir/modules/xen-gntdev.ko" "$ru/lib/modules/"
 if [ "$bench" = 1 ]; then
 	cp "$kdir/modules/xen-netfront.ko" "$ru/lib/modules/"
@@ -214,8 +215,8 @@ for l in $(ldd $bins /usr/bin/xenstore | awk '/=> \//{ print $3 }' | sort -u); d
 	cp -L "$l" "$r0/lib/x86_64-linux-gnu/"
 done
 cp "$kdir"/modules/*.ko "$kbo/gntshare.ko" "$r0/lib/modules/"
-cp "$bld/xt-dom0" "$bld/xt-pcapcmp" "$bld/xt-ctl" "$here/nf-scenario.sh" "$here/xt-lib.sh" \
-	"$r0/usr/bin/"
+cp "$bld/xt-dom0" "$bld/xt-pcapcmp" "$bld/xt-ctl" "$here/nf-scenario.sh" "$here/nf-flood.sh" \
+	"$here/xt-lib.sh" "$r0/usr/bin/"
 dyn="$top/build/bin/xnv-core $top/build/bin/xnv-xl" pmdl="net_null net_pcap mempool_ring"
 if [ "$bench" = 1 ]; then
 	# iproute2's ip: busybox's cannot make veth pairs or bridges
@@ -290,7 +291,7 @@ nfdom() {	# nfdom NAME GROUP SERVICE ROLE [key [extra line]]: an NF domain's con
 	type = "pv"
 	kernel = "/domU/vmlinux"
 	ramdisk = "/domU/initrd.cpio.gz"
-	extra = "console=hvc0 quiet xt_role=$4 xt_deadline=$((wd - 20))"
+	extra = "console=hvc0 quiet xt_role=$4 xt_deadline=$((wd - 20)) xt_scale=$scale"
 	memory = $nfmem
 	vcpus = 1
 	nfv_trust_group = "$2"
@@ -303,6 +304,7 @@ nfdom nf-r red fwd-r red service "nfv_instances = 2"
 nfdom nf-c1 blue fwd-c nf; nfdom nf-c2 blue fwd-c nf
 nfdom nf-re blue fwd-c reattach
 nfdom nf-bad blue fwd-a nf servce; nfdom nf-nosvc blue nosuch nf
+nfdom nf-fl blue fwd-c flood
 if [ "$bench" = 1 ]; then	# bench/xen/tcg/scenario.sh: @SIZE@ set per size
 	cat >"$r0/nf/bench.ini" <<-EOF
 	; make bench-xen: net_null0 -> fwd-a (DomU nf-a) -> net_null1
@@ -373,7 +375,7 @@ expected="module-loads domains-created device grant-bad-arguments
 	readonly-grant fd-release-revokes grant-table-full-unwinds drain-after-domain-destroy
 	core-starts xnv-xl-bad-key core-refuses-unknown-service nf-in-domu-attaches
 	red-nf-attaches red-cannot-map-blue blue-chain-forwards blue-domus-zero-copy
-	destroy-under-traffic pool-back-to-full reattach-after-closed xnv-xl-list
+	state-flood-rate-limited destroy-under-traffic pool-back-to-full reattach-after-closed xnv-xl-list
 	core-exits-cleanly
 	blue-chain-intact nfs-see-core-shutdown gntshare-unloads fallback-core-starts
 	fallback-nfs-attach fallback-chain-copies gntalloc-limit-named
