@@ -146,6 +146,8 @@ cmd_control(struct xnv_core *c, const char *p, struct rte_tel_data *d)
 	U64(d, "evicted", ct.evicted);
 	U64(d, "not_logged", ct.not_logged);
 	U64(d, "callbacks", ct.callbacks);
+	U64(d, "events", ct.events);
+	U64(d, "events_deferred", ct.events_deferred);
 	U64(d, "connections", ct.connections);
 	U64(d, "waiting", ct.waiting);
 }

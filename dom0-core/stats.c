@@ -170,6 +170,21 @@ print_pools(const struct xnv_core *c, FILE *f)
 	}
 }
 
+/* The control plane's counters, after "core drops" (where the readers
+ * of this table stop): the Xen tests read the events from here. */
+static void
+print_control(const struct xnv_core *c, FILE *f)
+{
+	struct gnts_srv_counters ct;
+
+	if (c->srv == NULL)
+		return;
+	gnts_srv_counters(c->srv, &ct);
+	fprintf(f, "  control: requests %" PRIu64 " refused %" PRIu64
+		" events %" PRIu64 " events_deferred %" PRIu64 "\n",
+		ct.requests, ct.refused, ct.events, ct.events_deferred);
+}
+
 void
 xnv_stats_print(const struct xnv_core *c, FILE *f, double elapsed)
 {
@@ -189,6 +204,7 @@ xnv_stats_print(const struct xnv_core *c, FILE *f, double elapsed)
 	for (i = 0; i < XNV_DROP_N; i++)
 		fprintf(f, " %s %" PRIu64, xnv_drop_names[i], c->drops[i]);
 	fprintf(f, "\n");
+	print_control(c, f);
 	if (busy > 0)
 		fprintf(f, "  rate: %.3f Mpps over %.3f s of traffic\n",
 			rx / busy / 1e6, busy);

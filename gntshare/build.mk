@@ -15,7 +15,8 @@ GNTS_SERVER := gntshare/region.c gntshare/srv.c gntshare/host_server.c \
 ifeq ($(HAVE_XEN),1)
 GNTS_CLIENT += gntshare/xen_client.c
 GNTS_SERVER += gntshare/kgrant.c gntshare/galloc.c gntshare/xen_server.c \
-               gntshare/xen_publish.c gntshare/xen_punish.c
+               gntshare/xen_events.c gntshare/xen_publish.c \
+               gntshare/xen_punish.c
 EXTRA_CFLAGS_gntshare := -DGNTS_HAVE_XEN
 else
 XEN_LIBS :=

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "backends.h"
+#include "bucket.h"
 #include "gntshare/host.h"
 #include "host_listen.h"
 #include "host_msg.h"
@@ -38,19 +39,13 @@
 #define ACCEPT_BATCH 8		/* connections accepted per pass */
 #define SERVE_BATCH  16		/* messages read per connection per pass */
 
-/* Requests a sender may make: @p per_s a second, up to @p burst at once. */
-struct bucket {
-	uint32_t tokens;
-	uint64_t ms;		/* last refill */
-};
-
 struct conn {
 	int fd;			/* -1: free slot */
 	gnts_peer_t dom;
 	struct gnts_peer_cred cred;
 	int attached;
 	uint64_t since_ms;	/* accepted at */
-	struct bucket rate;
+	struct gnts_bucket rate;
 };
 
 struct gnts_server {
@@ -59,31 +54,13 @@ struct gnts_server {
 	struct gnts_srv_cb cb;
 	void *ctx;
 	gnts_peer_t next_dom;
-	struct bucket rate, attach_rate;	/* all connections */
-	struct bucket accept_rate;
+	struct gnts_bucket rate, attach_rate;	/* all connections */
+	struct gnts_bucket accept_rate;
 	unsigned rr;				/* first slot served next */
 	struct gnts_ratelimit log;		/* refusals, closes */
 	struct gnts_host_stats st;
 	struct conn conns[MAX_CONNS];
 };
-
-/* 1 if @p b (refilled to @p now_ms) has a token; take it with take=1. */
-static int
-bucket_has(struct bucket *b, uint32_t per_s, uint32_t burst, uint64_t now_ms,
-	   int take)
-{
-	uint64_t add = (now_ms - b->ms) * per_s / 1000;
-
-	if (add > 0) {
-		b->tokens = b->tokens + add < burst ?
-			    (uint32_t)(b->tokens + add) : burst;
-		b->ms = now_ms;
-	}
-	if (b->tokens == 0)
-		return 0;
-	b->tokens -= take ? 1 : 0;
-	return 1;
-}
 
 int
 gnts_server_open_cfg(const struct gnts_srv_cfg *cfg, struct gnts_server **out,
@@ -111,9 +88,9 @@ gnts_server_open_cfg(const struct gnts_srv_cfg *cfg, struct gnts_server **out,
 	s->cb = *cfg->cb;
 	s->ctx = cfg->ctx;
 	s->next_dom = 1;
-	s->rate = (struct bucket){ GNTS_HOST_BURST, now };
-	s->attach_rate = (struct bucket){ GNTS_HOST_ATTACH_BURST, now };
-	s->accept_rate = (struct bucket){ GNTS_HOST_ACCEPT_BURST, now };
+	s->rate = (struct gnts_bucket){ GNTS_HOST_BURST, now };
+	s->attach_rate = (struct gnts_bucket){ GNTS_HOST_ATTACH_BURST, now };
+	s->accept_rate = (struct gnts_bucket){ GNTS_HOST_ACCEPT_BURST, now };
 	for (i = 0; i < MAX_CONNS; i++)
 		s->conns[i].fd = -1;
 	*out = s;
@@ -384,12 +361,13 @@ handle(struct gnts_server *s, struct conn *c, struct gnts_msg *m)
 static int
 may_read(struct gnts_server *s, struct conn *c, uint64_t now, int take)
 {
-	if (!bucket_has(&s->rate, GNTS_HOST_RATE, GNTS_HOST_BURST, now, 0) ||
-	    !bucket_has(&c->rate, GNTS_HOST_CONN_RATE, GNTS_HOST_CONN_BURST,
-			now, 0) ||
-	    (!c->attached && !bucket_has(&s->attach_rate,
-					 GNTS_HOST_ATTACH_RATE,
-					 GNTS_HOST_ATTACH_BURST, now, 0)))
+	if (!gnts_bucket_has(&s->rate, GNTS_HOST_RATE, GNTS_HOST_BURST, now,
+			     0) ||
+	    !gnts_bucket_has(&c->rate, GNTS_HOST_CONN_RATE,
+			     GNTS_HOST_CONN_BURST, now, 0) ||
+	    (!c->attached && !gnts_bucket_has(&s->attach_rate,
+					      GNTS_HOST_ATTACH_RATE,
+					      GNTS_HOST_ATTACH_BURST, now, 0)))
 		return 0;
 	if (take) {
 		s->rate.tokens--;
@@ -494,8 +472,8 @@ gnts_server_poll(struct gnts_server *s)
 	}
 	if (pfd[0].revents != 0)
 		for (i = 0; i < ACCEPT_BATCH &&
-		     bucket_has(&s->accept_rate, GNTS_HOST_ACCEPT_RATE,
-				GNTS_HOST_ACCEPT_BURST, now, 1) &&
+		     gnts_bucket_has(&s->accept_rate, GNTS_HOST_ACCEPT_RATE,
+				     GNTS_HOST_ACCEPT_BURST, now, 1) &&
 		     do_accept(s); i++)
 			events++;
 	return events;

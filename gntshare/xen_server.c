@@ -3,11 +3,14 @@
  * xen backend, Dom0 side: the XenStore rendezvous (protocol and node
  * layout in include/gntshare/xen.h).
  *
- * One watch on the backend root and one on @releaseDomain; every event
- * rescans the (small) tree and moves each NF device through its states.
- * The scan is idempotent: our own writes fire the watch again and the
- * second scan finds nothing to do.  Values a guest wrote (frontend nodes)
- * are untrusted: read once, bounded, parsed strictly.
+ * One watch on the backend root and one on @releaseDomain; each of their
+ * events rescans the (small) tree and moves each NF device through its
+ * states.  The scan is idempotent: our own writes fire the watch again
+ * and the second scan finds nothing to do.  One watch per device on its
+ * frontend state: a guest can fire that one as fast as it writes, so its
+ * events step only that device, within the domain's rate (xen_events.c).
+ * Values a guest wrote (frontend nodes) are untrusted: read once,
+ * bounded, parsed strictly.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -227,11 +230,15 @@ new_request(struct gnts_xen_server *s, struct xdev *d)
 	       strcmp(rid, done) != 0;
 }
 
-static void
-step(struct gnts_xen_server *s, struct xdev *d)
+void
+gnts_xen_step(struct gnts_xen_server *s, struct xdev *d)
 {
-	int be = xread_num(s, d->be, GNTS_XS_STATE);
-	int fe = xread_num(s, d->fe, GNTS_XS_STATE);
+	int be, fe;
+
+	/* What we read now answers every event that waited for this. */
+	d->due = d->pending = 0;
+	be = xread_num(s, d->be, GNTS_XS_STATE);
+	fe = xread_num(s, d->fe, GNTS_XS_STATE);
 
 	if (d->attached) {
 		int again = fe == GNTS_XB_INITIALISED && new_request(s, d);
@@ -269,8 +276,8 @@ step(struct gnts_xen_server *s, struct xdev *d)
 	}
 }
 
-static struct xdev *
-find_dev(struct gnts_xen_server *s, unsigned domid, unsigned devid)
+struct xdev *
+gnts_xen_find_dev(struct gnts_xen_server *s, unsigned domid, unsigned devid)
 {
 	unsigned i;
 
@@ -334,6 +341,7 @@ forget_gone(struct gnts_xen_server *s, struct xdev *d)
 	for (i = 0; i < MAX_DEVS; i++)
 		if (s->devs[i].used && s->devs[i].domid == domid)
 			return;
+	gnts_xen_forget_domain(s, domid, gnts_now_ms());
 	if (s->cb.domain_gone != NULL)
 		s->cb.domain_gone(s->ctx, domid);
 }
@@ -369,7 +377,8 @@ scan(struct gnts_xen_server *s)
 
 			if (devid < 0 || devid >= (long)GNTS_XEN_MAX_DEVS)
 				continue;
-			d = find_dev(s, (unsigned)domid, (unsigned)devid);
+			d = gnts_xen_find_dev(s, (unsigned)domid,
+					      (unsigned)devid);
 			if (d != NULL)
 				d->seen = 1;
 			else
@@ -384,7 +393,7 @@ scan(struct gnts_xen_server *s)
 		if (!s->devs[i].seen)
 			forget_gone(s, &s->devs[i]);
 		else
-			step(s, &s->devs[i]);
+			gnts_xen_step(s, &s->devs[i]);
 	}
 }
 
@@ -436,7 +445,6 @@ xen_srv_poll(void *impl)
 {
 	struct gnts_xen_server *s = impl;
 	struct pollfd p;
-	char **ev;
 	int n = 0;
 
 	if (s == NULL)
@@ -444,15 +452,16 @@ xen_srv_poll(void *impl)
 	p.fd = xs_fileno(s->xs);
 	p.events = POLLIN;
 	if (poll(&p, 1, 0) > 0)
-		while ((ev = xs_check_watch(s->xs)) != NULL) {
-			free(ev);
-			n++;
-			s->dirty = 1;
-		}
+		n = gnts_xen_read_events(s);
 	if (s->dirty) {
 		s->dirty = 0;
 		scan(s);
 	}
+	/* Every pass, not only after an event: a pending device is stepped
+	 * when its domain has a token again, whether or not more come. */
+	if (n > 0 || s->any_pending)
+		n += gnts_xen_step_marked(s);
+	gnts_xen_rate_report(s, gnts_now_ms());
 	return n;
 }
 
@@ -550,6 +559,7 @@ const struct gnts_srv_ops gnts_xen_srv_ops = {
 	.peer_words = xen_srv_peer_words,
 	.death_words = "the NF closed its device, or its domain is gone",
 	.where = xen_srv_where,
+	.counters = gnts_xen_counters,
 	.domain_of = xen_srv_domain_of,
 	.domain_words = xen_srv_domain_words,
 	.punish = gnts_xen_punish,

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* libgntshare internals: the xen backend's Dom0 side, shared by
- * xen_server.c (watches, states, attach/detach) and xen_publish.c (the
- * refs and geometry an attached guest reads). */
+ * xen_server.c (watches, states, attach/detach), xen_events.c (watch
+ * events and each domain's rate of them) and xen_publish.c (the refs and
+ * geometry an attached guest reads). */
 #ifndef GNTSHARE_XEN_SERVER_PVT_H
 #define GNTSHARE_XEN_SERVER_PVT_H
 
@@ -11,6 +12,7 @@
 #include <xenstore.h>
 
 #include "backends.h"
+#include "bucket.h"
 #include "gntshare/xen.h"
 
 #define MAX_DEVS 256u
@@ -28,14 +30,33 @@ struct xdev {
 	char be[80];
 	char fe[96];
 	int seen;
+	int due;		/* an event within its domain's rate */
+	int pending;		/* one over it: step once the domain has a
+				 * token again */
+};
+
+/* A domain with NF devices: its budget of frontend events, and the
+ * second its log line counts (GNTS_XEN_EVENT_RATE, xen.h). */
+struct xdom {
+	int used;
+	uint16_t domid;
+	struct gnts_bucket rate;
+	uint64_t win_ms;	/* start of the second being counted */
+	uint32_t win_events;	/* frontend events in it */
+	uint32_t win_deferred;	/* of which over the rate */
 };
 
 struct gnts_xen_server {
 	struct xs_handle *xs;
 	struct gnts_srv_cb cb;
 	void *ctx;
-	int dirty;
+	int dirty;		/* a backend or domain event: rescan */
+	int any_pending;	/* some device waits for its domain's rate */
+	uint64_t events;	/* watch events read */
+	uint64_t events_deferred; /* of which over their domain's rate */
+	struct gnts_ratelimit odd_log;	/* events on nodes we do not know */
 	struct xdev devs[MAX_DEVS];
+	struct xdom doms[MAX_DEVS];	/* at most one per device */
 };
 
 /* Write @p dir/@p node = printf(@p fmt, ...) in transaction @p t.
@@ -55,6 +76,42 @@ int gnts_xen_publish(struct gnts_xen_server *s, struct xdev *d,
  * request-id, state Closed, in one transaction.  0 or -EIO. */
 int gnts_xen_answer_closed(struct gnts_xen_server *s, struct xdev *d,
 			   const char *rid, const char *why);
+
+/* Device @p devid of domain @p domid, or NULL (xen_server.c). */
+struct xdev *gnts_xen_find_dev(struct gnts_xen_server *s, unsigned domid,
+			       unsigned devid);
+/* Move @p d through its states as its nodes are now; whatever events
+ * it had waiting are answered by that (xen_server.c). */
+void gnts_xen_step(struct gnts_xen_server *s, struct xdev *d);
+
+/* ---- watch events (xen_events.c) ---------------------------------------- */
+
+/* Domain and device of a frontend state path, parsed strictly:
+ * exactly "/local/domain/<domid>/device/xnv/<devid>/state", numbers
+ * without leading zeros.  0, or -EINVAL. */
+int gnts_xen_fe_path(const char *path, unsigned *domid, unsigned *devid);
+/* Read every watch event queued: a frontend one (token "fe") marks its
+ * device due or, over its domain's rate, pending; any other sets dirty.
+ * Returns the events read. */
+int gnts_xen_read_events(struct gnts_xen_server *s);
+/* One frontend event on @p path at @p now_ms (the part of the above a
+ * unit test can drive without XenStore). */
+void gnts_xen_fe_event(struct gnts_xen_server *s, const char *path,
+		       uint64_t now_ms);
+/* 1 if @p d is to be stepped now: due, or pending and its domain has a
+ * token (taken). */
+int gnts_xen_may_step(struct gnts_xen_server *s, struct xdev *d,
+		      uint64_t now_ms);
+/* Step the devices gnts_xen_may_step() picks.  Returns the steps. */
+int gnts_xen_step_marked(struct gnts_xen_server *s);
+/* The log line of each domain whose second of counting is over and had
+ * events over the rate. */
+void gnts_xen_rate_report(struct gnts_xen_server *s, uint64_t now_ms);
+/* Domain @p domid has no device left: its line, then its budget goes. */
+void gnts_xen_forget_domain(struct gnts_xen_server *s, unsigned domid,
+			    uint64_t now_ms);
+/* The backend's counters (struct gnts_srv_ops counters). */
+void gnts_xen_counters(void *impl, struct gnts_srv_counters *ct);
 
 /* Pause or destroy @p domid through libxl, logged (xen_punish.c). */
 void gnts_xen_punish(void *impl, uint32_t domid, enum gnts_punish how,

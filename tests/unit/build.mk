@@ -7,12 +7,13 @@
 # check-unit: the two-thread stress then checks the ring's memory ordering
 # too, and the control thread's handover its locking.
 UNIT_TESTS  := test_ring test_ring_ctl test_host_backend test_galloc test_proto \
-               test_host_listen test_srv_control
+               test_host_listen test_srv_control test_xen_events
 # libraries a test needs beyond libgntshare (galloc.o calls libxengnttab)
 UNIT_LIBS_test_galloc := $(XEN_SRV_LIBS)
 UNIT_LIBS_test_proto := $(XEN_SRV_LIBS)
 UNIT_LIBS_test_srv_control := $(XEN_SRV_LIBS)
 UNIT_LIBS_test_host_listen := $(XEN_SRV_LIBS)
+UNIT_LIBS_test_xen_events := $(XEN_SRV_LIBS)
 TSAN_TESTS  := test_ring test_ring_ctl
 TSAN_BINS   := $(TSAN_TESTS:%=$(B)/tests/tsan/%) $(B)/tests/tsan/test_srv_control
 TSAN_STRESS_N ?= 10000000

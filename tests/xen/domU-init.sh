@@ -10,14 +10,18 @@
 #   break  xt-hostile: attach, map, an impossible tx ring index
 #   netfront  make bench-xen: testpmd swapping MACs on net_af_packet over
 #        the netfront eth0 (bench/xen/tcg/scenario.sh)
+#   flood  xt-flood: the vCPU busy for 15 s (times xt_scale), then 10000
+#        writes of its own xnv state node (nf-flood.sh); stays up until
+#        Dom0 destroys it
 export PATH=/sbin:/bin
 mount -t proc proc /proc; mount -t sysfs sysfs /sys; mount -t devtmpfs devtmpfs /dev
 insmod /lib/modules/xen-gntdev.ko
-D=120 ROLE=xt
+D=120 ROLE=xt SCALE=1
 for a in $(cat /proc/cmdline); do
 	case $a in
 	xt_deadline=*) D=${a#xt_deadline=} ;;
 	xt_role=*) ROLE=${a#xt_role=} ;;
+	xt_scale=*) SCALE=${a#xt_scale=} ;;
 	esac
 done
 case $ROLE in
@@ -42,6 +46,12 @@ hostile)
 	echo "xt-hostile exited rc=$?" ;;
 break)
 	xt-hostile "$D" break ;;
+flood)
+	# Dom0 samples its traffic while this spins, then while it floods
+	xt-flood spin "$(awk -v s="$SCALE" 'BEGIN { printf "%d", 15 * s + 0.999 }')"
+	xt-flood flood 10000
+	echo "xt-flood exited rc=$?"
+	sleep "$D" ;;
 netfront)
 	export PATH=$PATH:/usr/bin LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu:/lib/x86_64-linux-gnu
 	insmod /lib/modules/xen-netfront.ko

@@ -7,7 +7,7 @@
 # domain (nf-c1) attaches.  Then the quarantine sticks after the attacker
 # unmapped, and `/xnv/nf/release` (what `xnv-ctl nf release` sends) ends it.
 RT=$(grep -o 'EAL runtime directory [^ ]*' $LOG | head -1 | cut -d' ' -f4)
-tel() { xt-tel "$RT" "$@"; }
+tel() { xt-ctl "$RT/dpdk_telemetry.v2" "$1${2:+,$2}"; }	# CMD [PARAM]
 BUDGET=$(sed -n 's/.*per domain: at most [0-9]* NFs attached or draining and \([0-9]*\) grant frames.*/\1/p' $LOG | head -1)
 NEED=$(sed -n 's/.*(an NF takes up to \([0-9]*\)).*/\1/p' $LOG | head -1)
 HL=/var/log/xen/console/guest-nf-h.log

@@ -71,6 +71,7 @@ snap
 check blue-chain-forwards $ok "port out tx $(col out 3)/$N; nf-a.0 rx/tx $(col nf-a.0 3)/$(col nf-a.0 4), nf-b.0 $(col nf-b.0 3)/$(col nf-b.0 4)"
 [ "$(col nf-a.0 3)" = "$N" ] && [ "$(col nf-b.0 4)" = "$N" ] && [ "$(grp blue 8)" = 0 ]
 check blue-domus-zero-copy $? "group blue copied-in $(grp blue 8), red $(grp red 8); both DomUs saw all $N packets"
+. /usr/bin/nf-flood.sh
 
 # ---- a hostile DomU: budgets, sticky quarantine, release -------------------
 . /usr/bin/nf-hostile.sh

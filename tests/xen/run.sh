@@ -8,8 +8,8 @@
 # "SKIP: ..." line (exit 0) when Xen/QEMU/libxen-dev are not installed.
 #
 # Knobs (environment): XNV_TIME_SCALE (1: every timeout times it)
-# XT_PAGES (512) XT_MAX_FRAMES (16) XT_TIMEOUT (960 x scale)
-# XT_WATCHDOG (900 x scale) XT_QEMU_MEM (3072) XT_KPKG (linux-image-<KV>-amd64)
+# XT_PAGES (512) XT_MAX_FRAMES (16) XT_TIMEOUT (1080 x scale)
+# XT_WATCHDOG (1020 x scale) XT_QEMU_MEM (3072) XT_KPKG (linux-image-<KV>-amd64)
 # XT_HEADERS (auto|cache) XT_OUT (build/xen) XT_VERBOSE (0)
 # XT_PVH (0; 1: PVH Dom0 with 2 MiB hugepage pools, make check-xen-pvh)
 # XT_BENCH (0; 1: make bench-xen: bench/xen/tcg/scenario.sh instead of the
@@ -28,8 +28,8 @@ if ! awk -v s="$scale" 'BEGIN { exit !(s ~ /^[0-9]+(\.[0-9]+)?$/ && s >= 1 && s 
 	echo "XNV_TIME_SCALE=$scale: want a number from 1 to 100" >&2; exit 2
 fi
 sc() { awk -v s="$scale" -v t="$1" 'BEGIN { printf "%d\n", t * s + 0.999 }'; }
-tmo=${XT_TIMEOUT:-$(sc 960)}
-wd=${XT_WATCHDOG:-$(sc 900)}
+tmo=${XT_TIMEOUT:-$(sc 1080)}
+wd=${XT_WATCHDOG:-$(sc 1020)}
 pvh=${XT_PVH:-0}
 bench=${XT_BENCH:-0}
 qmem=${XT_QEMU_MEM:-3072}
@@ -136,8 +136,9 @@ if ! { $CC $cflags -I"$top/gntshare/include" "$here/xt_dom0.c" -o "$bld/xt-dom0"
 		-lxenstore -lxentoolcore &&
        $CC $cflags "$here/xt_guest.c" -o "$bld/xt-guest" \
 		-lxengnttab -lxenstore -lxentoolcore -lxentoollog &&
+       $CC $cflags "$here/xt_flood.c" -o "$bld/xt-flood" -lxenstore -lxentoolcore &&
+       $CC $cflags "$here/xt_ctl.c" -o "$bld/xt-ctl" &&
        $CC $cflags "$here/xt_pcapcmp.c" -o "$bld/xt-pcapcmp" &&
-       $CC $cflags "$here/xt_tel.c" -o "$bld/xt-tel" &&
        # libxnv's own Xen client, driven honestly or not (xt_hostile.c)
        $CC $cflags -I"$top/gntshare/include" "$here/xt_hostile.c" -o "$bld/xt-hostile" \
 		$(PKG_CONFIG_PATH="$top/build/lib/pkgconfig" pkg-config --static --libs libxnv) &&
@@ -196,7 +197,7 @@ install_dyn() {	# ROOT "PROGRAMS" "PMDS": programs into ROOT/usr/bin, libraries,
 ru=$out/rootU
 rm -rf "$ru"
 busybox_root "$ru"
-cp "$bld/xt-guest" "$bld/xnv-forwarder" "$bld/xt-hostile" "$ru/bin/"
+cp "$bld/xt-guest" "$bld/xt-flood" "$bld/xnv-forwarder" "$bld/xt-hostile" "$ru/bin/"
 cp "$kdir/modules/xen-gntdev.ko" "$ru/lib/modules/"
 if [ "$bench" = 1 ]; then
 	cp "$kdir/modules/xen-netfront.ko" "$ru/lib/modules/"
@@ -217,7 +218,7 @@ for l in $(ldd $bins /usr/bin/xenstore | awk '/=> \//{ print $3 }' | sort -u); d
 	cp -L "$l" "$r0/lib/x86_64-linux-gnu/"
 done
 cp "$kdir"/modules/*.ko "$kbo/gntshare.ko" "$r0/lib/modules/"
-cp "$bld/xt-dom0" "$bld/xt-pcapcmp" "$bld/xt-tel" "$here/nf-scenario.sh" \
+cp "$bld/xt-dom0" "$bld/xt-pcapcmp" "$bld/xt-ctl" "$here/nf-scenario.sh" "$here/nf-flood.sh" \
 	"$here/nf-hostile.sh" "$here/xt-lib.sh" "$r0/usr/bin/"
 dyn="$top/build/bin/xnv-core $top/build/bin/xnv-xl" pmdl="net_null net_pcap mempool_ring"
 if [ "$bench" = 1 ]; then
@@ -299,7 +300,7 @@ nfdom() {	# nfdom NAME GROUP SERVICE ROLE [key [extra line]]: an NF domain's con
 	type = "pv"
 	kernel = "/domU/vmlinux"
 	ramdisk = "/domU/initrd.cpio.gz"
-	extra = "console=hvc0 quiet xt_role=$4 xt_deadline=$((wd - 20))"
+	extra = "console=hvc0 quiet xt_role=$4 xt_deadline=$((wd - 20)) xt_scale=$scale"
 	memory = $nfmem
 	vcpus = 1
 	nfv_trust_group = "$2"
@@ -312,6 +313,7 @@ nfdom nf-r red fwd-r red service "nfv_instances = 2"
 nfdom nf-c1 blue fwd-c nf; nfdom nf-c2 blue fwd-c nf
 nfdom nf-h blue fwd-h hostile; nfdom nf-hb blue fwd-h break
 nfdom nf-bad blue fwd-a nf servce; nfdom nf-nosvc blue nosuch nf
+nfdom nf-fl blue fwd-c flood
 if [ "$bench" = 1 ]; then	# bench/xen/tcg/scenario.sh: @SIZE@ set per size
 	cat >"$r0/nf/bench.ini" <<-EOF
 	; make bench-xen: net_null0 -> fwd-a (DomU nf-a) -> net_null1
@@ -382,8 +384,9 @@ expected="module-loads domains-created device grant-bad-arguments
 	readonly-grant fd-release-revokes grant-table-full-unwinds drain-after-domain-destroy
 	core-starts xnv-xl-bad-key core-refuses-unknown-service nf-in-domu-attaches
 	red-nf-attaches red-cannot-map-blue blue-chain-forwards blue-domus-zero-copy
-	attach-after-closed-100 hostile-domu-refused quarantine-sticks
-	release-clears-quarantine destroy-under-traffic pool-back-to-full xnv-xl-list
+	state-flood-rate-limited attach-after-closed-100 hostile-domu-refused
+	quarantine-sticks release-clears-quarantine destroy-under-traffic pool-back-to-full
+	xnv-xl-list
 	core-exits-cleanly
 	blue-chain-intact nfs-see-core-shutdown gntshare-unloads fallback-core-starts
 	fallback-nfs-attach fallback-chain-copies gntalloc-limit-named hostile-paused

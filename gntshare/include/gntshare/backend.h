@@ -101,6 +101,9 @@ struct gnts_srv_counters {
 	uint64_t evicted;	/* closed to make room for newer ones */
 	uint64_t not_logged;	/* refusal lines over the log rate */
 	uint64_t callbacks;	/* run on the owner's thread (attach, ...) */
+	uint64_t events;	/* xen: XenStore watch events read */
+	uint64_t events_deferred; /* xen: of which over their domain's rate
+				   * (GNTS_XEN_EVENT_RATE), acted on later */
 	uint32_t connections;	/* open now (host) */
 	uint32_t waiting;	/* of which not attached yet */
 };

@@ -76,6 +76,28 @@ extern "C" {
 #define GNTS_XEN_PAGE         4096u
 #define GNTS_XEN_GNTDEV_MAX   65536u	/* grants gntdev maps in one request */
 
+/*
+ * What a guest's XenStore writes may cost the core (xen_server.c,
+ * xen_events.c).  A write to a frontend state node fires the core's
+ * watch; each domain may have GNTS_XEN_EVENT_RATE such events acted on
+ * per second, GNTS_XEN_EVENT_BURST at once after a quiet spell.  An
+ * event over that is not acted on at once: its device is stepped once
+ * the domain has a token again, reading the state as it is then, so
+ * nothing is lost, only late (by 1 / rate at most after a flood ends).
+ *
+ * Why these numbers: an NF device changes state about 4 times per
+ * attach (its watch set up, Initialised, Connected, Closed), so 10/s is
+ * two or three re-attaches a second per domain, more than an NF that
+ * maps a pool's grants each time can do; the burst lets the 16 devices
+ * of a domain start together.  What it bounds: a hostile domain makes
+ * the control thread step its devices 10 times a second, a few XenStore
+ * reads each; the budget is per domain, so n hostile domains cost n
+ * times that.  At most one log line per domain per second says how
+ * many events came.
+ */
+#define GNTS_XEN_EVENT_RATE   10u	/* frontend events/s of one domain */
+#define GNTS_XEN_EVENT_BURST  64u	/* 16 devices x 4 */
+
 #define GNTS_XEN_PEER(domid, devid) \
 	((gnts_peer_t)(((uint32_t)(domid) << 4) | ((uint32_t)(devid) & 0xfu)))
 #define GNTS_XEN_DOMID(dom)  ((uint16_t)((dom) >> 4))
