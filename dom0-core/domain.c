@@ -36,16 +36,21 @@
 
 #define PAGE GNTS_SMALL_PAGE
 
+/* Before the backend is open (or without one: the control-plane fuzzer)
+ * a peer is its own domain. */
 static uint32_t
 dom_of(const struct xnv_core *c, gnts_peer_t peer)
 {
-	return gnts_srv_domain_of(c->srv, peer);
+	return c->srv != NULL ? gnts_srv_domain_of(c->srv, peer) : peer;
 }
 
 static const char *
 words(const struct xnv_core *c, uint32_t domain, char *buf, size_t len)
 {
-	return gnts_srv_domain_words(c->srv, domain, buf, len);
+	if (c->srv != NULL)
+		return gnts_srv_domain_words(c->srv, domain, buf, len);
+	snprintf(buf, len, "domain %u", domain);
+	return buf;
 }
 
 static struct xnv_hostile *
@@ -248,7 +253,7 @@ xnv_dom_hostile(struct xnv_core *c, gnts_peer_t dom, const char *why)
 		    dom_of(c, c->nfs[i].dom) == domain)
 			xnv_rec_quarantine(c, &c->nfs[i], nfwhy);
 	c->in_hostile = 0;
-	if (c->cfg.on_hostile != XNV_HOSTILE_REFUSE)
+	if (c->cfg.on_hostile != XNV_HOSTILE_REFUSE && c->srv != NULL)
 		(void)gnts_srv_punish(c->srv, domain,
 				      c->cfg.on_hostile == XNV_HOSTILE_PAUSE ?
 				      GNTS_PUNISH_PAUSE : GNTS_PUNISH_DESTROY,
