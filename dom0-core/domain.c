@@ -234,7 +234,7 @@ void
 xnv_dom_hostile(struct xnv_core *c, gnts_peer_t dom, const char *why)
 {
 	uint32_t domain = dom_of(c, dom);
-	char w[32], nfwhy[64];
+	char w[32];
 	unsigned i;
 
 	if (c->in_hostile || find_hostile(c, domain) != NULL)
@@ -247,11 +247,11 @@ xnv_dom_hostile(struct xnv_core *c, gnts_peer_t dom, const char *why)
 	     hostile_action[c->cfg.on_hostile], domain);
 	/* Its other NFs go too; their quarantine must not recurse here. */
 	c->in_hostile = 1;
-	snprintf(nfwhy, sizeof(nfwhy), "its domain is hostile");
 	for (i = 0; i < XNV_MAX_NFS; i++)
 		if (c->nfs[i].state == XNV_REC_ATTACHED &&
 		    dom_of(c, c->nfs[i].dom) == domain)
-			xnv_rec_quarantine(c, &c->nfs[i], nfwhy);
+			xnv_rec_quarantine(c, &c->nfs[i],
+					   "its domain is hostile");
 	c->in_hostile = 0;
 	if (c->cfg.on_hostile != XNV_HOSTILE_REFUSE && c->srv != NULL)
 		(void)gnts_srv_punish(c->srv, domain,
