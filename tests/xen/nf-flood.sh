@@ -41,7 +41,7 @@ fl_sample() {
 	awk -v a="$x0" -v b="$x" -v s="$t0" -v e="$t" -v g=$grew -v l="$list" \
 		'BEGIN { printf "%.0f %d %s\n", (b - a) / (e - s), g, l }'
 }
-# fl_xs_ms MAX: the larger of MAX and the ms one XenStore read takes now
+# fl_xs_ms MAX: the larger of MAX and the ms one xenstore-read takes now
 fl_xs_ms() {
 	local a=$(fl_up)
 	xenstore-read /local/domain/0/backend/xnv/$FL/0/state >/dev/null 2>&1
@@ -78,8 +78,9 @@ read FL_FLOOD FL_FLOOD_GREW FL_FLOOD_TX <<-EOF
 	EOF
 ! fl_guest "flood done" || fl_say "the flood ended before its window did"
 # Then on until the flood ends: port nout moves between any two samples.
-# How long a XenStore read takes meanwhile is shown: every NF reads its
-# backend state through the same xenstored the flood keeps busy.
+# How long one xenstore-read takes meanwhile is shown (a process: its
+# exec is in it too): every NF reads its backend state through the same
+# xenstored the flood keeps busy.
 FL_N=0 FL_STALLED="" FL_XS=0 FL_PREV=$(fl_tx) FL_END=$(($(date +%s) + $(scaled 300)))
 while ! fl_guest "flood done" && [ "$(date +%s)" -lt $FL_END ]; do
 	sleep 1; FL_X=$(fl_tx); FL_N=$((FL_N + 1))
@@ -112,6 +113,6 @@ echo "$FL_DONE" | grep -q "flood done: $FL_COUNT of $FL_COUNT writes" ||
 	fl_say "port nout stalled during the flood (window tx $FL_FLOOD_TX; later at$FL_STALLED)"
 FL_RATIO=$(awk -v f="$FL_FLOOD" -v s="$FL_SPIN" 'BEGIN { printf "%.2f", (s > 0 ? f / s : 0) }')
 fl_chain 'fwd-c->nout'	# back as the checks after this one expect it
-check state-flood-rate-limited "$([ -z "$FL_WHY" ]; echo $?)" "${FL_WHY:+$FL_WHY; }dom$FL ${FL_DONE#xt-flood: }; core: $((FL_EV1 - FL_EV0)) events, $((FL_DEF1 - FL_DEF0)) deferred, $FL_ACTED acted on at once (at most $FL_MAX in $FL_S s), $FL_LINES log lines, the last '$(grep -o "Xen domain $FL: .*" $LOG | tail -n 1)'; port nout tx/s while the guest spins $FL_SPIN (samples $FL_SPIN_TX), while it floods $FL_FLOOD ($FL_FLOOD_TX, then $FL_N more samples): flood/spin $FL_RATIO (TCG: not judged); a XenStore read took $FL_XS_SPIN ms while it spun, up to $FL_XS ms while it flooded; guest up $(awk -v a=$FL_START -v b=$FL_BOOT 'BEGIN { printf "%.0f", b - a }') s after create"
+check state-flood-rate-limited "$([ -z "$FL_WHY" ]; echo $?)" "${FL_WHY:+$FL_WHY; }dom$FL ${FL_DONE#xt-flood: }; core: $((FL_EV1 - FL_EV0)) events, $((FL_DEF1 - FL_DEF0)) deferred, $FL_ACTED acted on at once (at most $FL_MAX in $FL_S s), $FL_LINES log lines, the last '$(grep -o "Xen domain $FL: .*" $LOG | tail -n 1)'; port nout tx/s while the guest spins $FL_SPIN (samples $FL_SPIN_TX), while it floods $FL_FLOOD ($FL_FLOOD_TX, then $FL_N more samples): flood/spin $FL_RATIO (TCG: not judged); xenstore-read took $FL_XS_SPIN ms while it spun, up to $FL_XS ms while it flooded; guest up $(awk -v a=$FL_START -v b=$FL_BOOT 'BEGIN { printf "%.0f", b - a }') s after create"
 xnv-xl destroy nf-fl >/dev/null 2>&1
 wait_for 60 no_domain nf-fl || echo "XT: nf-fl not destroyed"
