@@ -41,6 +41,12 @@ fl_sample() {
 	awk -v a="$x0" -v b="$x" -v s="$t0" -v e="$t" -v g=$grew -v l="$list" \
 		'BEGIN { printf "%.0f %d %s\n", (b - a) / (e - s), g, l }'
 }
+# fl_xs_ms MAX: the larger of MAX and the ms one xenstore-read takes now
+fl_xs_ms() {
+	local a=$(fl_up)
+	xenstore-read /local/domain/0/backend/xnv/$FL/0/state >/dev/null 2>&1
+	awk -v a=$a -v b="$(fl_up)" -v m=$1 'BEGIN { t = (b - a) * 1000; printf "%d", (t > m ? t : m) }'
+}
 # The core has read every event the flood queued: none for a second.
 fl_settled() {
 	local e=$(fl_num /xnv/control events)
@@ -64,6 +70,7 @@ read FL_SPIN FL_SPIN_GREW FL_SPIN_TX <<-EOF
 	$(fl_sample)
 	EOF
 FL_T0=$(fl_up) FL_EV0=$(fl_num /xnv/control events) FL_DEF0=$(fl_num /xnv/control events_deferred)
+FL_XS_SPIN=$(fl_xs_ms 0)
 ! fl_guest "spin done" || fl_say "the spin ended before its window did"
 wait_for 60 fl_guest "flood start" || fl_say "the flood never started"
 read FL_FLOOD FL_FLOOD_GREW FL_FLOOD_TX <<-EOF
@@ -71,11 +78,15 @@ read FL_FLOOD FL_FLOOD_GREW FL_FLOOD_TX <<-EOF
 	EOF
 ! fl_guest "flood done" || fl_say "the flood ended before its window did"
 # Then on until the flood ends: port nout moves between any two samples.
-FL_N=0 FL_STALLS=0 FL_PREV=$(fl_tx) FL_END=$(($(date +%s) + $(scaled 300)))
+# How long one xenstore-read takes meanwhile is shown (a process: its
+# exec is in it too): every NF reads its backend state through the same
+# xenstored the flood keeps busy.
+FL_N=0 FL_STALLED="" FL_XS=0 FL_PREV=$(fl_tx) FL_END=$(($(date +%s) + $(scaled 300)))
 while ! fl_guest "flood done" && [ "$(date +%s)" -lt $FL_END ]; do
 	sleep 1; FL_X=$(fl_tx); FL_N=$((FL_N + 1))
-	[ "$FL_X" -gt "$FL_PREV" ] 2>/dev/null || FL_STALLS=$((FL_STALLS + 1))
-	FL_PREV=$FL_X
+	[ "$FL_X" -gt "$FL_PREV" ] 2>/dev/null ||
+		FL_STALLED="$FL_STALLED $(fl_up)s:$FL_PREV->${FL_X:-?}"
+	FL_PREV=$FL_X FL_XS=$(fl_xs_ms $FL_XS)
 done
 fl_guest "flood done" || fl_say "the flood did not end"
 FL_DONE=$(grep -o 'xt-flood: flood done: .*' $FL_CON | tr -d '\r')
@@ -98,10 +109,10 @@ echo "$FL_DONE" | grep -q "flood done: $FL_COUNT of $FL_COUNT writes" ||
 ! grep -qE "NF nf-fl\.0 attached|attach of NF 'nf-fl\.0'|domain $FL device 0: " $LOG ||
 	fl_say "nf-fl attached or refused: $(grep -E "nf-fl|domain $FL device" $LOG | tail -n 1)"
 [ "$FL_BE" = 2 ] || fl_say "backend state of dom$FL is '$FL_BE', not 2 (InitWait)"
-[ "$FL_FLOOD_GREW" = 1 ] && [ $FL_STALLS = 0 ] ||
-	fl_say "port nout stalled during the flood (window tx $FL_FLOOD_TX, $FL_STALLS of $FL_N later samples)"
+[ "$FL_FLOOD_GREW" = 1 ] && [ -z "$FL_STALLED" ] ||
+	fl_say "port nout stalled during the flood (window tx $FL_FLOOD_TX; later at$FL_STALLED)"
 FL_RATIO=$(awk -v f="$FL_FLOOD" -v s="$FL_SPIN" 'BEGIN { printf "%.2f", (s > 0 ? f / s : 0) }')
 fl_chain 'fwd-c->nout'	# back as the checks after this one expect it
-check state-flood-rate-limited "$([ -z "$FL_WHY" ]; echo $?)" "${FL_WHY:+$FL_WHY; }dom$FL ${FL_DONE#xt-flood: }; core: $((FL_EV1 - FL_EV0)) events, $((FL_DEF1 - FL_DEF0)) deferred, $FL_ACTED acted on at once (at most $FL_MAX in $FL_S s), $FL_LINES log lines, the last '$(grep -o "Xen domain $FL: .*" $LOG | tail -n 1)'; port nout tx/s while the guest spins $FL_SPIN (samples $FL_SPIN_TX), while it floods $FL_FLOOD ($FL_FLOOD_TX, then $FL_N more samples, each higher): flood/spin $FL_RATIO (TCG: not judged); guest up $(awk -v a=$FL_START -v b=$FL_BOOT 'BEGIN { printf "%.0f", b - a }') s after create"
+check state-flood-rate-limited "$([ -z "$FL_WHY" ]; echo $?)" "${FL_WHY:+$FL_WHY; }dom$FL ${FL_DONE#xt-flood: }; core: $((FL_EV1 - FL_EV0)) events, $((FL_DEF1 - FL_DEF0)) deferred, $FL_ACTED acted on at once (at most $FL_MAX in $FL_S s), $FL_LINES log lines, the last '$(grep -o "Xen domain $FL: .*" $LOG | tail -n 1)'; port nout tx/s while the guest spins $FL_SPIN (samples $FL_SPIN_TX), while it floods $FL_FLOOD ($FL_FLOOD_TX, then $FL_N more samples): flood/spin $FL_RATIO (TCG: not judged); xenstore-read took $FL_XS_SPIN ms while it spun, up to $FL_XS ms while it flooded; guest up $(awk -v a=$FL_START -v b=$FL_BOOT 'BEGIN { printf "%.0f", b - a }') s after create"
 xnv-xl destroy nf-fl >/dev/null 2>&1
 wait_for 60 no_domain nf-fl || echo "XT: nf-fl not destroyed"
