@@ -11,7 +11,7 @@
 
 #include "nf_pvt.h"
 
-#define ALIVE_EVERY    1024u	/* busy bursts between core liveness checks */
+#define QUIET_NS       100000000ull	/* no packet this long: is the core there? */
 #define IDLE_PAUSES    64u	/* empty polls spent in cpu pause */
 #define IDLE_YIELDS    256u	/* ... then in sched_yield */
 #define IDLE_SLEEP_MAX_US 200u	/* ... then sleeps doubling up to this */
@@ -191,23 +191,52 @@ xnv_nf_poll(struct xnv_nf *nf, xnv_handler_t handler, void *ctx)
 	return (int)n;
 }
 
+static uint64_t
+mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Is the core still there?  Asked of the backend (the socket, or the
+ * backend state in XenStore: a round trip through xenstored, which any
+ * guest can keep busy) only after QUIET_NS without a packet: while
+ * packets come, the core is alive (it is the rx ring's only producer),
+ * and a detach is already in the control line, which every poll reads.
+ * So a slow rendezvous never holds up traffic.
+ */
+static int
+quiet_and_gone(struct xnv_nf *nf, unsigned idle, uint64_t *quiet_since)
+{
+	uint64_t now;
+
+	if ((idle & 255u) != 255u && idle < IDLE_YIELDS)
+		return 0;
+	now = mono_ns();
+	if (*quiet_since == 0)
+		*quiet_since = now;
+	return now - *quiet_since >= QUIET_NS && !libxnv_core_alive(nf);
+}
+
 int
 xnv_nf_run(struct xnv_nf *nf, xnv_handler_t handler, void *ctx)
 {
-	unsigned idle = 0, bursts = 0;
+	uint64_t quiet_since = 0;
+	unsigned idle = 0;
 	int rc = 0, n;
 
 	while (!nf->stop && !libxnv_signalled) {
 		n = xnv_nf_poll(nf, handler, ctx);
-		if (n == 0 &&
-		    ((idle & 255u) == 255u || idle >= IDLE_YIELDS) &&
-		    !libxnv_core_alive(nf))
-			n = -ECONNRESET;
-		else if (n > 0 && (++bursts & (ALIVE_EVERY - 1)) == 0 &&
-			 !libxnv_core_alive(nf))
+		if (n > 0)
+			quiet_since = 0;
+		else if (n == 0 && quiet_and_gone(nf, idle, &quiet_since))
 			n = -ECONNRESET;
 		if (n == -ECONNRESET && libxnv_may_reattach(nf)) {
 			idle = 0;
+			quiet_since = 0;
 			if ((n = libxnv_reattach(nf)) == 0)
 				continue;
 			if (n == -EINTR)	/* stopped while waiting */

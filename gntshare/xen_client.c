@@ -479,7 +479,8 @@ xen_cli_unmap(void *impl, void *va, size_t size)
 /*
  * The backend state is read at most every CHECK_EVERY_NS (a XenStore read
  * is a round trip through xenstored; a watch would need libxenstore's
- * reader thread in every NF).  A detach is noticed within 20 ms.
+ * reader thread in every NF).  libxnv asks only when no packet came for
+ * a while (domu-lib/io.c): a slow xenstored never holds up traffic.
  */
 static int
 xen_cli_alive(void *impl, char *err, size_t errlen)

@@ -16,7 +16,7 @@ FL_CON=/var/log/xen/console/guest-nf-fl.log
 FL_TELE=$(ls /var/run/dpdk/xnv-*/dpdk_telemetry.v2 2>/dev/null | head -1)
 FL_WHY=""
 
-fl_up() { cut -d' ' -f1 /proc/uptime; }
+fl_up() { up; }
 fl_say() { FL_WHY="$FL_WHY${FL_WHY:+; }$*"; }
 fl_guest() { grep -q "xt-flood: $1" $FL_CON 2>/dev/null; }
 fl_ctl() { xt-ctl "$FL_TELE" "$1" 2>/tmp/fl-ctl.err; }
@@ -29,17 +29,16 @@ fl_num() { fl_ctl "$1" | sed -n "s/.*[{,]\"$2\":\([0-9]*\).*/\1/p"; }
 fl_tx() { fl_num "/xnv/port/info,$FL_NOUT" tx; }
 fl_nout_moves() { [ "$(fl_tx)" -gt 0 ] 2>/dev/null; }
 # Port nout's tx over FL_WIN seconds, a sample a second: prints
-# "<packets/s> <1 if every sample grew, else 0> <tx,tx,...>"
+# "<packets/s> <longest stall, s> <tx,tx,...>"
 fl_sample() {
-	local t0 t x0 x prev list="" grew=1
-	t0=$(fl_up); x0=$(fl_tx); prev=$x0; t=$t0
+	local t0 t x0 x list=""
+	t0=$(fl_up); x0=$(fl_tx); t=$t0; stall_reset; stall_see $x0
 	while awk -v a="$t0" -v b="$t" -v w=$FL_WIN 'BEGIN { exit !(b - a < w) }'; do
-		sleep 1; x=$(fl_tx); t=$(fl_up)
-		[ "$x" -gt "$prev" ] 2>/dev/null || grew=0
-		list="$list${list:+,}$x"; prev=$x
+		sleep 1; x=$(fl_tx); t=$(fl_up); stall_see $x
+		list="$list${list:+,}$x"
 	done
-	awk -v a="$x0" -v b="$x" -v s="$t0" -v e="$t" -v g=$grew -v l="$list" \
-		'BEGIN { printf "%.0f %d %s\n", (b - a) / (e - s), g, l }'
+	awk -v a="$x0" -v b="$x" -v s="$t0" -v e="$t" -v g=$STALL_MAX -v l="$list" \
+		'BEGIN { printf "%.0f %s %s\n", (b - a) / (e - s), g, l }'
 }
 # fl_xs_ms MAX: the larger of MAX and the ms one xenstore-read takes now
 fl_xs_ms() {
@@ -66,28 +65,30 @@ xnv-xl create /domU/nf-fl.cfg >/tmp/xl-fl.log 2>&1 ||
 FL=$(xl domid nf-fl 2>/dev/null)
 wait_for 150 fl_guest "spin start" || fl_say "the guest never started spinning"
 FL_BOOT=$(fl_up)
-read FL_SPIN FL_SPIN_GREW FL_SPIN_TX <<-EOF
+read FL_SPIN FL_SPIN_STALL FL_SPIN_TX <<-EOF
 	$(fl_sample)
 	EOF
 FL_T0=$(fl_up) FL_EV0=$(fl_num /xnv/control events) FL_DEF0=$(fl_num /xnv/control events_deferred)
 FL_XS_SPIN=$(fl_xs_ms 0)
 ! fl_guest "spin done" || fl_say "the spin ended before its window did"
 wait_for 60 fl_guest "flood start" || fl_say "the flood never started"
-read FL_FLOOD FL_FLOOD_GREW FL_FLOOD_TX <<-EOF
+read FL_FLOOD FL_FLOOD_STALL FL_FLOOD_TX <<-EOF
 	$(fl_sample)
 	EOF
 ! fl_guest "flood done" || fl_say "the flood ended before its window did"
-# Then on until the flood ends: port nout moves between any two samples.
-# How long one xenstore-read takes meanwhile is shown (a process: its
-# exec is in it too): every NF reads its backend state through the same
-# xenstored the flood keeps busy.
+# Then on until the flood ends: port nout never stands still long
+# (stall_ok; the samples that did not move are named).  How long one
+# xenstore-read takes meanwhile is shown (a process: its exec is in it
+# too): the flood keeps xenstored busy, which the data path must not feel.
 FL_N=0 FL_STALLED="" FL_XS=0 FL_PREV=$(fl_tx) FL_END=$(($(date +%s) + $(scaled 300)))
+stall_reset; stall_see $FL_PREV
 while ! fl_guest "flood done" && [ "$(date +%s)" -lt $FL_END ]; do
-	sleep 1; FL_X=$(fl_tx); FL_N=$((FL_N + 1))
+	sleep 1; FL_X=$(fl_tx); FL_N=$((FL_N + 1)); stall_see $FL_X
 	[ "$FL_X" -gt "$FL_PREV" ] 2>/dev/null ||
 		FL_STALLED="$FL_STALLED $(fl_up)s:$FL_PREV->${FL_X:-?}"
 	FL_PREV=$FL_X FL_XS=$(fl_xs_ms $FL_XS)
 done
+STALL_MAX=$(awk -v a=$STALL_MAX -v b=$FL_FLOOD_STALL 'BEGIN { print (a > b ? a : b) }')
 fl_guest "flood done" || fl_say "the flood did not end"
 FL_DONE=$(grep -o 'xt-flood: flood done: .*' $FL_CON | tr -d '\r')
 FL_EV_LAST=""
@@ -109,10 +110,10 @@ echo "$FL_DONE" | grep -q "flood done: $FL_COUNT of $FL_COUNT writes" ||
 ! grep -qE "NF nf-fl\.0 attached|attach of NF 'nf-fl\.0'|domain $FL device 0: " $LOG ||
 	fl_say "nf-fl attached or refused: $(grep -E "nf-fl|domain $FL device" $LOG | tail -n 1)"
 [ "$FL_BE" = 2 ] || fl_say "backend state of dom$FL is '$FL_BE', not 2 (InitWait)"
-[ "$FL_FLOOD_GREW" = 1 ] && [ -z "$FL_STALLED" ] ||
-	fl_say "port nout stalled during the flood (window tx $FL_FLOOD_TX; later at$FL_STALLED)"
+stall_ok ||
+	fl_say "port nout stood still $STALL_MAX s during the flood, over $(scaled 5) (window tx $FL_FLOOD_TX; later at$FL_STALLED)"
 FL_RATIO=$(awk -v f="$FL_FLOOD" -v s="$FL_SPIN" 'BEGIN { printf "%.2f", (s > 0 ? f / s : 0) }')
 fl_chain 'fwd-c->nout'	# back as the checks after this one expect it
-check state-flood-rate-limited "$([ -z "$FL_WHY" ]; echo $?)" "${FL_WHY:+$FL_WHY; }dom$FL ${FL_DONE#xt-flood: }; core: $((FL_EV1 - FL_EV0)) events, $((FL_DEF1 - FL_DEF0)) deferred, $FL_ACTED acted on at once (at most $FL_MAX in $FL_S s), $FL_LINES log lines, the last '$(grep -o "Xen domain $FL: .*" $LOG | tail -n 1)'; port nout tx/s while the guest spins $FL_SPIN (samples $FL_SPIN_TX), while it floods $FL_FLOOD ($FL_FLOOD_TX, then $FL_N more samples): flood/spin $FL_RATIO (TCG: not judged); xenstore-read took $FL_XS_SPIN ms while it spun, up to $FL_XS ms while it flooded; guest up $(awk -v a=$FL_START -v b=$FL_BOOT 'BEGIN { printf "%.0f", b - a }') s after create"
+check state-flood-rate-limited "$([ -z "$FL_WHY" ]; echo $?)" "${FL_WHY:+$FL_WHY; }dom$FL ${FL_DONE#xt-flood: }; core: $((FL_EV1 - FL_EV0)) events, $((FL_DEF1 - FL_DEF0)) deferred, $FL_ACTED acted on at once (at most $FL_MAX in $FL_S s), $FL_LINES log lines, the last '$(grep -o "Xen domain $FL: .*" $LOG | tail -n 1)'; port nout tx/s while the guest spins $FL_SPIN (samples $FL_SPIN_TX), while it floods $FL_FLOOD ($FL_FLOOD_TX, then $FL_N more samples; longest stall $STALL_MAX s, while it spun $FL_SPIN_STALL s${FL_STALLED:+; no growth at$FL_STALLED}): flood/spin $FL_RATIO (TCG: not judged); xenstore-read took $FL_XS_SPIN ms while it spun, up to $FL_XS ms while it flooded; guest up $(awk -v a=$FL_START -v b=$FL_BOOT 'BEGIN { printf "%.0f", b - a }') s after create"
 xnv-xl destroy nf-fl >/dev/null 2>&1
 wait_for 60 no_domain nf-fl || echo "XT: nf-fl not destroyed"

@@ -15,6 +15,22 @@ wait_for() {	# wait_for SECONDS CMD...: until CMD succeeds
 		[ "$(date +%s)" -ge $end ] && return 1; sleep 0.1
 	done
 }
+# How long a sampled counter stood still: stall_reset, then stall_see
+# VALUE at each sample; STALL_MAX is the longest time (s) it did not grow.
+# Under TCG on a busy host the emulator's threads are descheduled now and
+# then and the chain pauses a second or so with nothing wrong in Dom0:
+# stall_ok passes when no pause was longer than `scaled 5`.
+up() { cut -d' ' -f1 /proc/uptime; }
+stall_reset() { STALL_V=-1 STALL_T=$(up) STALL_MAX=0; }
+stall_see() {
+	local now=$(up)
+	if [ "${1:-x}" -gt "$STALL_V" ] 2>/dev/null; then
+		STALL_V=$1 STALL_T=$now; return
+	fi
+	STALL_MAX=$(awk -v m=$STALL_MAX -v a=$STALL_T -v b=$now \
+		'BEGIN { d = b - a; printf "%.1f", d > m ? d : m }')
+}
+stall_ok() { awk -v m=$STALL_MAX -v ok=$(scaled 5) 'BEGIN { exit !(m <= ok) }'; }
 # Counters now: SIGUSR1 makes the core print its table; keep the newest.
 snap() {
 	local n=$(grep -c 'xnv-core statistics' $LOG)
