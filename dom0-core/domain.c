@@ -53,15 +53,24 @@ words(const struct xnv_core *c, uint32_t domain, char *buf, size_t len)
 	return buf;
 }
 
-static struct xnv_hostile *
-find_hostile(struct xnv_core *c, uint32_t domain)
+/* Index of @p domain in the quarantine list, or -1. */
+static int
+hostile_idx(const struct xnv_core *c, uint32_t domain)
 {
-	unsigned i;
+	int i;
 
 	for (i = 0; i < XNV_MAX_HOSTILE; i++)
 		if (c->hostile[i].used && c->hostile[i].domain == domain)
-			return &c->hostile[i];
-	return NULL;
+			return i;
+	return -1;
+}
+
+static struct xnv_hostile *
+find_hostile(struct xnv_core *c, uint32_t domain)
+{
+	int i = hostile_idx(c, domain);
+
+	return i < 0 ? NULL : &c->hostile[i];
 }
 
 /* NFs of @p domain attached or draining; *@p oldest: when the first of
@@ -277,7 +286,7 @@ xnv_dom_gone(void *ctx, uint32_t domain)
 /* Domains with an NF attached or draining, or quarantined, into @p out
  * (each once). */
 static unsigned
-known_domains(struct xnv_core *c, uint32_t *out, unsigned max)
+known_domains(const struct xnv_core *c, uint32_t *out, unsigned max)
 {
 	unsigned i, j, n = 0;
 
@@ -312,14 +321,15 @@ struct dom_facts {
 };
 
 static void
-facts(struct xnv_core *c, uint32_t domain, struct dom_facts *f)
+facts(const struct xnv_core *c, uint32_t domain, struct dom_facts *f)
 {
 	uint64_t oldest;
 	unsigned i;
+	int h = hostile_idx(c, domain);
 
 	memset(f, 0, sizeof(*f));
 	f->nfs = count_nfs(c, domain, &oldest);
-	f->h = find_hostile(c, domain);
+	f->h = h < 0 ? NULL : &c->hostile[h];
 	/* any peer of the domain names it to gnts_domain_frames() */
 	for (i = 0; i < XNV_MAX_NFS; i++)
 		if (c->nfs[i].state != XNV_REC_FREE &&
@@ -331,9 +341,8 @@ facts(struct xnv_core *c, uint32_t domain, struct dom_facts *f)
 }
 
 void
-xnv_dom_print(const struct xnv_core *cc, FILE *f)
+xnv_dom_print(const struct xnv_core *c, FILE *f)
 {
-	struct xnv_core *c = (struct xnv_core *)(uintptr_t)cc;
 	uint32_t doms[XNV_MAX_NFS + XNV_MAX_HOSTILE];
 	unsigned i, n = known_domains(c, doms, RTE_DIM(doms));
 	struct dom_facts x;
@@ -344,6 +353,20 @@ xnv_dom_print(const struct xnv_core *cc, FILE *f)
 			"%u refused %u\n", doms[i], x.nfs, x.frames, x.busy,
 			x.h != NULL, x.h != NULL ? x.h->refused : 0);
 	}
+}
+
+/* The domain number a command names, or -1 after answering with the
+ * error. */
+static long
+cmd_domain(const char *p, struct rte_tel_data *d)
+{
+	long domain = xnv_ctl_id(p);
+
+	if (domain < 0 || domain > UINT32_MAX) {
+		xnv_ctl_error(d, "expected a domain number, got '%s'", p);
+		return -1;
+	}
+	return domain;
 }
 
 void
@@ -361,14 +384,12 @@ xnv_cmd_domain_list(struct xnv_core *c, const char *p, struct rte_tel_data *d)
 void
 xnv_cmd_domain_info(struct xnv_core *c, const char *p, struct rte_tel_data *d)
 {
-	long domain = xnv_ctl_id(p);
+	long domain = cmd_domain(p, d);
 	struct dom_facts x;
 	char w[32];
 
-	if (domain < 0 || domain > UINT32_MAX) {
-		xnv_ctl_error(d, "expected a domain number, got '%s'", p);
+	if (domain < 0)
 		return;
-	}
 	facts(c, (uint32_t)domain, &x);
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_u64(d, "domain", (uint64_t)domain);
@@ -387,14 +408,12 @@ xnv_cmd_domain_info(struct xnv_core *c, const char *p, struct rte_tel_data *d)
 void
 xnv_cmd_nf_release(struct xnv_core *c, const char *p, struct rte_tel_data *d)
 {
-	long domain = xnv_ctl_id(p);
+	long domain = cmd_domain(p, d);
 	struct xnv_hostile *h;
 	char w[32];
 
-	if (domain < 0 || domain > UINT32_MAX) {
-		xnv_ctl_error(d, "expected a domain number, got '%s'", p);
+	if (domain < 0)
 		return;
-	}
 	words(c, (uint32_t)domain, w, sizeof(w));
 	h = find_hostile(c, (uint32_t)domain);
 	if (h == NULL) {
