@@ -492,12 +492,14 @@ load_section(struct rte_cfgfile *f, const char *sec, int pass,
 	if (sscanf(sec, "%63s %63s", kind, name) != 2 ||
 	    strlen(sec) != strlen(kind) + 1 + strlen(name))
 		return fail(err, errlen, "[%s]: unknown section (expected "
-			    "[core], [group NAME], [port NAME] or "
-			    "[service NAME])", sec);
+			    "[core], [group|port|service|flow NAME])", sec);
 	if (!valid_name(name))
 		return fail(err, errlen, "[%s]: '%s' is not a valid name "
 			    "(letters, digits, - _ ., under %d characters, "
 			    "not 'drop')", sec, name, XNV_NAME_LEN);
+	if (strcmp(kind, "flow") == 0)
+		return pass == 1 ? xnv_config_load_flow(f, sec, name, c, err,
+							errlen) : 0;
 	if (strcmp(kind, "port") == 0) {
 		if (pass == 1)
 			return link_port(f, sec, &c->ports[
@@ -548,6 +550,7 @@ xnv_config_load(const char *path, struct xnv_config *c, char *err,
 	int n, i, pass, rc;
 
 	memset(c, 0, sizeof(*c));
+	snprintf(c->path, sizeof(c->path), "%s", path);
 	snprintf(c->socket, sizeof(c->socket), "/run/xnv/xnv.sock");
 	c->socket_mode = XNV_SOCKET_MODE_DEFAULT;
 	c->ring_size = 1024;

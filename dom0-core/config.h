@@ -108,6 +108,12 @@
  *   allow_uids = 1000           ; optional (and allow_gids): narrows who
  *                               ; may attach as this service, besides
  *                               ; what its NF's group allows
+ *   [flow dns]                  ; a flow rule (flow_rule.h): packets it
+ *   proto = udp                 ; matches take its chain instead of their
+ *   dport = 53                  ; port's.  Keys: priority, in_port, vlan,
+ *   src = 10.0.0.0/8            ; proto, src, dst, sport, dport (each
+ *   chain = fwd-a -> out        ; omitted: any) and chain (required).
+ *                               ; `xnv-ctl flow reload` reads these again
  *
  * Without any [group] section there is one group named "0" with defaults.
  * Every error names the file, the line or section, and what is wrong.
@@ -119,6 +125,7 @@
 #include <sys/un.h>
 
 #include <gntshare/proto.h>	/* GNTS_BURST_MAX, GNTS_RING_* */
+#include "flow_rule.h"
 
 #define XNV_NAME_LEN       32
 #define XNV_DEV_LEN        256
@@ -201,7 +208,15 @@ struct xnv_service_cfg {
 	struct xnv_access access;	/* set: these too, besides the group's */
 };
 
+/* A [flow NAME] section (config_flow.c): a rule and its chain. */
+struct xnv_cfg_flow {
+	char name[XNV_NAME_LEN];
+	struct xnv_flow_rule rule;
+	struct xnv_chain chain;
+};
+
 struct xnv_config {
+	char path[256];			/* the file this came from */
 	char socket[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	uint32_t socket_mode;		/* of the socket file */
 	uint8_t socket_group_set;	/* [core] socket_group was given */
@@ -225,6 +240,8 @@ struct xnv_config {
 	struct xnv_port_cfg ports[XNV_MAX_PORTS];
 	struct xnv_service_cfg services[XNV_MAX_SERVICES];
 	int16_t service_by_id[XNV_MAX_SERVICE_ID + 1];	/* -1: none */
+	struct xnv_cfg_flow *flows;	/* [flow NAME], in file order */
+	unsigned n_flows;
 };
 
 /**
@@ -245,6 +262,18 @@ int xnv_config_u32(const char *sec, const char *key, const char *v,
  *  max_grant_frames_per_domain, on_hostile (config_limits.c). */
 int xnv_config_load_limits(struct rte_cfgfile *f, struct xnv_config *c,
 			   char *err, size_t errlen);
+/** [flow @p name] (section @p sec) appended to cfg->flows (config_flow.c). */
+int xnv_config_load_flow(struct rte_cfgfile *f, const char *sec,
+			 const char *name, struct xnv_config *c, char *err,
+			 size_t errlen);
+/** Every [flow NAME] of @p path, now, resolved against @p c's ports and
+ *  services, into *@p out (malloc'd) and *@p n: `flow reload`. */
+int xnv_config_reload_flows(const struct xnv_config *c, const char *path,
+			    struct xnv_cfg_flow **out, unsigned *n, char *err,
+			    size_t errlen);
+/** The names of cfg's ports for flow rules' in_port. */
+void xnv_config_flow_ports(const struct xnv_config *c,
+			   struct xnv_flow_ports *p);
 /** "refuse", "pause", "destroy" (enum xnv_on_hostile). */
 const char *xnv_config_hostile_name(unsigned v);
 

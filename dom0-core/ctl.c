@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include <rte_lcore.h>
 #include <rte_telemetry.h>
 
 #include "core.h"
@@ -22,12 +23,17 @@
 
 #define CTL_TIMEOUT_S 2
 
+/* A command, or a function a direct command runs on the loop. */
 struct ctl_req {
 	const struct xnv_ctl_cmd *cmd;
 	const char *params;
 	struct rte_tel_data *d;
+	void (*fn)(struct xnv_core *c, void *arg);
+	void *arg;
 	int done;
 };
+
+static struct xnv_core *core;
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv;		/* on CLOCK_MONOTONIC: see register */
@@ -64,31 +70,27 @@ find(const char *name)
 	return NULL;
 }
 
+/* Hand @p r to the loop and wait until it ran it; 0, or -ETIMEDOUT
+ * when it was withdrawn unrun. */
 static int
-on_command(const char *cmd, const char *params, struct rte_tel_data *d)
+post(struct ctl_req *r)
 {
-	struct ctl_req r = { .cmd = find(cmd), .params = params, .d = d };
 	struct timespec until;
 	int rc = 0;
 
-	if (r.cmd == NULL)
-		return -EINVAL;
-	if (r.cmd->needs_param && (params == NULL || *params == '\0'))
-		return xnv_ctl_error(d, "%s needs a parameter: %s", cmd,
-				     r.cmd->help);
 	clock_gettime(CLOCK_MONOTONIC, &until);
 	until.tv_sec += CTL_TIMEOUT_S;
 	pthread_mutex_lock(&mu);
 	while (pending != NULL && rc == 0)
 		rc = pthread_cond_timedwait(&cv, &mu, &until);
 	if (rc == 0) {
-		pending = &r;
+		pending = r;
 		/* Release: the request (pending and *r) is written before
 		 * the loop can see the flag set. */
 		atomic_store_explicit(&posted, 1, memory_order_release);
-		while (!r.done && rc == 0)
+		while (!r->done && rc == 0)
 			rc = pthread_cond_timedwait(&cv, &mu, &until);
-		if (!r.done) {
+		if (!r->done) {
 			/* Still ours: withdraw it so the loop never sees a
 			 * request whose caller has returned, and let the next
 			 * waiting caller post its own. */
@@ -101,7 +103,36 @@ on_command(const char *cmd, const char *params, struct rte_tel_data *d)
 		}
 	}
 	pthread_mutex_unlock(&mu);
-	if (!r.done) {
+	return r->done ? 0 : -ETIMEDOUT;
+}
+
+int
+xnv_ctl_on_loop(void (*fn)(struct xnv_core *c, void *arg), void *arg)
+{
+	struct ctl_req r = { .fn = fn, .arg = arg };
+
+	if (rte_lcore_id() == rte_get_main_lcore()) {
+		fn(core, arg);
+		return 0;
+	}
+	return post(&r);
+}
+
+static int
+on_command(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct ctl_req r = { .cmd = find(cmd), .params = params, .d = d };
+
+	if (r.cmd == NULL)
+		return -EINVAL;
+	if (r.cmd->needs_param && (params == NULL || *params == '\0'))
+		return xnv_ctl_error(d, "%s needs a parameter: %s", cmd,
+				     r.cmd->help);
+	if (r.cmd->direct) {
+		r.cmd->fn(core, params, d);
+		return 0;
+	}
+	if (post(&r) < 0) {
 		/* Not run at all: safe to ask again ("busy": 1 says so). */
 		xnv_ctl_error(d, "xnv-core did not answer within %d s",
 			      CTL_TIMEOUT_S);
@@ -119,7 +150,10 @@ xnv_ctl_poll(struct xnv_core *c)
 		return;
 	pthread_mutex_lock(&mu);
 	if (pending != NULL) {
-		pending->cmd->fn(c, pending->params, pending->d);
+		if (pending->cmd != NULL)
+			pending->cmd->fn(c, pending->params, pending->d);
+		else
+			pending->fn(c, pending->arg);
 		pending->done = 1;
 		pending = NULL;
 		/* Release: the reply (pending->d, done) is complete before
@@ -132,12 +166,13 @@ xnv_ctl_poll(struct xnv_core *c)
 }
 
 int
-xnv_ctl_register(void)
+xnv_ctl_register(struct xnv_core *c)
 {
 	const struct xnv_ctl_cmd *cmd;
 	pthread_condattr_t ca;
 	int rc;
 
+	core = c;
 	/* Deadlines on the monotonic clock: a clock change must not stretch
 	 * or cut a caller's wait. */
 	pthread_condattr_init(&ca);

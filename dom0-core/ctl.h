@@ -13,13 +13,20 @@ struct xnv_ctl_cmd {
 		   struct rte_tel_data *d);
 	int needs_param;
 	const char *help;
+	int direct;	/* runs on the telemetry thread, may take long; the
+			 * data path's state only via xnv_ctl_on_loop() */
 };
 
 /* The command table (ctl_cmds.c), terminated by a NULL name. */
 extern const struct xnv_ctl_cmd xnv_ctl_cmds[];
 
 /** Register every command with rte_telemetry.  @return 0 or -errno. */
-int xnv_ctl_register(void);
+int xnv_ctl_register(struct xnv_core *c);
+
+/** Run @p fn on the main loop between bursts and wait for it; called on
+ *  the main lcore (at start), run at once.  0, or -ETIMEDOUT: the loop
+ *  did not take it within the control timeout (it never will). */
+int xnv_ctl_on_loop(void (*fn)(struct xnv_core *c, void *arg), void *arg);
 
 /** Run a posted command, if any (main loop, between bursts). */
 void xnv_ctl_poll(struct xnv_core *c);
@@ -27,6 +34,13 @@ void xnv_ctl_poll(struct xnv_core *c);
 /** Reply {"error": "..."}; returns 0 for the telemetry callback. */
 int xnv_ctl_error(struct rte_tel_data *d, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+struct xnv_chain;
+/** @p ch as an array of step names, for a dict field; NULL after
+ *  replying with an error. */
+struct rte_tel_data *xnv_ctl_chain_array(const struct xnv_core *c,
+					 const struct xnv_chain *ch,
+					 struct rte_tel_data *d);
 
 /** A non-negative decimal id, or -1. */
 long xnv_ctl_id(const char *params);

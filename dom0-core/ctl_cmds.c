@@ -35,8 +35,8 @@ new_array(struct rte_tel_data *d, enum rte_tel_value_type type)
 
 /* A chain as an array of step names (telemetry strings are limited to
  * 127 characters; a chain's text can be longer, a step name cannot). */
-static struct rte_tel_data *
-chain_array(const struct xnv_core *c, const struct xnv_chain *ch,
+struct rte_tel_data *
+xnv_ctl_chain_array(const struct xnv_core *c, const struct xnv_chain *ch,
 	    struct rte_tel_data *d)
 {
 	struct rte_tel_data *a = new_array(d, RTE_TEL_STRING_VAL);
@@ -170,7 +170,7 @@ cmd_port_info(struct xnv_core *c, const char *p, struct rte_tel_data *d)
 		xnv_ctl_error(d, "no port %.20s", p);
 		return;
 	}
-	chain = chain_array(c, &c->chains[c->port_chain[i]].ch, d);
+	chain = xnv_ctl_chain_array(c, &c->chains[c->port_chain[i]].ch, d);
 	if (chain == NULL)
 		return;
 	xnv_port_counters(c, (uint16_t)i, &pc);
@@ -306,86 +306,6 @@ cmd_nf_info(struct xnv_core *c, const char *p, struct rte_tel_data *d)
 	U64(d, "pool_free", live ? xnv_pool_free(&c->pools[nf->pool]) : 0);
 }
 
-/* Telemetry arrays hold at most RTE_TEL_MAX_ARRAY_ENTRIES (512): the
- * list is paged.  Param: first id (default 1); a full page means ask
- * again from the last id + 1. */
-#define FLOW_PAGE 500
-
-static void
-cmd_flow_list(struct xnv_core *c, const char *p, struct rte_tel_data *d)
-{
-	long start = (p == NULL || *p == '\0') ? 1 : xnv_ctl_id(p);
-	unsigned i, n = 0;
-
-	if (start < 1) {
-		xnv_ctl_error(d, "flow list: bad start id '%.20s'", p);
-		return;
-	}
-	rte_tel_data_start_array(d, RTE_TEL_INT_VAL);
-	for (i = (unsigned)start - 1; i < XNV_MAX_FLOWS && n < FLOW_PAGE; i++)
-		if (xnv_flow_exists(c, i + 1)) {
-			rte_tel_data_add_array_int(d, (int)i + 1);
-			n++;
-		}
-}
-
-static void
-cmd_flow_info(struct xnv_core *c, const char *p, struct rte_tel_data *d)
-{
-	long id = xnv_ctl_id(p);
-	struct xnv_flow_match m;
-	struct rte_tel_data *chain;
-	uint16_t ch;
-	uint64_t hits;
-
-	if (id < 1 || xnv_flow_get(c, (uint32_t)id, &m, &ch, &hits) < 0) {
-		xnv_ctl_error(d, "no flow rule %.20s", p);
-		return;
-	}
-	chain = chain_array(c, &c->chains[ch].ch, d);
-	if (chain == NULL)
-		return;
-	rte_tel_data_start_dict(d);
-	U64(d, "id", (uint64_t)id);
-	U64(d, "proto", m.proto);
-	STR(d, "src", m.src);
-	STR(d, "dst", m.dst);
-	U64(d, "sport", m.sport);
-	U64(d, "dport", m.dport);
-	rte_tel_data_add_dict_container(d, "chain", chain, 0);
-	U64(d, "hits", hits);
-}
-
-static void
-cmd_flow_add(struct xnv_core *c, const char *p, struct rte_tel_data *d)
-{
-	char err[RTE_TEL_MAX_STRING_LEN];
-	int id = xnv_flow_add(c, p, err, sizeof(err));
-
-	if (id < 0) {
-		xnv_ctl_error(d, "%s", err);
-		return;
-	}
-	XLOG(INFO, "flow rule %d added: %s\n", id, p);
-	rte_tel_data_start_dict(d);
-	U64(d, "id", (uint64_t)id);
-}
-
-static void
-cmd_flow_del(struct xnv_core *c, const char *p, struct rte_tel_data *d)
-{
-	char err[RTE_TEL_MAX_STRING_LEN];
-	long id = xnv_ctl_id(p);
-
-	if (id < 1 || xnv_flow_del(c, (uint32_t)id, err, sizeof(err)) < 0) {
-		xnv_ctl_error(d, "no flow rule %s", p);
-		return;
-	}
-	XLOG(INFO, "flow rule %ld removed\n", id);
-	rte_tel_data_start_dict(d);
-	U64(d, "id", (uint64_t)id);
-}
-
 static void
 cmd_chain_set(struct xnv_core *c, const char *p, struct rte_tel_data *d)
 {
@@ -411,7 +331,7 @@ cmd_chain_set(struct xnv_core *c, const char *p, struct rte_tel_data *d)
 		xnv_ctl_error(d, "a chain needs at least one step");
 		return;
 	}
-	arr = chain_array(c, &ch, d);	/* the reply, before any change */
+	arr = xnv_ctl_chain_array(c, &ch, d);	/* the reply, before any change */
 	if (arr == NULL)
 		return;
 	if (xnv_chain_set_port(c, (uint16_t)port, &ch) < 0) {
@@ -429,36 +349,41 @@ cmd_chain_set(struct xnv_core *c, const char *p, struct rte_tel_data *d)
 }
 
 const struct xnv_ctl_cmd xnv_ctl_cmds[] = {
-	{ "/xnv/info", cmd_info, 0, "Core summary. No parameters." },
-	{ "/xnv/stats", cmd_stats, 0, "Totals and core drop counters." },
+	{ "/xnv/info", cmd_info, 0, "Core summary. No parameters.", 0 },
+	{ "/xnv/stats", cmd_stats, 0, "Totals and core drop counters.", 0 },
 	{ "/xnv/control", cmd_control, 0,
-	  "Control plane: requests from NFs, refusals, limits hit." },
-	{ "/xnv/port/list", cmd_port_list, 0, "Port indices." },
-	{ "/xnv/port/info", cmd_port_info, 1, "Port details. Param: index." },
+	  "Control plane: requests from NFs, refusals, limits hit.", 0 },
+	{ "/xnv/port/list", cmd_port_list, 0, "Port indices.", 0 },
+	{ "/xnv/port/info", cmd_port_info, 1, "Port details. Param: index.", 0 },
 	{ "/xnv/port/latency", xnv_cmd_port_latency, 1,
-	  "Latency of packets sent, rx to tx ([core] latency = on). Param: index." },
+	  "Latency of packets sent, rx to tx ([core] latency = on). Param: index.", 0 },
 	{ "/xnv/port/latency/reset", xnv_cmd_port_latency_reset, 1,
-	  "Empty a port's latency histogram. Param: index." },
-	{ "/xnv/group/list", cmd_group_list, 0, "Trust group indices." },
-	{ "/xnv/group/info", cmd_group_info, 1, "Group pool. Param: index." },
-	{ "/xnv/service/list", cmd_service_list, 0, "Service ids." },
+	  "Empty a port's latency histogram. Param: index.", 0 },
+	{ "/xnv/group/list", cmd_group_list, 0, "Trust group indices.", 0 },
+	{ "/xnv/group/info", cmd_group_info, 1, "Group pool. Param: index.", 0 },
+	{ "/xnv/service/list", cmd_service_list, 0, "Service ids.", 0 },
 	{ "/xnv/service/info", cmd_service_info, 1,
-	  "Service replicas and picks. Param: id." },
-	{ "/xnv/nf/list", cmd_nf_list, 0, "NF ids (attached and gone)." },
-	{ "/xnv/nf/info", cmd_nf_info, 1, "NF details. Param: id." },
+	  "Service replicas and picks. Param: id.", 0 },
+	{ "/xnv/nf/list", cmd_nf_list, 0, "NF ids (attached and gone).", 0 },
+	{ "/xnv/nf/info", cmd_nf_info, 1, "NF details. Param: id.", 0 },
 	{ "/xnv/nf/release", xnv_cmd_nf_release, 1,
-	  "End a domain's quarantine. Param: domain." },
+	  "End a domain's quarantine. Param: domain.", 0 },
 	{ "/xnv/domain/list", xnv_cmd_domain_list, 0,
-	  "Domains with NFs attached or draining, or quarantined." },
+	  "Domains with NFs attached or draining, or quarantined.", 0 },
 	{ "/xnv/domain/info", xnv_cmd_domain_info, 1,
-	  "A domain's NFs, grant frames, quarantine. Param: domain." },
-	{ "/xnv/flow/list", cmd_flow_list, 0,
-	  "Flow rule ids, 500 at most. Param: first id (default 1)." },
-	{ "/xnv/flow/info", cmd_flow_info, 1, "Flow rule. Param: id." },
-	{ "/xnv/flow/add", cmd_flow_add, 1,
-	  "Add a rule. Param: proto=P src=A dst=B [sport=N] [dport=N] chain=STEPS" },
-	{ "/xnv/flow/del", cmd_flow_del, 1, "Remove a rule. Param: id." },
+	  "A domain's NFs, grant frames, quarantine. Param: domain.", 0 },
+	{ "/xnv/flow/list", xnv_cmd_flow_list, 0,
+	  "Flow rule ids, 500 at most. Param: first id (default 1).", 1 },
+	{ "/xnv/flow/info", xnv_cmd_flow_info, 1,
+	  "Flow rule: every field, hits. Param: id.", 1 },
+	{ "/xnv/flow/add", xnv_cmd_flow_add, 1, "Add a rule. Param: [priority=N] "
+	  "[in_port=P] [vlan=V] [proto=P] [src=A/L] [dst=A/L] [sport=N-M] "
+	  "[dport=N-M] chain=STEPS", 1 },
+	{ "/xnv/flow/del", xnv_cmd_flow_del, 1, "Remove a rule. Param: id.", 1 },
+	{ "/xnv/flow/clear", xnv_cmd_flow_clear, 0, "Remove every rule.", 1 },
+	{ "/xnv/flow/reload", xnv_cmd_flow_reload, 0, "Replace every rule "
+	  "with the config file's [flow] sections, at once.", 1 },
 	{ "/xnv/chain/set", cmd_chain_set, 1,
-	  "Set a port's default chain. Param: PORT STEPS" },
-	{ NULL, NULL, 0, NULL },
+	  "Set a port's default chain. Param: PORT STEPS", 0 },
+	{ NULL, NULL, 0, NULL, 0 },
 };

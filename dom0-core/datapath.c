@@ -439,7 +439,7 @@ xnv_rx_port(struct xnv_core *c, uint16_t idx, uint64_t now)
 		rx_tsc = rte_rdtsc();
 	/* The driver wrote the header's first lines; fetch the private
 	 * area of every packet before filling the first. */
-	flows = xnv_flows_count(c) > 0;
+	flows = xnv_flows_active(c);
 	for (i = 0; i < n; i++) {
 		rte_prefetch0(xnv_priv(m[i]));
 		chain[i] = c->port_chain[idx];
@@ -449,7 +449,7 @@ xnv_rx_port(struct xnv_core *c, uint16_t idx, uint64_t now)
 			if (m[i]->ol_flags & RTE_MBUF_F_RX_VLAN_STRIPPED)
 				vlan_restore(m[i]);
 	if (flows)
-		xnv_flows_classify(c, m, n, chain);
+		xnv_flows_classify(c, m, n, idx, chain);
 	p->rx += n;
 	if (c->first_rx_tsc == 0)
 		c->first_rx_tsc = now;

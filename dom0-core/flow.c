@@ -1,324 +1,569 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Flow director: exact 5-tuple rules (IPv4 and IPv6) in an rte_hash, each
- * pointing at a chain version.  Looked up per burst, only when rules exist.
- * Keys come from flow_key.h.  Non-IP packets and fragments (no ports to
- * match) take the port's default chain.  Rules are added and removed at
- * run time through the control commands; a full table is an error and
- * keeps the rules it has.
+ * Flow director: rules (flow_rule.h) -> chains, in two tables:
+ *   - exact rules (one protocol with ports, two host addresses, one port
+ *     each side, any VLAN and input port: the classic 5-tuple) in an
+ *     rte_hash, changed in place (lock-free readers, one writer): adding
+ *     one is cheap whatever the table holds;
+ *   - every other rule in rte_acl tries, which cannot change in place: a
+ *     change builds a whole new set on the control side (the telemetry
+ *     thread of the command, or main at start: never the data path) and
+ *     swaps it in with one pointer store.  A burst classifies under one
+ *     set, old or new, never half of each.
+ * A packet matched in both takes the better rule (priority, then the
+ * older).  What the data path might still read (an old set, a deleted
+ * key's slot in the hash) is freed only once the data path lcore has
+ * passed a quiescent state (rte_rcu_qsbr, reported once a millisecond
+ * from the main loop).
+ *
+ * Changes are serialised by a mutex; chain versions (chain.c) are the
+ * data path's and are taken and let go on the main loop
+ * (xnv_ctl_on_loop).  Rule ids are slot + 1 and stable while the rule
+ * lives; hit counters are per slot, written by the data path only.
  */
-#include <arpa/inet.h>
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_cycles.h>
 #include <rte_hash.h>
 #include <rte_hash_crc.h>
 #include <rte_malloc.h>
+#include <rte_rcu_qsbr.h>
 
+#include "chain.h"
 #include "classify.h"
 #include "core.h"
+#include "ctl.h"
+#include "flow_acl.h"
+#include "flow_pvt.h"
 
-struct flow_rule {
-	uint8_t used;
-	uint16_t chain;
-	uint64_t hits;
-	struct xnv_flow_key key;
+/* The data path's one reader id in the RCU variable. */
+#define READER 0u
+
+/* Exact rules are keyed by a packet's flow key up to its ethertype. */
+#define EXACT_KEY_LEN offsetof(struct xnv_flow_key, vlan)
+
+/* What the data path reads.  Slot i (rule id i + 1) of chain and rank
+ * is written before the rule is published in the tries or the hash, and
+ * not again while it is. */
+struct flow_set {
+	struct xnv_acl *acl;		/* NULL: no wildcard rule */
+	struct rte_hash *exact;		/* shared by the sets of one hash */
+	_Atomic unsigned n_exact;	/* keys in it */
+	uint16_t chain[XNV_MAX_FLOWS];	/* by slot */
+	uint64_t rank[XNV_MAX_FLOWS];	/* higher wins */
 };
 
-struct xnv_flows {
-	struct rte_hash *h;
-	unsigned n;
-	struct flow_rule rules[XNV_MAX_FLOWS];
-};
-
-int
-xnv_flows_create(struct xnv_core *c)
+static struct rte_hash *
+new_hash(void)
 {
+	static unsigned gen;	/* names must be unique */
+	char name[RTE_HASH_NAMESIZE];
 	struct rte_hash_parameters hp = {
-		.name = "xnv-flows",
+		.name = name,
 		.entries = XNV_MAX_FLOWS,
-		.key_len = sizeof(struct xnv_flow_key),
+		.key_len = EXACT_KEY_LEN,
 		.hash_func = rte_hash_crc,
 		.socket_id = (int)rte_socket_id(),
-		/* Bucket overflow goes to an extension table, so every one
-		 * of XNV_MAX_FLOWS keys fits whatever their hashes. */
-		.extra_flag = RTE_HASH_EXTRA_FLAGS_EXT_TABLE,
+		/* The data path reads while a command writes; a deleted
+		 * key's slot is freed by us after a grace period.  Bucket
+		 * overflow goes to an extension table: every one of
+		 * XNV_MAX_FLOWS keys fits whatever their hashes. */
+		.extra_flag = RTE_HASH_EXTRA_FLAGS_RW_CONCURRENCY_LF |
+			      RTE_HASH_EXTRA_FLAGS_EXT_TABLE,
 	};
 
-	c->flows = rte_zmalloc("xnv-flows", sizeof(*c->flows), 0);
-	if (c->flows == NULL)
-		return -ENOMEM;
-	c->flows->h = rte_hash_create(&hp);
-	if (c->flows->h == NULL) {
-		rte_free(c->flows);
-		c->flows = NULL;
+	snprintf(name, sizeof(name), "xnv-flows-%u", gen++);
+	return rte_hash_create(&hp);
+}
+
+static void
+set_free(struct flow_set *s, int with_hash)
+{
+	if (s == NULL)
+		return;
+	xnv_acl_free(s->acl);
+	if (with_hash)
+		rte_hash_free(s->exact);
+	rte_free(s);
+}
+
+int
+xnv_flow_is_exact(const struct xnv_flow_rule *r)
+{
+	int host = r->family == 4 ? 32 : 128;
+
+	return r->family != 0 && r->src_len == host && r->dst_len == host &&
+	       (r->proto == IPPROTO_TCP || r->proto == IPPROTO_UDP ||
+		r->proto == IPPROTO_SCTP) && r->sport[0] == r->sport[1] &&
+	       r->dport[0] == r->dport[1] && r->vlan == XNV_FLOW_ANY &&
+	       r->in_port == XNV_FLOW_ANY;
+}
+
+/* The flow key an exact rule matches. */
+static void
+exact_key(const struct xnv_flow_rule *r, struct xnv_flow_key *k)
+{
+	memset(k, 0, sizeof(*k));
+	memcpy(k->src, r->src, r->family == 4 ? 4 : 16);
+	memcpy(k->dst, r->dst, r->family == 4 ? 4 : 16);
+	k->sport = rte_cpu_to_be_16(r->sport[0]);
+	k->dport = rte_cpu_to_be_16(r->dport[0]);
+	k->proto = (uint8_t)r->proto;
+	k->v6 = r->family == 6;
+	k->ethertype = k->v6 ? XNV_ETHER_IPV6 : XNV_ETHER_IPV4;
+}
+
+/* Higher priority first, then the rule added earlier. */
+static uint64_t
+rank_of(const struct flow_slot *s)
+{
+	return (uint64_t)s->r.priority << 32 | (UINT32_MAX - (uint32_t)s->seq);
+}
+
+static int
+by_rank(const void *a, const void *b, void *arg)
+{
+	const struct flow_slot *s = arg;
+	uint64_t x = rank_of(&s[*(const unsigned *)a]);
+	uint64_t y = rank_of(&s[*(const unsigned *)b]);
+
+	return x > y ? -1 : x < y;
+}
+
+/* Slot @p i's chain and rank into @p s; its hits from 0. */
+static void
+publish_slot(struct xnv_flows *f, struct flow_set *s, unsigned i)
+{
+	s->chain[i] = f->slot[i].chain;
+	s->rank[i] = rank_of(&f->slot[i]);
+}
+
+/* Tries of the used slots not in the hash into *@p out (NULL: none). */
+static int
+build(struct xnv_flows *f, struct xnv_acl **out, char *err, size_t errlen)
+{
+	const struct xnv_flow_rule **rules = malloc(sizeof(*rules) *
+						    XNV_MAX_FLOWS);
+	unsigned *order = malloc(sizeof(*order) * XNV_MAX_FLOWS), i, n = 0;
+	uint32_t *ids = malloc(sizeof(*ids) * XNV_MAX_FLOWS);
+	uint64_t t0 = rte_rdtsc();
+	int rc = -ENOMEM;
+
+	*out = NULL;
+	if (order == NULL || ids == NULL || rules == NULL)
+		goto out;
+	for (i = 0; i < XNV_MAX_FLOWS; i++)
+		if (f->slot[i].used && !f->slot[i].exact)
+			order[n++] = i;
+	qsort_r(order, n, sizeof(*order), by_rank, f->slot);
+	for (i = 0; i < n; i++) {
+		rules[i] = &f->slot[order[i]].r;
+		ids[i] = order[i] + 1;
+	}
+	rc = 0;
+	if (n > 0 && (*out = xnv_acl_build(rules, ids, n, err, errlen)) == NULL)
+		rc = -ENOMEM;
+	f->build_us = (rte_rdtsc() - t0) * 1000000 / rte_get_tsc_hz();
+out:
+	free(order);
+	free(ids);
+	free(rules);
+	if (rc == -ENOMEM && err[0] == '\0')
+		snprintf(err, errlen, "out of memory building the rule set");
+	return rc;
+}
+
+/* Make @p s the data path's set; free the one it replaces (its hash too
+ * when @p s has another). */
+static void
+swap_in(struct xnv_flows *f, struct flow_set *s)
+{
+	/* Release: the set (tries, hash, counts) and the slots' chain and
+	 * rank are written before the data path can load the pointer
+	 * (acquire in classify). */
+	struct flow_set *old = atomic_exchange_explicit(&f->live, s,
+							memory_order_acq_rel);
+
+	/* Waits until the data path reported a quiescent state after the
+	 * exchange: no burst can still be using the old set. */
+	rte_rcu_qsbr_synchronize(f->qs, RTE_QSBR_THRID_INVALID);
+	set_free(old, old != NULL && old->exact != s->exact);
+}
+
+static void
+count(struct xnv_flows *f)
+{
+	unsigned i, n = 0;
+
+	for (i = 0; i < XNV_MAX_FLOWS; i++)
+		n += f->slot[i].used;
+	atomic_store_explicit(&f->n, n, memory_order_relaxed);
+}
+
+/* New tries from the slots, the live hash kept. */
+static int
+rebuild(struct xnv_flows *f, char *err, size_t errlen)
+{
+	struct flow_set *old = atomic_load(&f->live);
+	struct flow_set *s = rte_zmalloc("xnv-flow-set", sizeof(*s), 0);
+	unsigned i;
+	int rc;
+
+	if (s == NULL) {
+		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
+	if ((rc = build(f, &s->acl, err, errlen)) < 0) {
+		rte_free(s);
+		return rc;
+	}
+	for (i = 0; i < XNV_MAX_FLOWS; i++)
+		if (f->slot[i].used)
+			publish_slot(f, s, i);
+	s->exact = old->exact;
+	atomic_store(&s->n_exact, atomic_load(&old->n_exact));
+	swap_in(f, s);
+	count(f);
 	return 0;
+}
+
+/* Key of slot @p i into @p h; 0, or -EEXIST (the key is taken). */
+static int
+hash_put(struct xnv_flows *f, struct rte_hash *h, unsigned i)
+{
+	struct xnv_flow_key k;
+	int rc;
+
+	exact_key(&f->slot[i].r, &k);
+	if (rte_hash_lookup(h, &k) >= 0)
+		return -EEXIST;
+	/* The LF hash publishes the key with release semantics: chain and
+	 * rank (publish_slot) are visible first. */
+	rc = rte_hash_add_key_data(h, &k, (void *)(uintptr_t)(i + 1));
+	return rc < 0 ? rc : 0;
+}
+
+int
+xnv_flows_put(struct xnv_flows *f, unsigned i, char *err, size_t errlen)
+{
+	struct flow_set *s = atomic_load(&f->live);
+	struct flow_slot *sl = &f->slot[i];
+	int rc;
+
+	atomic_store_explicit(&f->hits[i], 0, memory_order_relaxed);
+	publish_slot(f, s, i);	/* slot i is not in use in s */
+	/* An exact rule whose key another rule holds goes to the tries. */
+	sl->exact = xnv_flow_is_exact(&sl->r) && hash_put(f, s->exact, i) == 0;
+	if (sl->exact) {
+		atomic_fetch_add(&s->n_exact, 1);
+		count(f);
+		return 0;
+	}
+	if ((rc = rebuild(f, err, errlen)) < 0)
+		sl->used = 0;
+	return rc;
+}
+
+int
+xnv_flows_take_out(struct xnv_flows *f, unsigned i, char *err, size_t errlen)
+{
+	struct flow_set *s = atomic_load(&f->live);
+	struct flow_slot *sl = &f->slot[i];
+	struct xnv_flow_key k;
+	int32_t pos;
+	int rc;
+
+	sl->used = 0;
+	if (!sl->exact) {
+		if ((rc = rebuild(f, err, errlen)) < 0)
+			sl->used = 1;
+		return rc;
+	}
+	exact_key(&sl->r, &k);
+	pos = rte_hash_del_key(s->exact, &k);
+	atomic_fetch_sub(&s->n_exact, 1);
+	/* The data path may still hold the key's slot: free it after. */
+	rte_rcu_qsbr_synchronize(f->qs, RTE_QSBR_THRID_INVALID);
+	if (pos >= 0)
+		rte_hash_free_key_with_position(s->exact, pos);
+	count(f);
+	return 0;
+}
+
+int
+xnv_flows_replace(struct xnv_flows *f, char *err, size_t errlen)
+{
+	struct flow_set *s = rte_zmalloc("xnv-flow-set", sizeof(*s), 0);
+	unsigned i, n = 0;
+	int rc = -ENOMEM;
+
+	if (s == NULL || (s->exact = new_hash()) == NULL)
+		goto fail;
+	for (i = 0; i < XNV_MAX_FLOWS; i++) {
+		struct flow_slot *sl = &f->slot[i];
+
+		if (!sl->used)
+			continue;
+		publish_slot(f, s, i);
+		sl->exact = xnv_flow_is_exact(&sl->r) &&
+			    hash_put(f, s->exact, i) == 0;
+		n += sl->exact;
+	}
+	atomic_store(&s->n_exact, n);
+	if ((rc = build(f, &s->acl, err, errlen)) < 0)
+		goto fail;
+	swap_in(f, s);
+	count(f);
+	return 0;
+fail:
+	if (s != NULL)
+		rte_hash_free(s->exact);
+	rte_free(s);
+	if (err[0] == '\0')
+		snprintf(err, errlen, "out of memory");
+	return rc;
+}
+
+struct chain_job {
+	unsigned n;
+	const char *ch;			/* n chains to take, stride apart, */
+	size_t stride;			/* or */
+	uint16_t *ids;			/* n ids: out, or to let go */
+	int rc;
+};
+
+static void
+take_chains(struct xnv_core *c, void *arg)
+{
+	struct chain_job *j = arg;
+	unsigned i;
+	int id;
+
+	for (i = 0; i < j->n; i++) {
+		id = xnv_chain_new(c, (const struct xnv_chain *)
+				    (j->ch + i * j->stride));
+		if (id < 0) {
+			while (i-- > 0)
+				xnv_chain_unuse(c, j->ids[i]);
+			j->rc = id;
+			return;
+		}
+		j->ids[i] = (uint16_t)id;
+	}
+	j->rc = 0;
+}
+
+static void
+drop_chains(struct xnv_core *c, void *arg)
+{
+	struct chain_job *j = arg;
+	unsigned i;
+
+	for (i = 0; i < j->n; i++)
+		xnv_chain_unuse(c, j->ids[i]);
+	j->rc = 0;
+}
+
+int
+xnv_flows_take_chains(const struct xnv_chain *ch, size_t stride,
+		      uint16_t *ids, unsigned n)
+{
+	struct chain_job j = { .n = n, .ch = (const char *)ch,
+			       .stride = stride, .ids = ids };
+	int rc = xnv_ctl_on_loop(take_chains, &j);
+
+	return rc < 0 ? rc : j.rc;
+}
+
+void
+xnv_flows_drop_chains(uint16_t *ids, unsigned n)
+{
+	struct chain_job j = { .n = n, .ids = ids };
+
+	if (n > 0 && xnv_ctl_on_loop(drop_chains, &j) < 0)
+		XLOG(WARNING, "flow rules: %u chain versions not let go (the "
+		     "main loop did not answer)\n", n);
+}
+
+/* Rules of the config, at start (main, before the loop). */
+static int
+load_config(struct xnv_core *c, char *err, size_t errlen)
+{
+	struct xnv_flows *f = c->flows;
+	unsigned i;
+	int rc;
+
+	for (i = 0; i < c->cfg.n_flows; i++) {
+		struct flow_slot *s = &f->slot[i];
+
+		rc = xnv_flows_take_chains(&c->cfg.flows[i].chain, 0,
+					   &s->chain, 1);
+		if (rc < 0) {
+			snprintf(err, errlen, "chain table full");
+			return rc;
+		}
+		s->used = 1;
+		s->seq = ++f->seq;
+		s->r = c->cfg.flows[i].rule;
+		snprintf(s->name, sizeof(s->name), "%s", c->cfg.flows[i].name);
+	}
+	rc = xnv_flows_replace(f, err, errlen);
+	if (rc == 0 && c->cfg.n_flows > 0)
+		XLOG(INFO, "%u flow rules from the config (%u exact), built "
+		     "in %.1f ms\n", c->cfg.n_flows, xnv_flows_exact(c),
+		     f->build_us / 1000.0);
+	return rc;
+}
+
+int
+xnv_flows_create(struct xnv_core *c, char *err, size_t errlen)
+{
+	size_t qsz = rte_rcu_qsbr_get_memsize(1);
+	struct xnv_flows *f;
+
+	f = rte_zmalloc("xnv-flows", sizeof(*f), 0);
+	if (f == NULL)
+		return -ENOMEM;
+	f->qs = rte_zmalloc("xnv-flows-rcu", qsz, RTE_CACHE_LINE_SIZE);
+	if (f->qs == NULL || rte_rcu_qsbr_init(f->qs, 1) != 0 ||
+	    rte_rcu_qsbr_thread_register(f->qs, READER) != 0) {
+		rte_free(f->qs);
+		rte_free(f);
+		return -ENOMEM;
+	}
+	pthread_mutex_init(&f->mu, NULL);
+	c->flows = f;
+	return load_config(c, err, errlen);
 }
 
 void
 xnv_flows_destroy(struct xnv_core *c)
 {
-	if (c->flows == NULL)
+	struct xnv_flows *f = c->flows;
+
+	if (f == NULL)
 		return;
-	rte_hash_free(c->flows->h);
-	rte_free(c->flows);
+	set_free(atomic_load(&f->live), 1);
+	rte_free(f->qs);
+	rte_free(f);
 	c->flows = NULL;
+}
+
+void
+xnv_flows_online(struct xnv_core *c, int on)
+{
+	if (on)
+		rte_rcu_qsbr_thread_online(c->flows->qs, READER);
+	else
+		rte_rcu_qsbr_thread_offline(c->flows->qs, READER);
+}
+
+void
+xnv_flows_quiescent(struct xnv_core *c)
+{
+	rte_rcu_qsbr_quiescent(c->flows->qs, READER);
 }
 
 unsigned
 xnv_flows_count(const struct xnv_core *c)
 {
-	return c->flows != NULL ? c->flows->n : 0;
+	return c->flows != NULL ?
+	       atomic_load_explicit(&c->flows->n, memory_order_relaxed) : 0;
+}
+
+int
+xnv_flows_active(const struct xnv_core *c)
+{
+	return xnv_flows_count(c) > 0;
+}
+
+unsigned
+xnv_flows_exact(const struct xnv_core *c)
+{
+	const struct flow_set *s = atomic_load(&c->flows->live);
+
+	return s != NULL ? atomic_load(&s->n_exact) : 0;
+}
+
+/* The exact rule each packet with ports matches (0: none) into @p ids,
+ * where it ranks above what @p ids holds. */
+static void
+lookup_exact(const struct flow_set *s, const struct xnv_flow_key *keys,
+	     const uint8_t *kind, unsigned n, uint32_t *ids)
+{
+	const void *kp[GNTS_BURST_MAX];
+	void *data[GNTS_BURST_MAX];
+	unsigned idx[GNTS_BURST_MAX], i, j, k = 0;
+	uint64_t hit;
+
+	for (i = 0; i < n; i++)
+		if (kind[i] == XNV_KEY_PORTS) {
+			kp[k] = &keys[i];
+			idx[k++] = i;
+		}
+	for (j = 0; j < k; j += RTE_HASH_LOOKUP_BULK_MAX) {
+		unsigned b = RTE_MIN(k - j, (unsigned)RTE_HASH_LOOKUP_BULK_MAX);
+
+		hit = 0;
+		if (rte_hash_lookup_bulk_data(s->exact, &kp[j], b, &hit,
+					      &data[j]) <= 0)
+			continue;
+		for (i = 0; i < b; i++) {
+			uint32_t id = (uint32_t)(uintptr_t)data[j + i];
+			uint32_t *cur = &ids[idx[j + i]];
+
+			if ((hit >> i & 1) &&
+			    (*cur == 0 || s->rank[id - 1] > s->rank[*cur - 1]))
+				*cur = id;
+		}
+	}
 }
 
 void
 xnv_flows_classify(struct xnv_core *c, struct rte_mbuf **m, unsigned n,
-		   uint16_t *chain)
+		   uint16_t in_port, uint16_t *chain)
 {
 	struct xnv_flows *f = c->flows;
+	/* Acquire: pairs with the release in swap_in (the set is whole). */
+	const struct flow_set *s = atomic_load_explicit(&f->live,
+							memory_order_acquire);
 	struct xnv_flow_key keys[GNTS_BURST_MAX];
-	const void *kp[GNTS_BURST_MAX];
-	void *data[GNTS_BURST_MAX];
-	unsigned idx[GNTS_BURST_MAX], i, j, k = 0;
-	uint64_t hit = 0;
+	uint8_t kind[GNTS_BURST_MAX];
+	uint32_t ids[GNTS_BURST_MAX];
+	unsigned i;
 
 	for (i = 0; i < n; i++) {
-		enum xnv_key_kind kind = xnv_flow_key(m[i], &keys[k]);
-
+		kind[i] = (uint8_t)xnv_flow_key(m[i], &keys[i]);
 		/* Parsed once: the replica pick (service.c) takes this hash
 		 * unless the NIC gave one (datapath.c keeps pv->hash). */
 		if (!(m[i]->ol_flags & RTE_MBUF_F_RX_RSS_HASH))
-			xnv_priv(m[i])->hash = xnv_flow_key_hash(&keys[k], kind);
-		/* Not IP, or no ports to match: the port's default chain. */
-		if (kind >= XNV_KEY_IP) {
-			kp[k] = &keys[k];
-			idx[k++] = i;
-		}
+			xnv_priv(m[i])->hash = xnv_flow_key_hash(&keys[i],
+							kind[i]);
 	}
-	for (j = 0; j < k; j += RTE_HASH_LOOKUP_BULK_MAX) {
-		unsigned b = RTE_MIN(k - j, (unsigned)RTE_HASH_LOOKUP_BULK_MAX);
+	if (s == NULL || n == 0)
+		return;
+	if (s->acl != NULL)
+		xnv_acl_classify(s->acl, keys, kind, n, in_port, ids);
+	else
+		memset(ids, 0, sizeof(ids[0]) * n);
+	if (atomic_load_explicit(&s->n_exact, memory_order_relaxed) > 0)
+		lookup_exact(s, keys, kind, n, ids);
+	for (i = 0; i < n; i++) {
+		_Atomic uint64_t *h;
 
-		if (rte_hash_lookup_bulk_data(f->h, &kp[j], b, &hit,
-					      &data[j]) <= 0)
+		if (ids[i] == 0)
 			continue;
-		for (i = 0; i < b; i++) {
-			struct flow_rule *r;
-
-			if (!(hit & (1ULL << i)))
-				continue;
-			r = &f->rules[(uintptr_t)data[j + i]];
-			r->hits++;
-			chain[idx[j + i]] = r->chain;
-		}
+		chain[i] = s->chain[ids[i] - 1];
+		/* Only this lcore writes the counter: a relaxed load and
+		 * store, no locked add; readers see whole values. */
+		h = &f->hits[ids[i] - 1];
+		atomic_store_explicit(h, atomic_load_explicit(h,
+				      memory_order_relaxed) + 1,
+				      memory_order_relaxed);
 	}
-}
-
-static int
-fail(char *err, size_t errlen, int rc, const char *fmt, const char *arg)
-{
-	snprintf(err, errlen, fmt, arg);
-	return rc;
-}
-
-static int
-parse_port(const char *v, uint16_t *out)
-{
-	char *end;
-	unsigned long x = strtoul(v, &end, 10);
-
-	if (*v == '\0' || *end != '\0' || x > 65535)
-		return -1;
-	*out = htons((uint16_t)x);	/* keys hold ports as on the wire */
-	return 0;
-}
-
-static int
-parse_proto(const char *v, uint8_t *out)
-{
-	char *end;
-	unsigned long x;
-
-	if (strcmp(v, "tcp") == 0)
-		x = IPPROTO_TCP;
-	else if (strcmp(v, "udp") == 0)
-		x = IPPROTO_UDP;
-	else if (strcmp(v, "icmp") == 0)
-		x = IPPROTO_ICMP;
-	else if (strcmp(v, "icmp6") == 0)
-		x = IPPROTO_ICMPV6;
-	else if ((x = strtoul(v, &end, 10)) > 255 || *v == '\0' || *end)
-		return -1;
-	*out = (uint8_t)x;
-	return 0;
-}
-
-/* "proto=udp src=A dst=B sport=1 dport=2 chain=STEPS" -> key + chain. */
-static int
-parse_spec(struct xnv_core *c, const char *spec, struct xnv_flow_key *k,
-	   struct xnv_chain *ch, char *err, size_t errlen)
-{
-	char buf[512], *tok, *save = NULL, *chain = NULL;
-	int v4 = 0, v6 = 0, have = 0, rc;
-	uint8_t a[16];
-
-	memset(k, 0, sizeof(*k));
-	if (strlen(spec) >= sizeof(buf))
-		return fail(err, errlen, -EINVAL, "flow spec too long%s", "");
-	strcpy(buf, spec);
-	chain = strstr(buf, "chain=");
-	if (chain == NULL)
-		return fail(err, errlen, -EINVAL, "flow spec needs chain=STEPS%s",
-			    "");
-	*chain = '\0';
-	chain += 6;
-	for (tok = strtok_r(buf, " \t", &save); tok != NULL;
-	     tok = strtok_r(NULL, " \t", &save)) {
-		char *eq = strchr(tok, '=');
-
-		if (eq == NULL)
-			return fail(err, errlen, -EINVAL, "flow spec: '%s' is "
-				    "not key=value", tok);
-		*eq++ = '\0';
-		if (strcmp(tok, "src") == 0 || strcmp(tok, "dst") == 0) {
-			uint8_t *dst = tok[0] == 's' ? k->src : k->dst;
-
-			if (inet_pton(AF_INET, eq, a) == 1) {
-				memcpy(dst, a, 4);
-				v4 = 1;
-			} else if (inet_pton(AF_INET6, eq, a) == 1) {
-				memcpy(dst, a, 16);
-				v6 = 1;
-			} else {
-				return fail(err, errlen, -EINVAL, "flow spec: "
-					    "'%s' is not an IPv4 or IPv6 "
-					    "address", eq);
-			}
-			have |= tok[0] == 's' ? 1 : 2;
-		} else if (strcmp(tok, "proto") == 0) {
-			if (parse_proto(eq, &k->proto) < 0)
-				return fail(err, errlen, -EINVAL, "flow spec: "
-					    "bad proto '%s'", eq);
-			have |= 4;
-		} else if (strcmp(tok, "sport") == 0 ||
-			   strcmp(tok, "dport") == 0) {
-			if (parse_port(eq, tok[0] == 's' ? &k->sport :
-				       &k->dport) < 0)
-				return fail(err, errlen, -EINVAL, "flow spec: "
-					    "bad port '%s'", eq);
-		} else {
-			return fail(err, errlen, -EINVAL, "flow spec: unknown "
-				    "key '%s'", tok);
-		}
-	}
-	if (have != 7)
-		return fail(err, errlen, -EINVAL, "flow spec needs src=, dst= "
-			    "and proto=%s", "");
-	if (v4 && v6)
-		return fail(err, errlen, -EINVAL, "flow spec mixes IPv4 and "
-			    "IPv6%s", "");
-	if ((k->sport || k->dport) && k->proto != IPPROTO_TCP &&
-	    k->proto != IPPROTO_UDP)
-		return fail(err, errlen, -EINVAL, "flow spec: sport/dport "
-			    "apply only to tcp and udp%s", "");
-	k->v6 = (uint8_t)v6;
-	k->ethertype = v6 ? XNV_ETHER_IPV6 : XNV_ETHER_IPV4;
-	rc = xnv_config_parse_chain(&c->cfg, chain, ch, err, errlen);
-	if (rc == 0 && ch->n == 0)
-		return fail(err, errlen, -EINVAL, "flow spec: the chain needs "
-			    "at least one step%s", "");
-	return rc;
-}
-
-int
-xnv_flow_add(struct xnv_core *c, const char *spec, char *err, size_t errlen)
-{
-	struct xnv_flows *f = c->flows;
-	struct xnv_chain ch;
-	struct xnv_flow_key k;
-	void *old;
-	int rc, ch_id;
-	unsigned i;
-
-	rc = parse_spec(c, spec, &k, &ch, err, errlen);
-	if (rc < 0)
-		return rc;
-	if (rte_hash_lookup_data(f->h, &k, &old) >= 0) {
-		snprintf(err, errlen, "a rule for this flow exists (id %u)",
-			 (unsigned)(uintptr_t)old + 1);
-		return -EEXIST;
-	}
-	for (i = 0; i < XNV_MAX_FLOWS && f->rules[i].used; i++)
-		;
-	if (i == XNV_MAX_FLOWS) {
-		snprintf(err, errlen, "flow table full (%d rules)",
-			 XNV_MAX_FLOWS);
-		return -ENOSPC;
-	}
-	ch_id = xnv_chain_new(c, &ch);
-	if (ch_id < 0) {
-		snprintf(err, errlen, "chain table full (%d versions in use)",
-			 XNV_MAX_CHAINS);
-		return ch_id;
-	}
-	rc = rte_hash_add_key_data(f->h, &k, (void *)(uintptr_t)i);
-	if (rc < 0) {
-		xnv_chain_unuse(c, (uint16_t)ch_id);
-		snprintf(err, errlen, "flow table full (%s)", strerror(-rc));
-		return rc;
-	}
-	f->rules[i] = (struct flow_rule){ .used = 1, .chain = (uint16_t)ch_id,
-					  .key = k };
-	f->n++;
-	return (int)i + 1;
-}
-
-int
-xnv_flow_del(struct xnv_core *c, uint32_t id, char *err, size_t errlen)
-{
-	struct xnv_flows *f = c->flows;
-	struct flow_rule *r;
-
-	if (id == 0 || id > XNV_MAX_FLOWS || !f->rules[id - 1].used) {
-		snprintf(err, errlen, "no flow rule %u", id);
-		return -ENOENT;
-	}
-	r = &f->rules[id - 1];
-	rte_hash_del_key(f->h, &r->key);
-	xnv_chain_unuse(c, r->chain);
-	r->used = 0;
-	f->n--;
-	return 0;
-}
-
-int
-xnv_flow_exists(const struct xnv_core *c, uint32_t id)
-{
-	return c->flows != NULL && id >= 1 && id <= XNV_MAX_FLOWS &&
-	       c->flows->rules[id - 1].used;
-}
-
-int
-xnv_flow_get(const struct xnv_core *c, uint32_t id,
-	     struct xnv_flow_match *m, uint16_t *chain, uint64_t *hits)
-{
-	const struct flow_rule *r;
-	int af;
-
-	if (c->flows == NULL || id == 0 || id > XNV_MAX_FLOWS ||
-	    !c->flows->rules[id - 1].used)
-		return -ENOENT;
-	r = &c->flows->rules[id - 1];
-	af = r->key.v6 ? AF_INET6 : AF_INET;
-	inet_ntop(af, r->key.src, m->src, sizeof(m->src));
-	inet_ntop(af, r->key.dst, m->dst, sizeof(m->dst));
-	m->proto = r->key.proto;
-	m->sport = ntohs(r->key.sport);
-	m->dport = ntohs(r->key.dport);
-	*chain = r->chain;
-	*hits = r->hits;
-	return 0;
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Flow director: exact 5-tuple rules -> chain versions (flow.c). */
+/* Flow director: rules (flow_rule.h) -> chains (flow.c, flow_cmds.c). */
 #ifndef XNV_FLOW_H
 #define XNV_FLOW_H
 
@@ -7,24 +7,43 @@
 #include <stdint.h>
 
 struct xnv_core;
-struct xnv_flows;
 struct rte_mbuf;
+struct rte_tel_data;
 
-int xnv_flows_create(struct xnv_core *c);
+/** The table, with the config's [flow] rules in force.  Main, at start. */
+int xnv_flows_create(struct xnv_core *c, char *err, size_t errlen);
 void xnv_flows_destroy(struct xnv_core *c);
+
+/** The main loop runs (1) or stopped (0): from then on, until it stops,
+ *  xnv_flows_quiescent() at least once a millisecond. */
+void xnv_flows_online(struct xnv_core *c, int on);
+/** The main loop holds no rule set between bursts (RCU, flow.c). */
+void xnv_flows_quiescent(struct xnv_core *c);
+
+/** Rules in force, and of them exact 5-tuples (in the hash). */
 unsigned xnv_flows_count(const struct xnv_core *c);
+unsigned xnv_flows_exact(const struct xnv_core *c);
+/** Non-zero when any rule is in force (a hint: classify looks again). */
+int xnv_flows_active(const struct xnv_core *c);
+
+/** Parse @p n packets from port @p in_port (their flow hash into the
+ *  private area when the NIC gave none) and set @p chain[i] for each one
+ *  a rule matches. */
 void xnv_flows_classify(struct xnv_core *c, struct rte_mbuf **m, unsigned n,
-			uint16_t *chain);
-int xnv_flow_add(struct xnv_core *c, const char *spec, char *err,
-		 size_t errlen);
-int xnv_flow_del(struct xnv_core *c, uint32_t id, char *err, size_t errlen);
-struct xnv_flow_match {
-	char src[46], dst[46];		/* INET6_ADDRSTRLEN */
-	uint8_t proto;
-	uint16_t sport, dport;
-};
-int xnv_flow_exists(const struct xnv_core *c, uint32_t id);
-int xnv_flow_get(const struct xnv_core *c, uint32_t id,
-		 struct xnv_flow_match *m, uint16_t *chain, uint64_t *hits);
+			uint16_t in_port, uint16_t *chain);
+
+/* Control commands (flow_cmds.c; CONTROL.md), on the telemetry thread. */
+void xnv_cmd_flow_list(struct xnv_core *c, const char *p,
+		       struct rte_tel_data *d);
+void xnv_cmd_flow_info(struct xnv_core *c, const char *p,
+		       struct rte_tel_data *d);
+void xnv_cmd_flow_add(struct xnv_core *c, const char *p,
+		      struct rte_tel_data *d);
+void xnv_cmd_flow_del(struct xnv_core *c, const char *p,
+		      struct rte_tel_data *d);
+void xnv_cmd_flow_clear(struct xnv_core *c, const char *p,
+			struct rte_tel_data *d);
+void xnv_cmd_flow_reload(struct xnv_core *c, const char *p,
+			 struct rte_tel_data *d);
 
 #endif /* XNV_FLOW_H */

@@ -5,9 +5,11 @@
  * held: validate.h).  One parser for everything that looks at headers:
  * the replica hash (classify.c) and the flow director (flow.c).
  *
- *   Ethernet [802.1Q tag] IPv4 | IPv6 [TCP | UDP ports]
+ *   Ethernet [802.1ad | 802.1Q tag [802.1Q tag]] IPv4 | IPv6 [TCP | UDP ports]
  *
  * Rules, strictest of what the core ever applied:
+ *   - up to two VLAN tags (TPID 0x88a8 or 0x8100, then 0x8100); `vlan` is
+ *     the outer tag's VLAN id, XNV_KEY_NO_VLAN without a tag;
  *   - IPv4 needs its 20-byte header, IPv6 its 40 bytes, else not IP;
  *   - an IPv4 fragment (MF set or offset != 0), an IPv4 header length
  *     under 5 words, or an IPv6 fragment header as next header: IP, but no
@@ -24,21 +26,21 @@
 
 #define XNV_ETH_HLEN      14
 #define XNV_ETHER_VLAN    0x8100
+#define XNV_ETHER_QINQ    0x88a8
+#define XNV_KEY_NO_VLAN   0xffff
 #define XNV_ETHER_IPV4    0x0800
 #define XNV_ETHER_IPV6    0x86dd
 
-/* Aligned (the hash reads it 8 bytes at a time) and without holes: it is
- * an rte_hash key too (flow.c), compared as bytes. */
+/* Aligned: the hash reads it 8 bytes at a time. */
 struct xnv_flow_key {
 	_Alignas(8) uint8_t src[16];	/* IPv4: first 4 bytes, rest 0 */
 	uint8_t dst[16];
 	uint16_t sport, dport;		/* network order; 0 when not read */
 	uint8_t proto;
 	uint8_t v6;
-	uint16_t ethertype;		/* host order, after a VLAN tag */
+	uint16_t ethertype;		/* host order, after the VLAN tags */
+	uint16_t vlan;			/* host order, XNV_KEY_NO_VLAN: none */
 };
-
-_Static_assert(sizeof(struct xnv_flow_key) == 40, "no padding in the key");
 
 enum xnv_key_kind {
 	XNV_KEY_OTHER = 0,	/* not IP: only ethertype is set (0: runt) */
@@ -87,12 +89,19 @@ xnv_flow_key_parse(const uint8_t *p, uint32_t len, struct xnv_flow_key *k)
 	uint32_t off = XNV_ETH_HLEN, l4;
 
 	memset(k, 0, sizeof(*k));
+	k->vlan = XNV_KEY_NO_VLAN;
 	if (len < off)
 		return XNV_KEY_OTHER;
 	k->ethertype = xnv_key_be16(p + 12);
-	if (k->ethertype == XNV_ETHER_VLAN && len >= off + 4) {
+	if ((k->ethertype == XNV_ETHER_VLAN ||
+	     k->ethertype == XNV_ETHER_QINQ) && len >= off + 4) {
+		k->vlan = xnv_key_be16(p + off) & 0xfffu;
 		k->ethertype = xnv_key_be16(p + off + 2);
 		off += 4;
+		if (k->ethertype == XNV_ETHER_VLAN && len >= off + 4) {
+			k->ethertype = xnv_key_be16(p + off + 2);
+			off += 4;
+		}
 	}
 	if (k->ethertype == XNV_ETHER_IPV4 && len >= off + 20)
 		l4 = xnv_key_ipv4(p + off, off, k);

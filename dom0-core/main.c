@@ -236,12 +236,15 @@ setup(struct xnv_core *c, const char *backend)
 		}
 		c->port_chain[i] = (uint16_t)rc;
 	}
-	if ((rc = xnv_flows_create(c)) < 0) {
-		snprintf(err, sizeof(err), "cannot create the flow table");
+	if ((rc = xnv_ctl_register(c)) < 0) {
+		snprintf(err, sizeof(err), "cannot register telemetry commands");
 		goto fail;
 	}
-	if ((rc = xnv_ctl_register()) < 0) {
-		snprintf(err, sizeof(err), "cannot register telemetry commands");
+	err[0] = '\0';
+	if ((rc = xnv_flows_create(c, err, sizeof(err))) < 0) {
+		if (err[0] == '\0')
+			snprintf(err, sizeof(err), "cannot create the flow "
+				 "table: %s", strerror(-rc));
 		goto fail;
 	}
 	for (i = 0; i < c->cfg.n_groups; i++)
@@ -393,6 +396,7 @@ run(struct xnv_core *c, const struct opts *o)
 	unsigned idle = 0, work;
 	uint16_t i;
 
+	xnv_flows_online(c, 1);
 	while (!quit) {
 		uint64_t now = rte_rdtsc();
 
@@ -411,6 +415,7 @@ run(struct xnv_core *c, const struct opts *o)
 		 * thread handed over (attach, death, ...), telemetry
 		 * commands, the NFs' heartbeats. */
 		next_ctl = now + hz / 1000;
+		xnv_flows_quiescent(c);	/* no rule set held from here */
 		(void)gnts_srv_poll(c->srv);
 		/* A clock read after the poll: the loop's `now` may be old
 		 * (a slow poll, a stopped core) and would date a moving
@@ -430,6 +435,7 @@ run(struct xnv_core *c, const struct opts *o)
 		if (idle_exit_due(c, now, idle_tsc, o->idle_exit_ms))
 			break;
 	}
+	xnv_flows_online(c, 0);
 }
 
 int

@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * [flow NAME] sections: a flow rule (flow_rule.h) and the chain its
+ * packets take.  Read at start with the rest of the file (pass 1: ports
+ * and services are known), and again alone by `flow reload`.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_cfgfile.h>
+
+#include "config.h"
+#include "sizes.h"
+
+static int
+port_index(void *arg, const char *name)
+{
+	return xnv_config_port(arg, name);
+}
+
+static const char *
+port_name(void *arg, unsigned idx)
+{
+	const struct xnv_config *c = arg;
+
+	return idx < c->n_ports ? c->ports[idx].name : NULL;
+}
+
+void
+xnv_config_flow_ports(const struct xnv_config *c, struct xnv_flow_ports *p)
+{
+	*p = (struct xnv_flow_ports){ .index = port_index, .name = port_name,
+				      .arg = (void *)(uintptr_t)c };
+}
+
+/* Section @p sec into @p out: its keys but chain joined as a rule spec. */
+static int
+parse_section(struct rte_cfgfile *f, const char *sec, const char *name,
+	      const struct xnv_config *c, struct xnv_cfg_flow *out,
+	      char *err, size_t errlen)
+{
+	struct rte_cfgfile_entry e[16];
+	struct xnv_flow_ports ports;
+	char spec[512], why[256];
+	const char *chain = NULL;
+	size_t o = 0;
+	int n = rte_cfgfile_section_entries(f, sec, e, 16), i;
+
+	if (n > 16) {
+		snprintf(err, errlen, "[%s]: too many keys", sec);
+		return -EINVAL;
+	}
+	spec[0] = '\0';
+	for (i = 0; i < n; i++) {
+		if (strcmp(e[i].name, "chain") == 0) {
+			chain = e[i].value;
+			continue;
+		}
+		if (strchr(e[i].value, ' ') != NULL) {
+			snprintf(err, errlen, "[%s]: %s '%s' has a space", sec,
+				 e[i].name, e[i].value);
+			return -EINVAL;
+		}
+		o += (size_t)snprintf(spec + o, sizeof(spec) - o, "%s%s=%s",
+				      o ? " " : "", e[i].name, e[i].value);
+		if (o >= sizeof(spec)) {
+			snprintf(err, errlen, "[%s]: too long", sec);
+			return -EINVAL;
+		}
+	}
+	xnv_config_flow_ports(c, &ports);
+	if (xnv_flow_rule_parse(spec, &ports, &out->rule, why,
+				sizeof(why)) < 0) {
+		/* "flow rule: X" -> "[flow NAME]: X" */
+		snprintf(err, errlen, "[%s]: %s", sec,
+			 strncmp(why, "flow rule: ", 11) == 0 ? why + 11 : why);
+		return -EINVAL;
+	}
+	if (chain == NULL) {
+		snprintf(err, errlen, "[%s]: no chain (chain = STEPS)", sec);
+		return -EINVAL;
+	}
+	if (xnv_config_parse_chain(c, chain, &out->chain, why,
+				   sizeof(why)) < 0 || out->chain.n == 0) {
+		snprintf(err, errlen, "[%s]: chain: %s", sec,
+			 out->chain.n == 0 ? "no steps" : why);
+		return -EINVAL;
+	}
+	snprintf(out->name, sizeof(out->name), "%s", name);
+	return 0;
+}
+
+/* Append one section to *@p v (n entries). */
+static int
+append(struct rte_cfgfile *f, const char *sec, const char *name,
+       const struct xnv_config *c, struct xnv_cfg_flow **v, unsigned *n,
+       char *err, size_t errlen)
+{
+	struct xnv_cfg_flow *nv;
+	unsigned i;
+
+	for (i = 0; i < *n; i++)
+		if (strcmp((*v)[i].name, name) == 0) {
+			snprintf(err, errlen, "[%s]: declared twice", sec);
+			return -EINVAL;
+		}
+	if (*n == XNV_MAX_FLOWS) {
+		snprintf(err, errlen, "[%s]: more than %d flow rules", sec,
+			 XNV_MAX_FLOWS);
+		return -ENOSPC;
+	}
+	nv = realloc(*v, (*n + 1) * sizeof(**v));
+	if (nv == NULL)
+		return -ENOMEM;
+	*v = nv;
+	if (parse_section(f, sec, name, c, &nv[*n], err, errlen) < 0)
+		return -EINVAL;
+	(*n)++;
+	return 0;
+}
+
+int
+xnv_config_load_flow(struct rte_cfgfile *f, const char *sec,
+		     const char *name, struct xnv_config *c, char *err,
+		     size_t errlen)
+{
+	return append(f, sec, name, c, &c->flows, &c->n_flows, err, errlen);
+}
+
+int
+xnv_config_reload_flows(const struct xnv_config *c, const char *path,
+			struct xnv_cfg_flow **out, unsigned *n, char *err,
+			size_t errlen)
+{
+	struct rte_cfgfile *f = rte_cfgfile_load(path, 0);
+	struct rte_cfgfile_entry e;
+	char sec[CFG_NAME_LEN], name[CFG_NAME_LEN];
+	int i, ns, rc = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (f == NULL) {
+		snprintf(err, errlen, "%s: cannot read or parse it", path);
+		return -EINVAL;
+	}
+	ns = rte_cfgfile_num_sections(f, NULL, 0);
+	for (i = 0; i < ns && rc == 0; i++) {
+		if (rte_cfgfile_section_entries_by_index(f, i, sec, &e, 1) < 0
+		    || strncmp(sec, "flow ", 5) != 0)
+			continue;
+		snprintf(name, sizeof(name), "%s", sec + 5);
+		rc = append(f, sec, name, c, out, n, err, errlen);
+	}
+	rte_cfgfile_close(f);
+	if (rc < 0) {
+		free(*out);
+		*out = NULL;
+		*n = 0;
+	}
+	return rc;
+}

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The flow table, shared by flow.c (sets, data path) and flow_cmds.c. */
+#ifndef XNV_FLOW_PVT_H
+#define XNV_FLOW_PVT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "flow.h"
+#include "flow_rule.h"
+#include "sizes.h"
+
+struct flow_set;
+struct rte_rcu_qsbr;
+
+/* A rule; its id is its index + 1.  Control side only (under mu). */
+struct flow_slot {
+	uint8_t used;
+	uint8_t exact;			/* in the hash, not the tries */
+	uint16_t chain;			/* chain version (chain.c) */
+	uint64_t seq;			/* added as the seq-th: ties */
+	char name[XNV_NAME_LEN];	/* [flow NAME], "" if added live */
+	struct xnv_flow_rule r;
+};
+
+struct xnv_flows {
+	pthread_mutex_t mu;		/* one change at a time */
+	struct flow_set *_Atomic live;	/* the data path's; NULL: none */
+	struct rte_rcu_qsbr *qs;
+	_Atomic unsigned n;		/* rules in force */
+	uint64_t seq;
+	uint64_t build_us;		/* of the last set built */
+	_Atomic uint64_t hits[XNV_MAX_FLOWS];	/* by slot; data path */
+	struct flow_slot slot[XNV_MAX_FLOWS];
+};
+
+/** Put used slot @p i (its chain taken) in force; on failure (-ENOMEM,
+ *  a reason in @p err) it is unused again and nothing changed. */
+int xnv_flows_put(struct xnv_flows *f, unsigned i, char *err, size_t errlen);
+/** Take slot @p i out of force; on failure it stays. */
+int xnv_flows_take_out(struct xnv_flows *f, unsigned i, char *err,
+		       size_t errlen);
+/** Put the slots as they are now in force, all at once (a new hash and
+ *  new tries); on failure nothing changed, and the caller puts the
+ *  slots back as they were. */
+int xnv_flows_replace(struct xnv_flows *f, char *err, size_t errlen);
+/** 1 if @p r is an exact 5-tuple rule (the hash's kind). */
+int xnv_flow_is_exact(const struct xnv_flow_rule *r);
+
+/** Take chain versions for @p n chains, @p stride bytes apart from
+ *  @p ch, into @p ids, on the main loop; all or none.  0 or -errno. */
+int xnv_flows_take_chains(const struct xnv_chain *ch, size_t stride,
+			  uint16_t *ids, unsigned n);
+/** Let @p n chain versions go, on the main loop. */
+void xnv_flows_drop_chains(uint16_t *ids, unsigned n);
+
+#endif /* XNV_FLOW_PVT_H */
