@@ -5,7 +5,7 @@
  * held: validate.h).  One parser for everything that looks at headers:
  * the replica hash (classify.c) and the flow director (flow.c).
  *
- *   Ethernet [802.1ad | 802.1Q tag [802.1Q tag]] IPv4 | IPv6 [TCP | UDP ports]
+ *   Ethernet [802.1ad | 802.1Q tag [802.1Q tag]] IPv4 | IPv6 [TCP|UDP|SCTP]
  *
  * Rules, strictest of what the core ever applied:
  *   - up to two VLAN tags (TPID 0x88a8 or 0x8100, then 0x8100); `vlan` is
@@ -14,7 +14,8 @@
  *   - an IPv4 fragment (MF set or offset != 0), an IPv4 header length
  *     under 5 words, or an IPv6 fragment header as next header: IP, but no
  *     ports (XNV_KEY_FRAG);
- *   - TCP and UDP ports when the first 4 bytes of L4 are there, else 0.
+ *   - TCP, UDP and SCTP ports when the first 4 bytes of L4 are there,
+ *     else 0.
  * No DPDK: tests/unit/test_flow_key.c runs it as is.
  */
 #ifndef XNV_FLOW_KEY_H
@@ -111,8 +112,8 @@ xnv_flow_key_parse(const uint8_t *p, uint32_t len, struct xnv_flow_key *k)
 		return XNV_KEY_OTHER;
 	if (l4 == 0)
 		return XNV_KEY_FRAG;
-	if ((k->proto != IPPROTO_TCP && k->proto != IPPROTO_UDP) ||
-	    len < l4 + 4)
+	if ((k->proto != IPPROTO_TCP && k->proto != IPPROTO_UDP &&
+	     k->proto != IPPROTO_SCTP) || len < l4 + 4)
 		return XNV_KEY_IP;
 	memcpy(&k->sport, p + l4, sizeof(k->sport));
 	memcpy(&k->dport, p + l4 + 2, sizeof(k->dport));

@@ -2,7 +2,8 @@
 /*
  * Unit tests of the core's packet-key parser (dom0-core/flow_key.h), the
  * one parser behind the replica hash and the flow director: IPv4, IPv6,
- * a VLAN tag, ports, fragments, short headers and runts.
+ * VLAN tags (802.1Q, 802.1ad, QinQ), ports, fragments, short headers and
+ * runts.
  */
 #include <setjmp.h>	/* setjmp.h, stdarg.h, stddef.h: before cmocka.h */
 #include <stdarg.h>
@@ -104,6 +105,57 @@ TEST(vlan_tag_is_skipped)
 {
 	assert_v4_ports(ipv4(eth(XNV_ETHER_IPV4, 1), IPPROTO_TCP, 5, 0) + 4,
 			IPPROTO_TCP);
+}
+
+/* Outer tag @p tpid with VLAN id 0xabc (and priority bits set), an
+ * inner 802.1Q tag with id 7 when @p inner; returns the L3 offset. */
+static uint32_t
+tagged(uint16_t tpid, int inner, uint16_t et)
+{
+	uint32_t o = 12;
+
+	memset(f, 0, sizeof(f));
+	f[o++] = (uint8_t)(tpid >> 8), f[o++] = (uint8_t)tpid;
+	f[o++] = 0xea, f[o++] = 0xbc;		/* PCP 7, DEI 0, VID 0xabc */
+	if (inner) {
+		f[o++] = 0x81, f[o++] = 0x00, f[o++] = 0x00, f[o++] = 0x07;
+	}
+	f[o++] = (uint8_t)(et >> 8);
+	f[o++] = (uint8_t)et;
+	return o;
+}
+
+TEST(vlan_id_is_the_outer_tag)
+{
+	struct xnv_flow_key k;
+	static const uint16_t tpid[] = { XNV_ETHER_VLAN, XNV_ETHER_QINQ };
+	unsigned i, inner;
+
+	for (i = 0; i < 2; i++)
+		for (inner = 0; inner < 2; inner++) {
+			uint32_t l4 = ipv4(tagged(tpid[i], (int)inner,
+						  XNV_ETHER_IPV4), IPPROTO_UDP,
+					   5, 0);
+
+			assert_int_equal(xnv_flow_key_parse(f, l4 + 8, &k),
+					 XNV_KEY_PORTS);
+			assert_int_equal(k.vlan, 0xabc);
+			assert_v4_addrs(&k);
+			assert_int_equal(ntohs(k.dport), 80);
+		}
+	ipv4(eth(XNV_ETHER_IPV4, 0), IPPROTO_UDP, 5, 0);
+	assert_int_equal(xnv_flow_key_parse(f, 60, &k), XNV_KEY_PORTS);
+	assert_int_equal(k.vlan, XNV_KEY_NO_VLAN);
+	/* a tag cut short: not IP, no VLAN id read */
+	tagged(XNV_ETHER_QINQ, 0, XNV_ETHER_IPV4);
+	assert_int_equal(xnv_flow_key_parse(f, 17, &k), XNV_KEY_OTHER);
+	assert_int_equal(k.vlan, XNV_KEY_NO_VLAN);
+}
+
+TEST(sctp_has_ports)
+{
+	assert_v4_ports(ipv4(eth(XNV_ETHER_IPV4, 0), IPPROTO_SCTP, 5, 0) + 12,
+			IPPROTO_SCTP);
 }
 
 TEST(ipv4_options_move_the_ports)
@@ -211,8 +263,8 @@ TEST(short_and_non_ip_frames_are_other)
 	assert_int_equal(k.ethertype, 0);
 }
 
-/* The key is compared as bytes (an rte_hash key): whatever was in it
- * before, equal packets give equal keys. */
+/* The key is compared as bytes (the exact rules' rte_hash key): whatever
+ * was in it before, equal packets give equal keys. */
 TEST(key_is_fully_written)
 {
 	struct xnv_flow_key a, b;
@@ -232,6 +284,8 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(ipv4_udp_gives_its_5_tuple),
 		cmocka_unit_test(vlan_tag_is_skipped),
+		cmocka_unit_test(vlan_id_is_the_outer_tag),
+		cmocka_unit_test(sctp_has_ports),
 		cmocka_unit_test(ipv4_options_move_the_ports),
 		cmocka_unit_test(ipv4_header_under_5_words_has_no_ports),
 		cmocka_unit_test(ipv4_fragments_have_no_ports),
