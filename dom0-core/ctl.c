@@ -5,7 +5,10 @@
  * Telemetry calls us on its own thread; the data path is single-threaded
  * and lock-free.  So a callback only posts its request and waits: the main
  * loop runs it between bursts (xnv_ctl_poll, once per millisecond) with a
- * consistent view, under the mutex the callback waits on.
+ * consistent view, under the mutex the callback waits on.  A direct
+ * command (the flow rules: a rule set may take long to build) runs on
+ * telemetry's thread instead, with its own locking, and posts only what
+ * touches the main loop's state (xnv_ctl_on_loop).
  */
 #include <errno.h>
 #include <pthread.h>
