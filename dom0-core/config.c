@@ -590,6 +590,8 @@ xnv_config_load(const char *path, struct xnv_config *c, char *err,
 	}
 	if (rc == 0 && c->n_ports == 0)
 		rc = fail(err, errlen, "%s: no [port NAME] section", path);
+	if (rc < 0)
+		xnv_config_free(c);
 	if (rc < 0 && strncmp(err, path, strlen(path)) != 0) {
 		char tmp[512];
 

@@ -250,6 +250,8 @@ struct xnv_config {
  */
 int xnv_config_load(const char *path, struct xnv_config *cfg, char *err,
 		    size_t errlen);
+/** What xnv_config_load() allocated (the [flow] rules). */
+void xnv_config_free(struct xnv_config *cfg);
 
 /* Loading helpers shared by config*.c (not for other callers). */
 struct rte_cfgfile;

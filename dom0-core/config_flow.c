@@ -121,6 +121,14 @@ append(struct rte_cfgfile *f, const char *sec, const char *name,
 	return 0;
 }
 
+void
+xnv_config_free(struct xnv_config *c)
+{
+	free(c->flows);
+	c->flows = NULL;
+	c->n_flows = 0;
+}
+
 int
 xnv_config_load_flow(struct rte_cfgfile *f, const char *sec,
 		     const char *name, struct xnv_config *c, char *err,

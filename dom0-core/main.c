@@ -320,6 +320,7 @@ teardown(struct xnv_core *c)
 	for (i = 0; i < c->cfg.n_ports; i++)
 		xnv_port_close(c, i);
 	xnv_flows_destroy(c);
+	xnv_config_free(&c->cfg);
 	for (i = 0; i < XNV_MAX_POOLS; i++)
 		xnv_pool_destroy(&c->pools[i]);
 }

@@ -76,6 +76,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	close(fd);
 	if (rc == 0) {
 		check_ok(&cfg);
+		xnv_config_free(&cfg);
 	} else {
 		CHECK(rc < 0);
 		CHECK(strlen(err) > 0 && strchr(err, '\n') == NULL);

@@ -136,7 +136,8 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	xnv_services_init(c);
 	for (i = 0; i < c->cfg.n_ports; i++)
 		c->port_chain[i] = (uint16_t)xnv_chain_new(c, &c->cfg.ports[i].chain);
-	CHECK(xnv_flows_create(c) == 0);
+	CHECK(xnv_ctl_register(c) == 0);	/* the core xnv_ctl_on_loop uses */
+	CHECK(xnv_flows_create(c, err, sizeof(err)) == 0);
 	fake_nf(c);
 	while (xnv_ctl_cmds[n_cmds].name != NULL)
 		n_cmds++;
@@ -147,12 +148,11 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 static void
 reset(struct xnv_core *c)
 {
-	char err[128];
+	struct rte_tel_data *d = __wrap_rte_tel_data_alloc();
 	unsigned users = 0;
 
-	for (uint32_t id = 1; id <= XNV_MAX_FLOWS; id++)
-		if (xnv_flow_exists(c, id))
-			CHECK(xnv_flow_del(c, id, err, sizeof(err)) == 0);
+	xnv_cmd_flow_clear(c, "", d);
+	free_replies();
 	CHECK(xnv_flows_count(c) == 0);
 	for (uint16_t p = 0; p < c->cfg.n_ports; p++)
 		CHECK(xnv_chain_set_port(c, p, &c->cfg.ports[p].chain) >= 0);
