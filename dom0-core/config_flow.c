@@ -46,12 +46,14 @@ parse_section(struct rte_cfgfile *f, const char *sec, const char *name,
 	char spec[512], why[256];
 	const char *chain = NULL;
 	size_t o = 0;
-	int n = rte_cfgfile_section_entries(f, sec, e, 16), i;
+	int n = rte_cfgfile_section_num_entries(f, sec), i;
 
 	if (n > 16) {
-		snprintf(err, errlen, "[%s]: too many keys", sec);
+		snprintf(err, errlen, "[%s]: %d keys, more than a rule has", sec,
+			 n);
 		return -EINVAL;
 	}
+	n = rte_cfgfile_section_entries(f, sec, e, 16);
 	spec[0] = '\0';
 	for (i = 0; i < n; i++) {
 		if (strcmp(e[i].name, "chain") == 0) {
@@ -83,9 +85,12 @@ parse_section(struct rte_cfgfile *f, const char *sec, const char *name,
 		return -EINVAL;
 	}
 	if (xnv_config_parse_chain(c, chain, &out->chain, why,
-				   sizeof(why)) < 0 || out->chain.n == 0) {
-		snprintf(err, errlen, "[%s]: chain: %s", sec,
-			 out->chain.n == 0 ? "no steps" : why);
+				   sizeof(why)) < 0) {
+		snprintf(err, errlen, "[%s]: chain: %s", sec, why);
+		return -EINVAL;
+	}
+	if (out->chain.n == 0) {
+		snprintf(err, errlen, "[%s]: chain: no steps", sec);
 		return -EINVAL;
 	}
 	snprintf(out->name, sizeof(out->name), "%s", name);
@@ -117,6 +122,13 @@ append(struct rte_cfgfile *f, const char *sec, const char *name,
 	*v = nv;
 	if (parse_section(f, sec, name, c, &nv[*n], err, errlen) < 0)
 		return -EINVAL;
+	/* as flow add: one rule per match and priority */
+	for (i = 0; i < *n; i++)
+		if (memcmp(&nv[i].rule, &nv[*n].rule, sizeof(nv[i].rule)) == 0) {
+			snprintf(err, errlen, "[%s]: matches the same as [flow "
+				 "%s] at the same priority", sec, nv[i].name);
+			return -EEXIST;
+		}
 	(*n)++;
 	return 0;
 }

@@ -54,6 +54,7 @@ struct flow_set {
 	struct xnv_acl *acl;		/* NULL: no wildcard rule */
 	struct rte_hash *exact;		/* shared by the sets of one hash */
 	_Atomic unsigned n_exact;	/* keys in it */
+	unsigned bank;			/* of the hit counters */
 	uint16_t chain[XNV_MAX_FLOWS];	/* by slot */
 	uint64_t rank[XNV_MAX_FLOWS];	/* higher wins */
 };
@@ -135,7 +136,7 @@ by_rank(const void *a, const void *b, void *arg)
 	return x > y ? -1 : x < y;
 }
 
-/* Slot @p i's chain and rank into @p s; its hits from 0. */
+/* Slot @p i's chain and rank into @p s. */
 static void
 publish_slot(struct xnv_flows *f, struct flow_set *s, unsigned i)
 {
@@ -226,6 +227,7 @@ rebuild(struct xnv_flows *f, char *err, size_t errlen)
 		if (f->slot[i].used)
 			publish_slot(f, s, i);
 	s->exact = old->exact;
+	s->bank = old->bank;
 	atomic_store(&s->n_exact, atomic_load(&old->n_exact));
 	swap_in(f, s);
 	count(f);
@@ -255,8 +257,9 @@ xnv_flows_put(struct xnv_flows *f, unsigned i, char *err, size_t errlen)
 	struct flow_slot *sl = &f->slot[i];
 	int rc;
 
-	atomic_store_explicit(&f->hits[i], 0, memory_order_relaxed);
-	publish_slot(f, s, i);	/* slot i is not in use in s */
+	/* slot i is not in use in s: nothing counts there now */
+	atomic_store_explicit(&f->hits[s->bank][i], 0, memory_order_relaxed);
+	publish_slot(f, s, i);
 	/* An exact rule whose key another rule holds goes to the tries. */
 	sl->exact = xnv_flow_is_exact(&sl->r) && hash_put(f, s->exact, i) == 0;
 	if (sl->exact) {
@@ -295,15 +298,31 @@ xnv_flows_take_out(struct xnv_flows *f, unsigned i, char *err, size_t errlen)
 	return 0;
 }
 
+uint64_t
+xnv_flows_hits(struct xnv_flows *f, unsigned i)
+{
+	const struct flow_set *s = atomic_load(&f->live);
+
+	return s == NULL ? 0 : atomic_load_explicit(&f->hits[s->bank][i],
+						    memory_order_relaxed);
+}
+
 int
 xnv_flows_replace(struct xnv_flows *f, char *err, size_t errlen)
 {
+	struct flow_set *old = atomic_load(&f->live);
 	struct flow_set *s = rte_zmalloc("xnv-flow-set", sizeof(*s), 0);
 	unsigned i, n = 0;
 	int rc = -ENOMEM;
 
 	if (s == NULL || (s->exact = new_hash()) == NULL)
 		goto fail;
+	/* The other bank: nothing counts there since the last replace's
+	 * grace period ended. */
+	s->bank = old != NULL ? !old->bank : 0;
+	for (i = 0; i < XNV_MAX_FLOWS; i++)
+		atomic_store_explicit(&f->hits[s->bank][i], 0,
+				      memory_order_relaxed);
 	for (i = 0; i < XNV_MAX_FLOWS; i++) {
 		struct flow_slot *sl = &f->slot[i];
 
@@ -561,7 +580,7 @@ xnv_flows_classify(struct xnv_core *c, struct rte_mbuf **m, unsigned n,
 		chain[i] = s->chain[ids[i] - 1];
 		/* Only this lcore writes the counter: a relaxed load and
 		 * store, no locked add; readers see whole values. */
-		h = &f->hits[ids[i] - 1];
+		h = &f->hits[s->bank][ids[i] - 1];
 		atomic_store_explicit(h, atomic_load_explicit(h,
 				      memory_order_relaxed) + 1,
 				      memory_order_relaxed);

@@ -78,8 +78,7 @@ describe(struct xnv_core *c, long id, const struct flow_slot *s,
 	STR(d, "sport", t.sport);
 	STR(d, "dport", t.dport);
 	rte_tel_data_add_dict_container(d, "chain", chain, 0);
-	U64(d, "hits", atomic_load_explicit(&c->flows->hits[id - 1],
-					    memory_order_relaxed));
+	U64(d, "hits", xnv_flows_hits(c->flows, (unsigned)id - 1));
 }
 
 void
@@ -313,8 +312,6 @@ reload(struct xnv_core *c, struct flow_slot *old, unsigned *n, char *err,
 				.r = v[i].rule };
 			snprintf(f->slot[i].name, sizeof(f->slot[i].name),
 				 "%s", v[i].name);
-			atomic_store_explicit(&f->hits[i], 0,
-					      memory_order_relaxed);
 		}
 		if ((rc = xnv_flows_replace(f, err, errlen)) < 0) {
 			memcpy(f->slot, old, sizeof(f->slot));

@@ -32,7 +32,11 @@ struct xnv_flows {
 	_Atomic unsigned n;		/* rules in force */
 	uint64_t seq;
 	uint64_t build_us;		/* of the last set built */
-	_Atomic uint64_t hits[XNV_MAX_FLOWS];	/* by slot; data path */
+	/* Hit counters by slot, written by the data path.  Two banks: a
+	 * set replacing every rule (clear, reload) counts in the other one,
+	 * zeroed first, so a reused id never mixes the old rule's hits in
+	 * (the old set may count for a moment after the swap). */
+	_Atomic uint64_t hits[2][XNV_MAX_FLOWS];
 	struct flow_slot slot[XNV_MAX_FLOWS];
 };
 
@@ -46,6 +50,8 @@ int xnv_flows_take_out(struct xnv_flows *f, unsigned i, char *err,
  *  new tries); on failure nothing changed, and the caller puts the
  *  slots back as they were. */
 int xnv_flows_replace(struct xnv_flows *f, char *err, size_t errlen);
+/** Packets rule slot @p i matched since it was put in force. */
+uint64_t xnv_flows_hits(struct xnv_flows *f, unsigned i);
 /** 1 if @p r is an exact 5-tuple rule (the hash's kind). */
 int xnv_flow_is_exact(const struct xnv_flow_rule *r);
 
