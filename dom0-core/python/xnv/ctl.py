@@ -20,9 +20,11 @@ from .version import version
 
 DEFAULT_SOCKET = "/run/xnv/xnv.sock"
 TIMEOUT_S = 5.0         # default --timeout; the core gives up on a command after 2 s
-MATCH_KEYS = ("proto", "src", "dst", "sport", "dport")
-PROTOS = ("tcp", "udp", "icmp", "icmp6")
-FLOW_PAGE = 500         # ctl_cmds.c: ids per /xnv/flow/list reply
+# A flow rule's fields (flow_rule.h), in the order the core writes them;
+# every one may be left out (or given as `any`): it then matches anything.
+MATCH_KEYS = ("priority", "in_port", "vlan", "proto", "src", "dst", "sport", "dport")
+PROTOS = ("tcp", "udp", "icmp", "icmp6", "sctp", "gre", "esp")   # names the core knows
+FLOW_PAGE = 500         # flow_cmds.c: ids per /xnv/flow/list reply
 
 
 class CtlError(Exception):
@@ -113,14 +115,10 @@ def ids(lst):
     return ",".join(map(str, lst)) or "-"
 
 
-PROTO_NAMES = {6: "tcp", 17: "udp", 1: "icmp", 58: "icmp6"}
-
-
-def flow_match(f):
-    """A rule's match, as `flow add` takes it."""
-    proto = PROTO_NAMES.get(f["proto"], str(f["proto"]))
-    ports = "".join(f" {k}={f[k]}" for k in ("sport", "dport") if f[k])
-    return f"proto={proto} src={f['src']} dst={f['dst']}{ports}"
+def flow_rule_text(f):
+    """A rule (a /xnv/flow/info dict) as `flow add` takes it back, every
+    field written (`any` for a wildcard)."""
+    return " ".join(f"{k}={f[k]}" for k in MATCH_KEYS)
 
 
 def chain_text(steps):
@@ -218,8 +216,10 @@ def cmd_nf_release(core, args):
 
 def cmd_flow_list(core, args):
     show(args, core.infos("flow"), lambda fs: table(
-        ["ID", "HITS", "MATCH", "CHAIN"],
-        [[f["id"], f["hits"], flow_match(f), chain_text(f["chain"])] for f in fs]))
+        ["ID", "NAME", "PRIO", "IN_PORT", "VLAN", "PROTO", "SRC", "DST", "SPORT",
+         "DPORT", "HITS", "CHAIN"],
+        [[f["id"], f["name"] or "-", *(f[k] for k in MATCH_KEYS), f["hits"],
+          chain_text(f["chain"])] for f in fs]))
 
 
 def steps_text(tokens, what):
@@ -236,34 +236,53 @@ def steps_text(tokens, what):
 
 
 def flow_spec(tokens):
-    """MATCH... chain STEPS -> the /xnv/flow/add param."""
+    """MATCH... chain STEPS -> the /xnv/flow/add param.  Only the keys are
+    checked here (a usage error, exit 2); the core checks the values and
+    names the one that is wrong."""
     match, steps, in_chain = [], [], False
-    for t in tokens:
+    for arg in tokens:
         if in_chain:
-            steps.append(t)
-        elif t == "chain" or t.startswith("chain="):
-            in_chain = True
-            steps.append(t[6:])
-        elif t in PROTOS:
-            match.append(f"proto={t}")
-        elif "=" in t and t.split("=", 1)[0] in MATCH_KEYS:
-            match.append(t)
-        else:
-            raise CtlError(f"flow add: '{t}' is not KEY=VALUE with KEY one of "
-                           f"{', '.join(MATCH_KEYS)}, nor 'chain'", 2)
+            steps.append(arg)
+            continue
+        for t in arg.split():       # 'src=A dst=B' quoted as one argument
+            if in_chain:
+                steps.append(t)
+            elif t == "chain" or t.startswith("chain="):
+                in_chain = True
+                steps.append(t[6:])
+            elif t in PROTOS:
+                match.append(f"proto={t}")
+            elif "=" in t and t.split("=", 1)[0] in MATCH_KEYS:
+                match.append(t)
+            else:
+                raise CtlError(f"flow add: '{t}' is not KEY=VALUE with KEY one of "
+                               f"{', '.join(MATCH_KEYS)}, nor 'chain'", 2)
     if not in_chain:
         raise CtlError("flow add: missing chain STEPS (e.g. chain 'fwd-b -> out')", 2)
     return " ".join(match + ["chain=" + steps_text(steps, "flow add")])
 
 
 def cmd_flow_add(core, args):
+    """Prints the rule as the core understood it (wildcards, prefixes)."""
     r = core.call("/xnv/flow/add", flow_spec(args.spec))
-    show(args, r, lambda r: print(f"added flow rule {r['id']}"))
+    show(args, r, lambda r: print(f"added flow rule {r['id']}: {flow_rule_text(r)} "
+                                  f"chain {chain_text(r['chain'])}"))
 
 
 def cmd_flow_del(core, args):
     r = core.call("/xnv/flow/del", args.id)
     show(args, r, lambda r: print(f"removed flow rule {r['id']}"))
+
+
+def cmd_flow_clear(core, args):
+    r = core.call("/xnv/flow/clear")
+    show(args, r, lambda r: print(f"flow rules cleared: {r['removed']} removed"))
+
+
+def cmd_flow_reload(core, args):
+    r = core.call("/xnv/flow/reload")
+    show(args, r, lambda r: print(f"flow rules reloaded from the config: {r['rules']} "
+                                  f"in force ({r['removed']} before)"))
 
 
 def cmd_chain_set(core, args):
@@ -410,21 +429,45 @@ def add_views(sub, add):
                    help="stop after N refreshes (default: until Ctrl-C)")
 
 
+FLOW_ADD_EPILOG = """\
+MATCH: any of these KEY=VALUE fields; an omitted field (or one given as `any`)
+matches anything:
+  priority=N       0..65535, default 32768; the highest wins, then the older rule
+  in_port=PORT     the port the packet came in on
+  vlan=N|none      outermost VLAN id 0..4095; none: untagged frames only
+  proto=NAME|N     tcp, udp, icmp, icmp6, sctp, gre, esp or 0..255 (or just the
+                   name as a word: udp)
+  src=ADDR[/LEN]   IPv4 or IPv6 address or prefix (no /LEN: one host)
+  dst=ADDR[/LEN]
+  sport=N[-M]      a port or a range FIRST-LAST (needs proto tcp, udp or sctp)
+  dport=N[-M]
+Rules match IPv4 and IPv6 packets only. Everything after 'chain' is the chain:
+'fwd-b -> out', or steps as words: fwd-b out (services, ports or drop).
+The rule is printed back as the core understood it, every field written.
+examples:
+  xnv-ctl flow add proto=udp src=10.0.0.1 dst=10.0.0.2 dport=53 chain drop
+  xnv-ctl flow add tcp dst=10.1.0.0/16 dport=8000-8080 chain 'fwd-b -> out'
+  xnv-ctl flow add priority=40000 in_port=in vlan=none chain fwd-a out"""
+
+
 def add_steering(sub, add, common):
-    """flow list|add|del and chain set."""
-    flow = sub.add_parser("flow", help="flow rules (per 5-tuple chains)",
-                          parents=[common]).add_subparsers(
-        dest="flow_cmd", metavar="list|add|del", required=True)
-    add(flow, "list", cmd_flow_list, "flow rules: match, chain, hits")
-    a = add(flow, "add", cmd_flow_add, "add a rule steering one flow to a chain",
-            epilog="MATCH: proto=tcp|udp|icmp|icmp6|N (or just tcp, udp...) src=ADDR "
-            "dst=ADDR [sport=N] [dport=N]\n(exact IPv4 or IPv6; all of proto, src, dst "
-            "are needed). Everything after\n'chain' is the chain: 'fwd-b -> out', or "
-            "steps as words: fwd-b out.\nexample:\n  xnv-ctl flow add proto=udp "
-            "src=10.0.0.1 dst=10.0.0.2 sport=1000 dport=53 chain 'fwd-b -> out'")
+    """flow list|add|del|clear|reload, nf release and chain set."""
+    flow = sub.add_parser("flow", help="flow rules (matching packets take their "
+                          "own chain)", parents=[common]).add_subparsers(
+        dest="flow_cmd", metavar="list|add|del|clear|reload", required=True)
+    add(flow, "list", cmd_flow_list, "flow rules: name, every field, hits, chain")
+    a = add(flow, "add", cmd_flow_add, "add a rule steering the packets it "
+            "matches to a chain", epilog=FLOW_ADD_EPILOG)
     a.add_argument("spec", nargs=argparse.REMAINDER, metavar="MATCH... chain STEPS")
     d = add(flow, "del", cmd_flow_del, "remove a flow rule")
     d.add_argument("id", type=int, metavar="ID", help="rule id (see flow list)")
+    add(flow, "clear", cmd_flow_clear, "remove every flow rule, at once")
+    add(flow, "reload", cmd_flow_reload,
+        "replace every flow rule with the config file's [flow NAME] sections",
+        epilog="The core reads its config file again, only its [flow NAME] sections, "
+        "and puts\nthose rules in force at once, in place of all the rules it has "
+        "(rules added\nwith `flow add` too); ids are 1..N in file order. A bad "
+        "section changes\nnothing.\nexample:\n  xnv-ctl flow reload")
     nf = sub.add_parser("nf", help="NF domains", parents=[common]).add_subparsers(
         dest="nf_cmd", metavar="release", required=True)
     r = add(nf, "release", cmd_nf_release,
@@ -449,7 +492,7 @@ def build_parser():
                formatter_class=argparse.RawDescriptionHelpFormatter,
                epilog="examples:\n  xnv-ctl --socket /run/xnv/xnv.sock nfs\n"
                "  xnv-ctl flow add proto=udp src=10.0.0.1 dst=10.0.0.2 dport=53 "
-               "chain 'fwd-b -> out'\n  xnv-ctl flow del 1\n"
+               "chain 'fwd-b -> out'\n  xnv-ctl flow del 1\n  xnv-ctl flow reload\n"
                "  xnv-ctl chain set in 'fwd-a -> fwd-b -> out'\n"
                "  xnv-ctl watch --interval 1\n"
                "Errors: one line on stderr; exit 1 if the core refused, 2 for usage "
