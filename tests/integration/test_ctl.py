@@ -540,8 +540,6 @@ def test_flow_reload(ctl, no_flows):
     wait_until(lambda: switched_to(ctl, "fwd-a-1", "fwd-b-1"), 30, "traffic back on fwd-a")
 
 
-@pytest.mark.xfail(strict=True, reason="config_flow.c parse_section() says 'chain: no "
-                   "steps' when the chain's first step is bad (its parse left chain.n 0)")
 def test_flow_reload_names_a_bad_first_step(ctl, no_flows):
     ctl.write_flows([("y", {"proto": "udp", "chain": "nosuch -> out"})])
     r = ctl.run("flow", "reload")
