@@ -170,6 +170,11 @@ build(struct xnv_flows *f, struct xnv_acl **out, char *err, size_t errlen)
 	if (n > 0 && (*out = xnv_acl_build(rules, ids, n, err, errlen)) == NULL)
 		rc = -ENOMEM;
 	f->build_us = (rte_rdtsc() - t0) * 1000000 / rte_get_tsc_hz();
+	if (xnv_acl_parts(*out, 0) > 1 || xnv_acl_parts(*out, 1) > 1)
+		XLOG(INFO, "%u flow rules in tries: %u IPv4 and %u IPv6 sets "
+		     "(rte_acl refused them whole), built in %.1f ms\n", n,
+		     xnv_acl_parts(*out, 0), xnv_acl_parts(*out, 1),
+		     f->build_us / 1000.0);
 out:
 	free(order);
 	free(ids);

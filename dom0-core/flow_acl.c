@@ -22,6 +22,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <rte_acl.h>
@@ -57,8 +58,12 @@ enum { F_PROTO, F_VLAN, F_L4, F_PORT, F_SRC };
 
 RTE_ACL_RULE_DEF(acl_rule6, N6);
 
+#define ACL_PARTS_MAX 64	/* contexts per family, at most */
+#define ACL_PART_MIN  16	/* rules a part is not split below */
+
 struct xnv_acl {
-	struct rte_acl_ctx *ctx[2];	/* IPv4, IPv6; NULL: no rule */
+	unsigned n[2];				/* IPv4, IPv6 */
+	struct rte_acl_ctx *ctx[2][ACL_PARTS_MAX];	/* best rules first */
 };
 
 static void
@@ -149,52 +154,96 @@ to_acl(const struct xnv_flow_rule *r, int v6, struct acl_rule6 *a)
 	range(&a->field[F_SRC + 2 * words + 1], r->dport[0], r->dport[1]);
 }
 
-/* One family's context, or NULL in *out when no rule applies to it. */
+/* A context of rules @p idx[0..m) (their positions in the whole list:
+ * the priority), built; NULL and -errno when rte_acl refuses it. */
 static int
-build_one(const struct xnv_flow_rule *const *rules, const uint32_t *ids,
-	  unsigned n, int v6, struct rte_acl_ctx **out, char *err,
-	  size_t errlen)
+build_part(const struct xnv_flow_rule *const *rules, const uint32_t *ids,
+	   unsigned n, const unsigned *idx, unsigned m, int v6,
+	   struct rte_acl_ctx **out)
 {
 	static unsigned gen;	/* context names must be unique */
 	struct rte_acl_config cfg;
 	struct rte_acl_param p;
 	struct acl_rule6 a;
 	char name[RTE_ACL_NAMESIZE];
-	unsigned i, added = 0;
+	unsigned i;
 	int rc = 0;
 
-	*out = NULL;
 	layout(&cfg, v6);
 	snprintf(name, sizeof(name), "xnv-acl%d-%u", v6 ? 6 : 4, gen++);
 	p = (struct rte_acl_param){ .name = name,
 		.socket_id = (int)rte_socket_id(),
 		.rule_size = (uint32_t)RTE_ACL_RULE_SZ(cfg.num_fields),
-		.max_rule_num = RTE_MAX(n, 1u) };
-	for (i = 0; i < n && rc == 0; i++) {
-		if (rules[i]->family == (v6 ? 4 : 6))
-			continue;
-		if (*out == NULL && (*out = rte_acl_create(&p)) == NULL)
-			break;
-		to_acl(rules[i], v6, &a);
+		.max_rule_num = m };
+	if ((*out = rte_acl_create(&p)) == NULL)
+		return -ENOMEM;
+	for (i = 0; i < m && rc == 0; i++) {
+		to_acl(rules[idx[i]], v6, &a);
 		/* rte_acl: the highest priority wins; ours is the order */
 		a.data = (struct rte_acl_rule_data){ .category_mask = 1,
-			.priority = (int32_t)(n - i), .userdata = ids[i] };
+			.priority = (int32_t)(n - idx[i]),
+			.userdata = ids[idx[i]] };
 		rc = rte_acl_add_rules(*out, (struct rte_acl_rule *)&a, 1);
-		added++;
 	}
-	if (added > 0 && *out == NULL) {
-		snprintf(err, errlen, "cannot create an ACL context: %s",
-			 rte_strerror(rte_errno));
-		return -ENOMEM;
-	}
-	if (rc == 0 && added > 0)
+	if (rc == 0)
 		rc = rte_acl_build(*out, &cfg);
 	if (rc < 0) {
-		snprintf(err, errlen, "cannot build the IPv%d rules: %s",
-			 v6 ? 6 : 4, strerror(-rc));
 		rte_acl_free(*out);
 		*out = NULL;
 	}
+	return rc;
+}
+
+/*
+ * Rules @p idx[0..m) into contexts appended to @p a's family @p v6, in
+ * order.  rte_acl refuses a set whose tries outgrow its limits (random
+ * prefixes and ranges over IPv6 addresses do that at about a thousand
+ * rules): such a set is split in two halves, each built alone, down to
+ * ACL_PART_MIN rules.  A packet is then looked up in each part in turn.
+ */
+static int
+build_parts(const struct xnv_flow_rule *const *rules, const uint32_t *ids,
+	    unsigned n, const unsigned *idx, unsigned m, int v6,
+	    struct xnv_acl *a)
+{
+	struct rte_acl_ctx *ctx;
+	int rc;
+
+	if (a->n[v6] == ACL_PARTS_MAX)
+		return -E2BIG;
+	rc = build_part(rules, ids, n, idx, m, v6, &ctx);
+	if (rc == 0) {
+		a->ctx[v6][a->n[v6]++] = ctx;
+		return 0;
+	}
+	if (rc == -EINVAL || m < 2 * ACL_PART_MIN)
+		return rc;
+	rc = build_parts(rules, ids, n, idx, m / 2, v6, a);
+	return rc < 0 ? rc : build_parts(rules, ids, n, idx + m / 2,
+					 m - m / 2, v6, a);
+}
+
+/* The contexts of one family (none when no rule applies to it). */
+static int
+build_one(const struct xnv_flow_rule *const *rules, const uint32_t *ids,
+	  unsigned n, int v6, struct xnv_acl *a, char *err, size_t errlen)
+{
+	unsigned *idx = malloc(sizeof(*idx) * RTE_MAX(n, 1u)), i, m = 0;
+	int rc;
+
+	if (idx == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i++)
+		if (rules[i]->family != (v6 ? 4 : 6))
+			idx[m++] = i;
+	rc = m > 0 ? build_parts(rules, ids, n, idx, m, v6, a) : 0;
+	free(idx);
+	if (rc < 0)
+		snprintf(err, errlen, "cannot build the IPv%d rules (%u): %s%s",
+			 v6 ? 6 : 4, m, strerror(-rc), rc == -E2BIG ?
+			 " (rte_acl needs too many parts for them)" : "");
 	return rc;
 }
 
@@ -208,12 +257,18 @@ xnv_acl_build(const struct xnv_flow_rule *const *rules, const uint32_t *ids,
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	if (build_one(rules, ids, n, 0, &a->ctx[0], err, errlen) < 0 ||
-	    build_one(rules, ids, n, 1, &a->ctx[1], err, errlen) < 0) {
+	if (build_one(rules, ids, n, 0, a, err, errlen) < 0 ||
+	    build_one(rules, ids, n, 1, a, err, errlen) < 0) {
 		xnv_acl_free(a);
 		return NULL;
 	}
 	return a;
+}
+
+unsigned
+xnv_acl_parts(const struct xnv_acl *a, int v6)
+{
+	return a != NULL ? a->n[v6 != 0] : 0;
 }
 
 void
@@ -221,8 +276,11 @@ xnv_acl_free(struct xnv_acl *a)
 {
 	if (a == NULL)
 		return;
-	rte_acl_free(a->ctx[0]);
-	rte_acl_free(a->ctx[1]);
+	unsigned f, i;
+
+	for (f = 0; f < 2; f++)
+		for (i = 0; i < a->n[f]; i++)
+			rte_acl_free(a->ctx[f][i]);
 	rte_free(a);
 }
 
@@ -235,6 +293,34 @@ xnv_acl_free(struct xnv_acl *a)
 	(in)->sport = (k)->sport;					\
 	(in)->dport = (k)->dport;					\
 } while (0)
+
+/* Each of @p n inputs of family @p v6: the best match over the parts,
+ * which hold better rules first (the first part that matches wins). */
+static void
+lookup(const struct xnv_acl *a, int v6, const uint8_t **d, unsigned n,
+       uint32_t *res)
+{
+	const uint8_t *left[GNTS_BURST_MAX];
+	uint32_t r[GNTS_BURST_MAX];
+	unsigned at[GNTS_BURST_MAX], i, k, m = n, p;
+
+	memset(res, 0, sizeof(*res) * n);
+	if (n == 0 || a->n[v6] == 0)
+		return;
+	rte_acl_classify(a->ctx[v6][0], d, res, n, 1);
+	for (p = 1; p < a->n[v6]; p++) {
+		for (i = 0, m = 0; i < n; i++)
+			if (res[i] == 0) {
+				left[m] = d[i];
+				at[m++] = i;
+			}
+		if (m == 0)
+			return;
+		rte_acl_classify(a->ctx[v6][p], left, r, m, 1);
+		for (k = 0; k < m; k++)
+			res[at[k]] = r[k];
+	}
+}
 
 void
 xnv_acl_classify(const struct xnv_acl *a, const struct xnv_flow_key *k,
@@ -265,14 +351,8 @@ xnv_acl_classify(const struct xnv_acl *a, const struct xnv_flow_key *k,
 			n6++;
 		}
 	}
-	if (n4 > 0 && a->ctx[0] != NULL)
-		rte_acl_classify(a->ctx[0], d4, r4, n4, 1);
-	else
-		memset(r4, 0, sizeof(r4[0]) * n4);
-	if (n6 > 0 && a->ctx[1] != NULL)
-		rte_acl_classify(a->ctx[1], d6, r6, n6, 1);
-	else
-		memset(r6, 0, sizeof(r6[0]) * n6);
+	lookup(a, 0, d4, n4, r4);
+	lookup(a, 1, d6, n6, r6);
 	for (i = 0; i < n; i++)
 		if (kind[i] != XNV_KEY_OTHER)
 			ids[i] = k[i].v6 ? r6[i6++] : r4[i4++];

@@ -25,6 +25,10 @@ struct xnv_acl *xnv_acl_build(const struct xnv_flow_rule *const *rules,
 
 void xnv_acl_free(struct xnv_acl *a);
 
+/** Contexts the rules of family IPv4 (@p v6 0) or IPv6 took: more than
+ *  one when rte_acl refused them whole (flow_acl.c). */
+unsigned xnv_acl_parts(const struct xnv_acl *a, int v6);
+
 /** For each of @p n packets that came in on port @p in_port (keys @p k,
  *  kinds @p kind), the id of the best rule that matches, 0 if none. */
 void xnv_acl_classify(const struct xnv_acl *a, const struct xnv_flow_key *k,
