@@ -22,21 +22,25 @@ each was meant to take.  What is proved:
     non-IP frames keep the default chain even under a rule matching any IP;
   - /xnv/flow/reload under traffic: two rule sets in the config, swapped
     while packets flow, none lost, each left where one whole set sends it;
-  - /xnv/flow/clear; hits per rule; bad rules: one line naming the field,
-    nothing changed; a flow add the loop did not take says busy.
+  - /xnv/flow/clear under traffic: one cut-over packet; hits per rule; bad
+    rules: one line naming the field, nothing changed; /xnv/flow/info's
+    fields read back as the same rule.
+Strict xfails (core bugs, dom0-core not changed here): flow add and flow
+reload the loop did not take in time (its main thread stopped with
+ptrace) lack "busy": 1; SCTP port rules are accepted but never match.
 """
-import ctypes
 import signal
 import struct
+import subprocess
 import sys
 import textwrap
 import time
-from pathlib import Path
 
 import pytest
 
 from harness import (Telemetry, read_pcap, scaled, start_named_core, wait_until,
                      write_config, write_pcap)
+from xnv.telemetry import TelemetryError
 
 N_OUT = 8
 OUTS = [f"o{i}" for i in range(1, N_OUT + 1)]
@@ -112,26 +116,26 @@ class Traffic:
 # --------------------------------------------------------------------------
 # one core, one rule table, every packet once
 
-def rules_config(env, name, flows=(), in_pcaps=None, core_opts=None, dflt=None,
-                 in_rate=None):
-    """in1, in2 (rx captures) -> gate -> dflt; o1..o8 (tx captures);
-    flows: [flow NAME] sections as (name, {key: value})."""
+def rules_config(env, name, flows=(), in_pcaps=None, files=None, in_rate=None):
+    """in1, in2 (rx captures) -> gate -> dflt; o1..o8 (tx captures
+    <files>-<port>.pcap, files: default name); flows: [flow NAME] sections
+    as (name, {key: value}); in_rate: rx_rate of the input ports."""
+    files = files or name
     def pcap_port(i, key, path):
         return {"dev": f"net_pcap{i},{key}={path}", "group": "g"}
 
     in_pcaps = in_pcaps or {}
-    sections = [("core", {"socket": env.sockdir / f"{name}.sock", **(core_opts or {})}),
+    sections = [("core", {"socket": env.sockdir / f"{files}.sock"}),
                 ("group g", {"pool_bufs": 8192})]
     for i, port in enumerate(("in1", "in2")):
         sec = pcap_port(i, "rx_pcap", in_pcaps.get(port) or
-                        write_pcap(env.path(f"{name}-{port}-empty.pcap"), []))
+                        write_pcap(env.path(f"{files}-{port}-empty.pcap"), []))
         sec["chain"] = "gate -> dflt"
         if in_rate:
             sec["rx_rate"] = in_rate
         sections.append((f"port {port}", sec))
-    sections.append(("port dflt", pcap_port(2, "tx_pcap", dflt or env.path(f"{name}-dflt.pcap"))))
-    for i, o in enumerate(OUTS):
-        sections.append((f"port {o}", pcap_port(3 + i, "tx_pcap", env.path(f"{name}-{o}.pcap"))))
+    for i, o in enumerate(["dflt", *OUTS]):
+        sections.append((f"port {o}", pcap_port(2 + i, "tx_pcap", env.path(f"{files}-{o}.pcap"))))
     sections.append(("service gate", {}))
     sections += [(f"flow {n}", keys) for n, keys in flows]
     return write_config(env.path(f"{name}.ini"), sections)
@@ -728,3 +732,421 @@ def test_frag_run_whole(frag):
     check_run(run, tr, ops)
     check_hits(run, tr)
     check_clean(run, tr, ops)
+
+
+# --------------------------------------------------------------------------
+# /xnv/flow/reload under traffic: every burst under one whole rule set
+
+N_RELOAD = 40000
+RELOAD_RATE = 10000        # packets/s offered at most: traffic lasts >= 4 s
+
+
+def exact_kv(net, proto, sport, dport, **more):
+    return {"proto": proto, "src": f"{net}.1", "dst": f"{net}.2", "sport": sport,
+            "dport": dport, **more}
+
+
+# Two sets for the same traffic.  o3 is where neither set sends anything,
+# but where a packet lands if classified by half of each: A's tries with
+# B's hash (P1: a-wild beats b-exact), or one set's rule ids with the other
+# set's chains (slot 2 is a-wild in A, b-exact in B; both go to o3 in their
+# own set only behind a rule of higher priority).
+SET_A = [
+    ("a-exact", {**exact_kv("10.70.0", "udp", 1000, 53), "priority": 40000, "chain": "o1"}),
+    ("a-wild", {"dst": "10.70.0.0/16", "priority": 30000, "chain": "o3"}),
+    ("a-drop", {"proto": "udp", "dst": "10.71.0.0/16", "chain": "drop"}),
+    ("a-v6", {"src": "2001:db8:72::/48", "chain": "o5"}),
+    ("a-range", {"proto": "udp", "sport": "3000-3999", "priority": 100, "chain": "o7"}),
+]
+SET_B = [
+    ("b-wild", {"dst": "10.70.0.0/16", "priority": 30000, "chain": "o2"}),
+    ("b-exact", {**exact_kv("10.70.0", "udp", 1000, 53), "priority": 20000, "chain": "o3"}),
+    ("b-tcp", {"proto": "tcp", "src": "10.72.0.0/16", "vlan": "none", "chain": "o4"}),
+    ("b-v6", {"src": "2001:db8:72::/48", "in_port": "in1", "chain": "o6"}),
+    ("b-range", {"proto": "udp", "sport": "3000-3999", "priority": 100, "chain": "o8"}),
+]
+# packet class -> (where A sends it, where B does)
+RELOAD_CLASSES = {
+    "p1": ("o1", "o2"),         # exact under A, the wildcard under B
+    "p2": ("drop", "dflt"),     # dropped under A, no rule in B
+    "p3": ("dflt", "o4"),
+    "p4": ("o5", "o6"),
+    "p5": ("o7", "o8"),
+}
+
+
+def reload_packets():
+    heads = {
+        "p1": lambda: (ip4("10.70.0.1", "10.70.0.2"), udp(1000, 53)),
+        "p2": lambda: (ip4("10.71.0.1", "10.71.0.2"), udp(1, 2)),
+        "p3": lambda: (ip4("10.72.0.1", "10.72.0.2"), tcp(1, 2)),
+        "p4": lambda: (ip6("2001:db8:72::1", "2001:db8:73::1"), udp(1, 2)),
+        "p5": lambda: (ip4("10.73.0.1", "10.73.0.2"), udp(3456, 80)),
+    }
+    names = list(heads)
+    # build each head once, then only the sequence number changes
+    base = {n: pkt(*heads[n](), (), b"") for n in names}
+    out, cls = [], {}
+    for seq in range(N_RELOAD):
+        n = names[seq % len(names)]
+        frame = base[n] + struct.pack(">I", seq) + bytes(12)
+        out.append(frame)
+        cls[frame] = n
+    return out, cls
+
+
+def stacks(pid):
+    """The threads' stacks of a stuck process, if gdb is there (for the
+    failure message only)."""
+    try:
+        r = subprocess.run(["gdb", "-p", str(pid), "-batch", "-ex", "thread apply all bt 15"],
+                           capture_output=True, text=True, timeout=scaled(60))
+    except (OSError, subprocess.SubprocessError) as e:
+        return f"(no stacks: {e})"
+    return "\n".join(line for line in r.stdout.splitlines() if line.startswith(("#", "Thread")))
+
+
+def test_reload_under_traffic(xnv):
+    """Rewrite the config between sets A and B and reload while 40000
+    packets flow: none lost (in = out + A's chain drops), each where A or B
+    sends it, none where only a mix of both would (o3), and both sets did
+    carry traffic."""
+    pkts, cls = reload_packets()
+    # UDP lengths: scapy filled them for the empty payload; the core does
+    # not check them, the frames only need to differ
+    in_pcap = write_pcap(xnv.path("reload-in1.pcap"), pkts)
+    # the file the core reads; each set written next to it, renamed over it
+    cfgs = {s: rules_config(xnv, f"reload-{s}", flows, in_pcaps={"in1": in_pcap},
+                            files="reload", in_rate=RELOAD_RATE)
+            for s, flows in (("A", SET_A), ("B", SET_B))}
+    cfg = xnv.path("reload.ini")
+    cfg.write_text(cfgs["A"].read_text())
+    core = start_named_core(xnv, cfg, "reload")
+    replies, at_rx = [], []
+    with Telemetry(core) as t:
+        first = [t("/xnv/flow/info", i) for i in range(1, len(SET_A) + 1)]
+        gate = xnv.start_nf("gate", "g", "reload-gate", socket=core.socket)
+        core.wait_attached(gate)
+        deadline = time.monotonic() + scaled(120)
+        now = "A"
+        while True:
+            rx = t("/xnv/port/info", 0)["rx"]
+            if rx >= N_RELOAD:
+                break
+            assert time.monotonic() < deadline, f"{rx} of {N_RELOAD} received"
+            now = "B" if now == "A" else "A"
+            tmp = xnv.path("reload.ini.tmp")
+            tmp.write_text(cfgs[now].read_text())
+            tmp.replace(cfg)
+            try:
+                r = call(t, "/xnv/flow/reload")
+            except TelemetryError as e:
+                raise AssertionError(f"reload {len(replies) + 1} not answered ({e}); "
+                                     f"the core's threads:\n{stacks(core.pid)}") from None
+            assert sorted(r) == ["build_us", "removed", "rules"] and r["rules"] == 5, r
+            replies.append(r)
+            at_rx.append(rx)
+        wait_until(lambda: done(t) >= N_RELOAD, 60, f"{N_RELOAD} packets out or dropped")
+        stats = t("/xnv/stats")
+        last = [t("/xnv/flow/info", i) for i in range(1, 6)]
+    core.signal(signal.SIGTERM)
+    assert core.wait(20) == 0
+    gate.wait(20)
+    st = core.stats()
+    where = {}
+    for port in ["dflt", *OUTS]:
+        for frame in read_pcap(xnv.path(f"reload-{port}.pcap")):
+            where.setdefault((cls.get(frame, "?"), port), 0)
+            where[(cls.get(frame, "?"), port)] += 1
+    ports = {p["name"]: p for p in st["ports"]}
+    n_out = sum(ports[p]["tx"] for p in ["dflt", *OUTS])
+    n_drop = st["drops"].get("chain_drop", 0)
+    assert ports["in1"]["rx"] == N_RELOAD
+    assert n_out + n_drop == N_RELOAD, st
+    assert sum(st["drops"].values()) == n_drop, st["drops"]
+    assert sum(where.values()) == n_out
+    allowed = {(c, p) for c, ab in RELOAD_CLASSES.items() for p in ab}
+    assert set(where) <= allowed, {k: v for k, v in where.items() if k not in allowed}
+    # the dropped packets are exactly the p2 packets that did not leave dflt
+    assert n_drop == N_RELOAD // 5 - where.get(("p2", "dflt"), 0)
+    # reloads happened while traffic flowed, and each set carried some
+    assert len([r for r in at_rx if r < N_RELOAD]) >= 2, at_rx
+    assert where.get(("p1", "o1")) and where.get(("p1", "o2")), where
+    assert [i["name"] for i in first] == [n for n, _ in SET_A]
+    assert [i["name"] for i in last] == [n for n, _ in (SET_A if now == "A" else SET_B)]
+    assert stats["drop_chain_drop"] == n_drop
+    print(f"{len(replies)} reloads; where: {sorted(where.items())}")
+
+
+# --------------------------------------------------------------------------
+# /xnv/flow/clear under traffic: all at once
+
+N_CLEAR = 6000
+
+
+def seq_of(frame):
+    return struct.unpack_from(">I", frame, len(frame) - 16)[0]
+
+
+def test_clear_under_traffic(xnv):
+    """Rules from the config and one added live carry their packets until
+    /xnv/flow/clear: it removes all three ({"removed": 3}, list empty,
+    n_flows 0), and from one packet on, every packet of their flows takes
+    the default chain (no packet after it took a rule's port).  Hits read
+    before the clear count packets that did leave through the rule's port."""
+    classes = [("v4", "o1", lambda: (ip4("10.80.0.9", "10.80.0.1"), udp(1, 2))),
+               ("v6", "o2", lambda: (ip6("2001:db8:80::1", "2001:db8:81::1"), udp(1, 2))),
+               ("tcp", "o3", lambda: (ip4("10.81.0.9", "10.81.0.1"), tcp(1, 2)))]
+    base = [pkt(*mk(), (), b"") for _, _, mk in classes]
+    pkts = [base[i % 3] + struct.pack(">I", i) + bytes(12) for i in range(N_CLEAR)]
+    in_pcap = write_pcap(xnv.path("clear-in1.pcap"), pkts)
+    cfg = rules_config(xnv, "clear", [
+        ("cfg-v4", {"proto": "udp", "dst": "10.80.0.0/16", "chain": "o1"}),
+        ("cfg-v6", {"src": "2001:db8:80::/48", "chain": "o2"})],
+        in_pcaps={"in1": in_pcap}, in_rate=2000)
+    core = start_named_core(xnv, cfg, "clear")
+    with Telemetry(core) as t:
+        live = call(t, "/xnv/flow/add", "proto=tcp dst=10.81.0.0/16 chain=o3")
+        assert live["id"] == 3, live
+        gate = xnv.start_nf("gate", "g", "clear-gate", socket=core.socket)
+        core.wait_attached(gate)
+        wait_until(lambda: sum(t("/xnv/port/info", i)["tx"] for i in (3, 4, 5)) >= 600,
+                   60, "600 packets through the rules")
+        hits = [t("/xnv/flow/info", i)["hits"] for i in (1, 2, 3)]
+        cleared = call(t, "/xnv/flow/clear")
+        after = (t("/xnv/flow/list"), t("/xnv/info")["n_flows"], t("/xnv/flow/info", 1))
+        rx_at_clear = t("/xnv/port/info", 0)["rx"]
+        wait_until(lambda: done(t) >= N_CLEAR, 60, f"{N_CLEAR} packets out")
+        again = call(t, "/xnv/flow/add", "proto=tcp dst=10.81.0.0/16 chain=o3")
+        cleared_empty = call(t, "/xnv/flow/clear")
+    core.signal(signal.SIGTERM)
+    assert core.wait(20) == 0
+    gate.wait(20)
+    assert cleared == {"removed": 3}, cleared
+    assert after == ([], 0, {"error": "no flow rule 1"}), after
+    assert rx_at_clear < N_CLEAR, "the traffic ended before the clear"
+    assert again["id"] == 1 and cleared_empty == {"removed": 1}
+    seqs = {p: sorted(seq_of(f) for f in read_pcap(xnv.path(f"clear-{p}.pcap")))
+            for p in ["dflt", "o1", "o2", "o3"]}
+    assert sum(len(v) for v in seqs.values()) == N_CLEAR
+    assert all(seqs[p] for p in ("o1", "o2", "o3")), {p: len(v) for p, v in seqs.items()}
+    last_ruled = max(seqs["o1"][-1], seqs["o2"][-1], seqs["o3"][-1])
+    assert not seqs["dflt"] or seqs["dflt"][0] > last_ruled, \
+        (seqs["dflt"][:5], last_ruled)
+    assert seqs["dflt"] == list(range(last_ruled + 1, N_CLEAR))
+    for h, p in zip(hits, ("o1", "o2", "o3")):
+        assert 0 < h <= len(seqs[p]), (hits, {p: len(v) for p, v in seqs.items()})
+
+
+# --------------------------------------------------------------------------
+# bad rules: one line naming the field, nothing changed
+
+@pytest.fixture(scope="module")
+def idle(xnv_module):
+    """A core without traffic and three rules (one exact, one from the
+    config)."""
+    env = xnv_module
+    cfg = rules_config(env, "idle", [("dns", {"proto": "udp", "dport": 53, "chain": "o1"})])
+    core = start_named_core(env, cfg, "idle")
+    with Telemetry(core) as t:
+        for spec in ("proto=tcp src=10.0.0.1 dst=10.0.0.2 sport=1 dport=2 chain=o2",
+                     "priority=7 in_port=in2 vlan=12 proto=132 src=2001:db8::/32 "
+                     "sport=5-6 chain=o3 -> drop"):
+            assert "id" in call(t, "/xnv/flow/add", spec)
+        yield core, t
+
+
+def table(t):
+    ids = t("/xnv/flow/list")
+    return ids, [t("/xnv/flow/info", i) for i in ids], t("/xnv/info")["n_flows"]
+
+
+BAD_RULES = {
+    "unknown-field": ("proto=udp colour=red chain=o1",
+                      "flow rule: unknown field 'colour' (priority, in_port, vlan, proto, "
+                      "src, dst, sport, dport, chain)"),
+    "field-twice": ("proto=udp dport=53 proto=tcp chain=o1", "flow rule: proto given twice"),
+    "any-twice": ("src=any src=10.0.0.1 chain=o1", "flow rule: src given twice"),
+    "not-key-value": ("proto=udp 53 chain=o1", "flow rule: '53' is not KEY=VALUE"),
+    "empty-value": ("proto= chain=o1", "flow rule: 'proto=' is not KEY=VALUE"),
+    "prefix-33": ("src=10.0.0.0/33 chain=o1",
+                  "flow rule: src '10.0.0.0/33' is not an IPv4 or IPv6 address[/prefix length]"),
+    "prefix-129": ("dst=2001:db8::/129 chain=o1",
+                   "flow rule: dst '2001:db8::/129' is not an IPv4 or IPv6 address[/prefix "
+                   "length]"),
+    "prefix-signed": ("dst=10.0.0.0/+8 chain=o1",
+                      "flow rule: dst '10.0.0.0/+8' is not an IPv4 or IPv6 address[/prefix "
+                      "length]"),
+    "range-backwards": ("proto=udp dport=2000-1000 chain=o1",
+                        "flow rule: dport '2000-1000' is not a port, a range FIRST-LAST of "
+                        "ports (0..65535) or any"),
+    "range-open": ("proto=udp sport=1000- chain=o1",
+                   "flow rule: sport '1000-' is not a port, a range FIRST-LAST of ports "
+                   "(0..65535) or any"),
+    "ports-without-proto": ("dst=10.0.0.1 dport=53 chain=o1",
+                            "flow rule: sport/dport need proto tcp, udp or sctp"),
+    "ports-with-icmp": ("proto=icmp sport=1 chain=o1",
+                        "flow rule: sport/dport need proto tcp, udp or sctp"),
+    "vlan-4096": ("vlan=4096 chain=o1", "flow rule: vlan '4096' is not 0..4095, none or any"),
+    "vlan-negative": ("vlan=-1 chain=o1", "flow rule: vlan '-1' is not 0..4095, none or any"),
+    "unknown-in-port": ("in_port=eth0 chain=o1",
+                        "flow rule: in_port 'eth0' is not a port of this core"),
+    "in-port-service": ("in_port=gate chain=o1",
+                        "flow rule: in_port 'gate' is not a port of this core"),
+    "mixed-families": ("src=10.0.0.1 dst=2001:db8::1 chain=o1",
+                       "flow rule: src= and dst= are of different families (IPv4 and IPv6)"),
+    "mixed-families-0": ("src=::/0 dst=0.0.0.0/0 chain=o1",
+                         "flow rule: src= and dst= are of different families (IPv4 and IPv6)"),
+    "priority-65536": ("priority=65536 chain=o1", "flow rule: priority '65536' is not 0..65535"),
+    "priority-any": ("priority=any chain=o1", "flow rule: priority 'any' is not 0..65535"),
+    "proto-256": ("proto=256 chain=o1",
+                  "flow rule: proto '256' is not a name (tcp, udp, icmp, icmp6, sctp, gre, "
+                  "esp), 0..255 or any"),
+    "no-chain": ("proto=udp", "flow rule: no chain=STEPS"),
+    "empty-chain": ("proto=udp chain=", "chain has an empty step"),
+    "chain-unknown": ("proto=udp chain=o1 -> o9",
+                      "chain step 'o9' is not a declared service, a port, or 'drop'"),
+    "same-rule": ("proto=tcp src=10.0.0.1 dst=10.0.0.2 sport=1 dport=2 chain=o5",
+                  "rule 2 matches the same at the same priority"),
+    "same-rule-from-config": ("dport=53 proto=udp priority=32768 chain=drop",
+                              "rule 1 matches the same at the same priority"),
+}
+
+
+@pytest.mark.parametrize("case", BAD_RULES, ids=list(BAD_RULES))
+def test_bad_rule_one_line_nothing_changed(idle, case):
+    core, t = idle
+    spec, error = BAD_RULES[case]
+    before = table(t)
+    reply = t("/xnv/flow/add", spec)
+    assert reply == {"error": error}, reply
+    assert "\n" not in error
+    assert table(t) == before
+    assert core.alive()
+
+
+def test_rule_fields_read_back_as_the_same_rule(idle):
+    """/xnv/flow/info's fields, given back to /xnv/flow/add, are the same
+    rule (refused as such): the replies say exactly what a rule matches."""
+    core, t = idle
+    ids, infos, _ = table(t)
+    assert len(infos) == 3
+    for info in infos:
+        spec = " ".join(f"{k}={info[k]}" for k in ("priority", "in_port", "vlan", "proto",
+                                                    "src", "dst", "sport", "dport"))
+        reply = t("/xnv/flow/add", spec + " chain=drop")
+        assert reply == {"error": f"rule {info['id']} matches the same at the same "
+                                  f"priority"}, (info, reply)
+    assert infos[0]["name"] == "dns" and infos[1]["name"] == infos[2]["name"] == ""
+    assert {k: infos[2][k] for k in ("priority", "in_port", "vlan", "proto", "src", "dst",
+                                     "sport", "dport", "chain")} == {
+        "priority": 7, "in_port": "in2", "vlan": "12", "proto": "sctp",
+        "src": "2001:db8::/32", "dst": "::/0", "sport": "5-6", "dport": "any",
+        "chain": ["o3", "drop"]}
+
+
+# --------------------------------------------------------------------------
+# a command the core's loop did not take in time: "busy": 1 (CONTROL.md)
+
+# Stops one thread (argv[1], a tid) with ptrace for argv[2] seconds: the
+# core's main loop (its main thread), while its telemetry thread answers.
+STOP_THREAD = textwrap.dedent("""
+    import ctypes, os, sys, time
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]
+    SEIZE, INTERRUPT, DETACH, WALL = 0x4206, 0x4207, 17, 0x40000000
+    tid, secs = int(sys.argv[1]), float(sys.argv[2])
+    for req in (SEIZE, INTERRUPT):
+        if libc.ptrace(req, tid, None, None) != 0:
+            sys.exit(f"ptrace {req:#x}: {os.strerror(ctypes.get_errno())}")
+    os.waitpid(tid, WALL)
+    print("stopped", flush=True)
+    time.sleep(secs)
+    libc.ptrace(DETACH, tid, None, None)
+    print("resumed", flush=True)
+""")
+BUSY = {"error": "xnv-core did not answer within 2 s", "busy": 1}
+
+
+@pytest.fixture(scope="module")
+def stalled(xnv_module):
+    """A core with one rule whose main loop is stopped (ptrace, its main
+    thread only) while /xnv/info, /xnv/flow/add and /xnv/flow/reload are
+    asked once each (no asking again): the replies, then the table once the
+    loop runs again."""
+    env = xnv_module
+    cfg = rules_config(env, "stalled", [("dns", {"proto": "udp", "dport": 53, "chain": "o1"})])
+    core = start_named_core(env, cfg, "stalled")
+    res = {}
+    with Telemetry(core, timeout=10) as t:
+        before = table(t)
+        # each command waits 2 s for the loop: stopped long enough for three
+        stop = env.start("stop-loop", [sys.executable, "-c", STOP_THREAD, core.pid, 10])
+        wait_until(lambda: "stopped" in stop.stdout() or not stop.alive(), 10,
+                   "the core's main thread stopped")
+        if "stopped" not in stop.stdout():
+            pytest.skip(f"cannot stop a thread with ptrace: {stop.stderr().strip()}")
+        t0 = time.monotonic()
+        res["info"] = t("/xnv/info", busy_timeout=0)
+        res["add"] = t("/xnv/flow/add", "proto=tcp dport=22 chain=o2", busy_timeout=0)
+        res["reload"] = t("/xnv/flow/reload", busy_timeout=0)
+        res["still_stopped"] = "resumed" not in stop.stdout()
+        res["took"] = time.monotonic() - t0
+        assert stop.wait(30) == 0, stop.stderr()
+        res["before"], res["after"] = before, table(t)
+        res["add_again"] = call(t, "/xnv/flow/add", "proto=tcp dport=22 chain=o2")
+    res["alive"] = core.alive()
+    return res
+
+
+def test_stalled_loop_command_says_busy(stalled):
+    """The mechanism: a loop command (/xnv/info) asked while the loop is
+    stopped is withdrawn and says busy; nothing changed meanwhile, and the
+    core goes on once the loop runs."""
+    assert stalled["still_stopped"], "the loop ran again before the three commands ended"
+    assert stalled["info"] == BUSY, stalled["info"]
+    assert stalled["after"] == stalled["before"]
+    assert stalled["add_again"]["id"] == 2 and stalled["alive"]
+
+
+@pytest.mark.xfail(strict=True, reason="flow_cmds.c add(): when xnv_flows_take_chains() "
+                   "times out on the loop the reply is {'error': 'xnv-core did not answer'} "
+                   "without 'busy': 1, so clients (xnv.telemetry, xnv-ctl) do not ask "
+                   "again although nothing changed")
+def test_flow_add_not_taken_says_busy(stalled):
+    assert stalled["after"] == stalled["before"]
+    assert stalled["add"].get("busy") == 1, stalled["add"]
+
+
+@pytest.mark.xfail(strict=True, reason="flow_cmds.c reload(): a chain take that times "
+                   "out on the loop replies 'flow reload: cannot take N chain versions: "
+                   "Connection timed out' without 'busy': 1 (nothing changed)")
+def test_flow_reload_not_taken_says_busy(stalled):
+    assert stalled["after"] == stalled["before"]
+    assert stalled["reload"].get("busy") == 1, stalled["reload"]
+
+
+# --------------------------------------------------------------------------
+# SCTP: the grammar takes its ports, the packet parser does not read them
+
+@pytest.mark.xfail(strict=True, reason="flow_key.h reads ports of TCP and UDP only: an "
+                   "SCTP packet is XNV_KEY_IP (ports 0, l4 0), so `proto=sctp dport=N` "
+                   "and an exact SCTP 5-tuple, both accepted, never match")
+def test_sctp_port_rules(xnv):
+    from scapy.layers.sctp import SCTP
+    ops = [("add", "sctp-port", "proto=sctp dport=9 chain=o1"),
+           ("add", "sctp-exact", "proto=sctp src=10.4.0.1 dst=10.4.0.2 sport=7 dport=8 "
+                                 "chain=o2"),
+           ("add", "sctp-addr", "proto=sctp dst=10.4.0.3 chain=o3")]
+    tr = Traffic()
+    tr.add("sctp-port", "sctp-port", lambda tag: pkt(ip4("10.4.0.9", "10.4.0.5"),
+                                                     SCTP(sport=1, dport=9), (), tag))
+    tr.add("sctp-exact", "sctp-exact", lambda tag: pkt(ip4("10.4.0.1", "10.4.0.2"),
+                                                       SCTP(sport=7, dport=8), (), tag))
+    tr.add("sctp-addr", "sctp-addr", lambda tag: pkt(ip4("10.4.0.1", "10.4.0.3"),
+                                                     SCTP(sport=7, dport=8), (), tag))
+    run = run_table(xnv, "sctp", ops, tr)
+    check_clean(run, tr, ops)
+    assert run["where"]["sctp-addr"] == "o3"     # without ports it does match
+    check_run(run, tr, ops)
+    check_hits(run, tr)
