@@ -99,8 +99,10 @@ def rules(xnv_module):
     env = xnv_module
     pkts, t4, t6 = rules_traffic()
     in_pcap = write_pcap(env.path("rules-in.pcap"), pkts)
+    # packets arrive as fast as the core takes them: an NF that waits for a
+    # CPU on a loaded machine must not make them stall drops
     cfg = flows_config(env, "rules", f"net_pcap0,rx_pcap={in_pcap},infinite_rx=1",
-                       "net_null1", chain="fwd-a -> out")
+                       "net_null1", chain="fwd-a -> out", stall_timeout_ms=10000)
     core = start_named_core(env, cfg, "rules")
     a, b = start_nf(env, core, "fwd-a"), start_nf(env, core, "fwd-b")
     spec4, spec6 = spec_of(t4, "fwd-b->out"), spec_of(t6, "fwd-b -> out")
