@@ -112,6 +112,10 @@ CASES = {
                    "chain = fwd-a -> fwd-x -> out\n"),
         (), r"config error: \S+\.ini: \[flow dns\]: chain: chain step 'fwd-x' "
             r"is not a declared service, a port, or 'drop'$", False),
+    "flow-chain-unknown-first-step": (
+        config(svc="[service fwd-a]\n[flow dns]\nchain = fwd-x -> out\n"),
+        (), r"config error: \S+\.ini: \[flow dns\]: chain: chain step 'fwd-x' "
+            r"is not a declared service, a port, or 'drop'$", False),
     "ring-size-not-power-of-two": (
         config(core="[core]\nring_size = 1000\n"),
         (), r"config error: .*\[core\] ring_size = 1000: must be a power of two", False),
@@ -237,24 +241,6 @@ def test_core_rejects(xnv, case):
         assert not any(line.startswith("EAL:") for line in lines), r.stderr
     assert "xnv-core statistics" not in r.stdout, r.stdout
     assert not os.path.lexists(xnv.socket)
-
-
-# The same as "flow-chain-unknown-step" with the unknown step first: the
-# chain is refused, but as "[flow dns]: chain: no steps" (config_flow.c
-# reports ch->n == 0, which is also what a failed parse of the first step
-# leaves, instead of the parser's reason).
-FLOW_BAD_FIRST_STEP = (
-    config(svc="[service fwd-a]\n[flow dns]\nchain = fwd-x -> out\n"),
-    (), r"config error: \S+\.ini: \[flow dns\]: chain: chain step 'fwd-x' is "
-        r"not a declared service, a port, or 'drop'$", False)
-
-
-@pytest.mark.xfail(strict=True, reason="config_flow.c parse_section(): a chain "
-                   "whose first step is unknown is reported as 'chain: no steps' "
-                   "(out->chain.n == 0 is tested before the parser's error)")
-def test_core_rejects_flow_chain_bad_first_step(xnv, monkeypatch):
-    monkeypatch.setitem(CASES, "flow-chain-bad-first-step", FLOW_BAD_FIRST_STEP)
-    test_core_rejects(xnv, "flow-chain-bad-first-step")
 
 
 def test_core_socket_path_not_a_socket(xnv):

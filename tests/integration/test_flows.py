@@ -331,7 +331,7 @@ def add_rule(t, spec):
     loop did not take the command's chain within its 2 s (a loaded
     machine) and nothing changed, but the reply lacks the "busy": 1 that
     makes Telemetry ask again (test_flow_rules.py::
-    test_flow_add_not_taken_says_busy)."""
+    test_flow_add_with_loop_stalled)."""
     deadline = time.monotonic() + scaled(60)
     while True:
         r = t("/xnv/flow/add", spec)
