@@ -135,12 +135,17 @@ on_command(const char *cmd, const char *params, struct rte_tel_data *d)
 		r.cmd->fn(core, params, d);
 		return 0;
 	}
-	if (post(&r) < 0) {
-		/* Not run at all: safe to ask again ("busy": 1 says so). */
-		xnv_ctl_error(d, "xnv-core did not answer within %d s",
-			      CTL_TIMEOUT_S);
-		rte_tel_data_add_dict_int(d, "busy", 1);
-	}
+	if (post(&r) < 0)
+		xnv_ctl_busy(d);
+	return 0;
+}
+
+int
+xnv_ctl_busy(struct rte_tel_data *d)
+{
+	/* Not run at all: safe to ask again ("busy": 1 says so). */
+	xnv_ctl_error(d, "xnv-core did not answer within %d s", CTL_TIMEOUT_S);
+	rte_tel_data_add_dict_int(d, "busy", 1);
 	return 0;
 }
 

@@ -42,6 +42,10 @@ struct rte_tel_data *xnv_ctl_chain_array(const struct xnv_core *c,
 					 const struct xnv_chain *ch,
 					 struct rte_tel_data *d);
 
+/** Reply {"error": "... did not answer ...", "busy": 1}: the command
+ *  changed nothing and may be asked again. */
+int xnv_ctl_busy(struct rte_tel_data *d);
+
 /** A non-negative decimal id, or -1. */
 long xnv_ctl_id(const char *params);
 

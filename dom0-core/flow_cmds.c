@@ -171,10 +171,9 @@ add(struct xnv_core *c, const char *p, unsigned *slot, char *err,
 	if (rc < 0)
 		return rc;
 	if ((rc = xnv_flows_take_chains(&ch, 0, &chain, 1)) < 0) {
-		snprintf(err, errlen, rc == -ETIMEDOUT ? "xnv-core did not "
-			 "answer" : "chain table full (%d versions in use)",
+		snprintf(err, errlen, "chain table full (%d versions in use)",
 			 XNV_MAX_CHAINS);
-		return rc;
+		return rc;	/* -ETIMEDOUT: busy, nothing changed */
 	}
 	s = &f->slot[*slot];
 	*s = (struct flow_slot){ .used = 1, .chain = chain, .seq = ++f->seq,
@@ -191,10 +190,14 @@ xnv_cmd_flow_add(struct xnv_core *c, const char *p, struct rte_tel_data *d)
 	char err[RTE_TEL_MAX_STRING_LEN], text[XNV_FLOW_TEXT_LEN];
 	struct xnv_flow_ports ports;
 	unsigned i;
+	int rc;
 
 	pthread_mutex_lock(&f->mu);
 	err[0] = '\0';
-	if (add(c, p, &i, err, sizeof(err)) < 0) {
+	rc = add(c, p, &i, err, sizeof(err));
+	if (rc == -ETIMEDOUT) {
+		xnv_ctl_busy(d);
+	} else if (rc < 0) {
 		xnv_ctl_error(d, "%s", err);
 	} else {
 		xnv_config_flow_ports(&c->cfg, &ports);
@@ -345,6 +348,10 @@ xnv_cmd_flow_reload(struct xnv_core *c, const char *p, struct rte_tel_data *d)
 		drop_all(old, XNV_MAX_FLOWS);
 	pthread_mutex_unlock(&f->mu);
 	free(old);
+	if (rc == -ETIMEDOUT) {
+		xnv_ctl_busy(d);
+		return;
+	}
 	if (rc < 0) {
 		xnv_ctl_error(d, "flow reload: %s", err);
 		return;
