@@ -30,6 +30,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import flows
 from xnvbench import latency, measure, report, systems
 from xnvbench.procs import BenchError, Hugepages, VethPair, run_main, say
 
@@ -37,7 +38,7 @@ REPO = Path(__file__).resolve().parents[1]
 SIZES = (64, 128, 256, 512, 1024, 1518)
 LOADS = (10, 50, 90)
 ALL = ("limit", "xennetvm", "port-io", "memif-zc", "memif-copy",
-       "vhost-user", "af_packet", "nfs", "latency")
+       "vhost-user", "af_packet", "nfs", "latency", "flows")
 
 
 @dataclass
@@ -117,6 +118,11 @@ def build_plan(o, ctx):
                          xnv(64, [nf], src)))
         pts.append(Point("nf:" + name, "after a forwarder", 64, 2,
                          "adaptive NFs", xnv(64, [fwd, nf], src)))
+    if "flows" in want:
+        # flow rules: the 1-NF path fed the same UDP pcap (flows.py)
+        pcap = systems.udp_pcap(ctx.tmp / "udp64-flows.pcap")
+        pts += flows.points(o, ctx, fwd, Point,
+                            "net_pcap0,rx_pcap=%s,infinite_rx=1" % pcap, pcap)
     return pts
 
 
@@ -326,7 +332,7 @@ def write_outputs(outdir, rows, m, readme, pts=()):
         report.write_runs(outdir / "runs.csv", [
             (p.system, p.config, p.size, p.samples) for p in pts])
     res = report.Results(rows)
-    md = report.markdown(res, m) + report.EXPLAIN
+    md = report.markdown(res, m) + flows.markdown(rows) + report.EXPLAIN
     (outdir / "results.md").write_text(md)
     pngs = report.plots(res, outdir)
     latest = outdir.parent / "latest"
@@ -378,7 +384,9 @@ def main():
         rows = [report.median_row(p.system, p.config, p.size, p.chain_len,
                                   p.samples, polling=p.polling,
                                   cores="A=%d B=%d" % tuple(o.cpus),
-                                  note="; ".join(p.errors)) for p in pts]
+                                  note="; ".join(p.errors +
+                                                 flows.notes(p)))
+                for p in pts]
         if "latency" in o.systems:
             try:
                 rows += run_latency(o, ctx, t0 + o.max_time)
