@@ -24,15 +24,15 @@ One run per seed:
   - the expected verdict: the highest priority rule that matches (the
     first in the file among equals), else the input port's chain.
 
-What the model reads from a packet is flow_key.h's: ports of TCP and UDP
-only (an SCTP rule with ports never matches), none of a fragment or of an
-IPv4 header length under 5 words; an IPv6 fragment's proto is 44 (the
+What the model reads from a packet is flow_key.h's: ports of TCP, UDP and
+SCTP when 4 bytes of L4 are there, none of a fragment or of an IPv4
+header length under 5 words; an IPv6 fragment's proto is 44 (the
 fragment header), an IPv4 fragment's its own; vlan is the outer tag's id.
 A port range 0-65535 is `any` (no ports needed).
 
 Cases: 5 seeds x 200 rules x 2000 packets; a full table of 4096 rules
 (most of them exact); and the 4096-rule mix of the 200-rule cases, which
-the core refuses today (a strict xfail, see its reason).  A failure
+rte_acl cannot build in one piece (the core splits it).  A failure
 prints the seed, the packet (fields and bytes) and every rule that
 matches it, best first.  XNV_FLOW_SEEDS=1,2,3 runs other seeds with the
 200-rule counts."""
@@ -96,7 +96,7 @@ class Rule:
 class Packet:
     """A frame and what the core reads from it (flow_key.h): kind is
     "other" (not IP), "frag" (IP, ports not read), "ip" (no ports: not
-    TCP/UDP or L4 cut short) or "ports"."""
+    TCP/UDP/SCTP or L4 cut short) or "ports"."""
 
     def __init__(self, seq, in_port):
         self.seq, self.in_port = seq, in_port
@@ -342,10 +342,18 @@ def rand_pools(rnd):
 
 
 def rand_rules(rnd, n, pool, port_pool, vids, exact_share=0.15):
-    rules = []
-    for i in range(n):
-        rules.append(rand_rule(rnd, i, pool, port_pool, vids, rules,
-                               exact_share))
+    """n rules; never two with the same match and priority (the core
+    refuses such a pair: config_flow.c)."""
+    rules, seen = [], set()
+    while len(rules) < n:
+        r = rand_rule(rnd, len(rules), pool, port_pool, vids, rules,
+                      exact_share)
+        key = (r.prio, r.in_port, r.vlan, r.proto, r.family,
+               *(p if p and p[1] else None for p in (r.src, r.dst)),
+               r.sport, r.dport)        # a /0 is the family alone
+        if key not in seen:
+            seen.add(key)
+            rules.append(r)
     return rules
 
 
@@ -466,7 +474,7 @@ def build_frame(rnd, p, shape):
     p.frame = eth + tags + struct.pack(">H", et) + ip + l4
     if fragment:
         p.kind = "frag"
-    elif p.proto in (TCP, UDP) and ports_there:
+    elif p.proto in (TCP, UDP, SCTP) and ports_there:
         p.kind = "ports"
     else:
         p.kind = "ip"
@@ -689,26 +697,20 @@ def test_flow_rules_match_the_model(xnv, seed):
 
 
 def test_flow_rules_match_the_model_4096(xnv):
-    """A full table (4096 rules) against the model: 2382 exact 5-tuples
-    in the hash, 1714 rules in the tries (651 IPv6, 642 IPv4, 296 of
-    either family, 125 exact ones whose key the hash already holds)."""
+    """A full table (4096 rules) against the model: 2536 exact 5-tuples
+    in the hash, 1560 rules in the tries (637 IPv6, 647 IPv4, 182 of
+    either family, 94 exact ones whose key the hash already holds)."""
     counts, kinds, build_ms = property_run(xnv, 4097, 4096, 2000,
                                            exact_share=0.6)
     print(f"4096 rules: verdicts {counts}, packets {kinds}, built in "
           f"{build_ms} ms")
 
 
-@pytest.mark.xfail(raises=AclBuildFailed, strict=True, reason=(
-    "core bug: seed 4096, 4096 random rules of the 200-rule mix (565 in "
-    "the hash, 1420 IPv6 ones in the tries) are refused at start: 'ACL: "
-    "Exceeded max number of tries: 8', 'cannot build the IPv6 rules: "
-    "Cannot allocate memory'; the first 1000 of those IPv6 rules alone "
-    "are refused too (750 build), though the table is meant to hold 4096 "
-    "(a scratch build with rte_acl_config.max_size = 1 GiB instead of 0 "
-    "built the set, in 177 s)"))
 def test_flow_rules_match_the_model_4096_mixed(xnv):
-    """The table full of the same mix as the 200-rule cases: refused by
-    the core today (see the xfail reason)."""
+    """The table full of the same mix as the 200-rule cases (655 exact
+    keys in the hash, 3441 rules in the tries, 1504 of them IPv6): a set
+    rte_acl refuses whole, which the core builds in parts (88b71a6;
+    before it, the core refused to start with this config)."""
     counts, kinds, build_ms = property_run(xnv, 4096, 4096, 2000)
     print(f"4096 mixed rules: verdicts {counts}, packets {kinds}, built "
           f"in {build_ms} ms")
