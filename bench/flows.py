@@ -18,6 +18,10 @@ the core's config differ:
   4096 + catch-all hit        4095 of those, and `priority = 0` with no
                               field: every packet is classified by the
                               tries and takes the catch-all's chain
+  4096, random sport ranges   the 4096 wildcard rules, 30 % of them with
+                              an arbitrary source port range: rte_acl
+                              refuses the set whole, the core builds it
+                              in parts and looks a packet up part by part
   4096 exact (hash)           4096 exact 5-tuples (the rte_hash path),
                               256 of them the traffic's flows
   4096 exact + in_port        the same rules with `in_port = in`: no
@@ -26,7 +30,8 @@ the core's config differ:
 A rule that matches sends its packets along the port's own chain
 (s1 -> out): the rows differ in classification only.  Each row's note
 carries the core's "built in X ms" for its rule set (the rte_acl build
-at start, median over the reps).
+at start, median over the reps) and, when it was split, into how many
+parts.
 """
 import ipaddress
 import random
@@ -39,9 +44,11 @@ SYSTEM = "flows"
 CHAIN = "s1 -> out"             # systems.xnv's chain for one NF
 BASE = "0 rules"
 WILD_4096 = "4096 wildcard rules"
+SPLIT = "4096, random sport ranges"
 GOAL_PCT = 85.0                 # 4096 wildcard rules vs 0 rules (the issue)
 BUILD_RE = re.compile(r"(\d+) flow rules from the config \((\d+) exact\), "
                       r"built in ([0-9.]+) ms")
+PARTS_RE = re.compile(r"flow rules in tries: (\d+) IPv4 and (\d+) IPv6 sets")
 
 
 def traffic_flows(pcap):
@@ -78,6 +85,19 @@ def wildcard(n, flows, rnd):
     return rules
 
 
+def random_sports(rules, rnd):
+    """The same rules, 30 % of them with an arbitrary source port range
+    (start anywhere above 1023, up to 4096 wide)."""
+    out = []
+    for r in rules:
+        r = dict(r)
+        if rnd.random() < 0.3:
+            lo = rnd.randrange(1024, 65536)
+            r["sport"] = "%d-%d" % (lo, min(65535, lo + rnd.randrange(4096)))
+        out.append(r)
+    return out
+
+
 def exact(n, flows, in_port=None):
     """n exact UDP 5-tuples; the first len(flows) are the traffic's."""
     rules = []
@@ -104,6 +124,7 @@ def rule_sets(flows):
         (WILD_4096, wild),
         ("4096 rules, catch-all hit", wild[:4095] +
          [{"priority": "0", "chain": CHAIN}]),
+        (SPLIT, random_sports(wild, random.Random(1))),
         ("4096 exact (hash)", exact(4096, flows)),
         ("4096 exact + in_port (tries)", exact(4096, flows, "in")),
     ]
@@ -130,8 +151,10 @@ def points(o, ctx, fwd, point_cls, src, pcap):
             s = measure.measure(setup, d, o.warmup, o.duration, o.min_share)
             log = (d / "xnv-core.log").read_text(errors="replace")
             m = BUILD_RE.search(log)
+            parts = PARTS_RE.search(log)
             s.build = (int(m.group(1)), int(m.group(2)),
-                       float(m.group(3))) if m else None
+                       float(m.group(3)), parts and parts.groups()) \
+                if m else None
             return s
         pts.append(point_cls(SYSTEM, config, 64, 1, "busy", run))
     return pts
@@ -144,9 +167,11 @@ def notes(p):
     b = [s.build for s in p.samples if getattr(s, "build", None)]
     if not b:
         return [] if p.config == BASE else ["no build line in the log"]
-    return ["%d rules (%d exact) built in %.1f ms (median of %d; %.1f..%.1f)"
-            % (b[0][0], b[0][1], statistics.median(x[2] for x in b), len(b),
-               min(x[2] for x in b), max(x[2] for x in b))]
+    split = " as %s IPv4 and %s IPv6 sets" % b[0][3] if b[0][3] else ""
+    return ["%d rules (%d exact) built%s in %.1f ms (median of %d; "
+            "%.1f..%.1f)" % (b[0][0], b[0][1], split,
+                             statistics.median(x[2] for x in b), len(b),
+                             min(x[2] for x in b), max(x[2] for x in b))]
 
 
 def markdown(rows):
@@ -166,12 +191,14 @@ def markdown(rows):
             L.append("| %s | not measured | | | |" % r["config"])
             continue
         pct[r["config"]] = 100 * m / base if base else None
-        b = re.search(r"built in ([0-9.]+) ms", str(r.get("note", "")))
+        b = re.search(r"built(?: as (\d+) IPv4 and (\d+) IPv6 sets)? in "
+                      r"([0-9.]+) ms", str(r.get("note", "")))
         L.append("| %s | %.3f (%.3f..%.3f) | %d%s | %s | %s |" % (
             r["config"], m, r["mpps_min"], r["mpps_max"], r["reps"],
             " (%d disturbed)" % r["disturbed"] if r.get("disturbed") else "",
             "%.1f %%" % pct[r["config"]] if pct[r["config"]] else "n/a",
-            b.group(1) if b else "-"))
+            "-" if not b else b.group(3) if not b.group(1) else
+            "%s (%s + %s sets)" % (b.group(3), b.group(1), b.group(2))))
     got = pct.get(WILD_4096)
     L += ["", "Goal: 4096 wildcard rules at most %.0f %% below the no-rule "
           "rate (>= %.0f %% of it): %s." % (
