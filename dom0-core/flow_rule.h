@@ -13,7 +13,9 @@
  * cleared (10.0.0.1/8 is 10.0.0.0/8).  An address, even `0.0.0.0/0` or
  * `::/0`, limits the rule to its family.  Ports need proto tcp, udp or
  * sctp, and never match a packet whose ports the core did not read (a
- * fragment).  vlan is the outermost 802.1Q / 802.1ad VLAN id; `none`
+ * fragment); a range of every port (0-65535) is `any`.  An IPv6
+ * fragment's protocol is its fragment header's (44): the parser does not
+ * walk IPv6 extension headers.  vlan is the outermost 802.1Q / 802.1ad VLAN id; `none`
  * matches untagged frames only.  The highest priority wins (0..65535,
  * default 32768, as in OpenFlow); among equal priorities the rule added
  * first wins.  Rules match IPv4 and IPv6 packets only: other frames take
