@@ -122,7 +122,7 @@ def test_help(tmp_path):
 def test_bad_backend_options():
     p = subprocess.run([str(CORE_BIN), "--", "--config", "/x.ini", "--backend", "vmware"],
                        capture_output=True, text=True, timeout=scaled(20))
-    assert p.returncode == 1
+    assert p.returncode == 2        # a usage error
     assert "--backend vmware: expected one of: host, xen" in p.stderr
     p = subprocess.run([str(FWD_BIN), "--backend", "vmware", "--service", "a"],
                        capture_output=True, text=True, timeout=scaled(20))
