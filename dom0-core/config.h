@@ -121,7 +121,8 @@
  *
  * Without any [group] section there is one group named "0" with defaults.
  * Every error names the file, the line, the section and what is wrong;
- * relative rx_pcap= / tx_pcap= paths are the config directory's.
+ * relative rx_pcap= / tx_pcap= paths (and a memif socket= file's) are
+ * the config directory's.
  */
 #ifndef XNV_CONFIG_H
 #define XNV_CONFIG_H
@@ -279,9 +280,9 @@ int xnv_config_key_check(const char *sec, const char *kind, const char *key,
 /* Loading helpers shared by config*.c (not for other callers). */
 struct rte_cfgfile;
 struct xnv_ini;
-/** [port] dev of @p p (index @p idx of @p c) at @p line: a vdev or a PCI
- *  address, on no other port; rx_pcap= / tx_pcap= paths relative to the
- *  config file's directory (config_port.c). */
+/** [port] dev @p v of port @p idx of @p c, at @p line: a vdev or a PCI
+ *  address, on no other port; the files it names (rx_pcap=, tx_pcap=, a
+ *  memif socket= file) relative to the config's directory (config_port.c). */
 int xnv_config_port_dev(struct xnv_config *c, uint16_t idx, const char *v,
 			unsigned line, char *err, size_t errlen);
 /** Warnings about what @p c says (config_port.c): chain steps after a

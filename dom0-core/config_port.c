@@ -14,8 +14,10 @@
 #include "config.h"
 #include "config_file.h"
 
-/* net_pcap keys naming files: relative ones are the config's. */
-static const char *const path_keys[] = { "rx_pcap=", "tx_pcap=", NULL };
+/* Keys naming files, relative ones the config's: net_pcap's captures,
+ * a memif socket when it is a file (socket-abstract=no). */
+static const char *const pcap_paths[] = { "rx_pcap=", "tx_pcap=", NULL };
+static const char *const memif_paths[] = { "socket=", NULL };
 /* net_pcap keys giving the port something to receive. */
 static const char *const rx_keys[] = { "rx_pcap=", "rx_iface=",
 	"rx_iface_in=", "iface=", NULL };
@@ -57,24 +59,31 @@ arg_key(const char *arg, const char *const *keys)
 	return NULL;
 }
 
-/* @p v with each relative path_keys file made the config directory's. */
+/* @p v with each relative file it names made the config directory's. */
 static int
 resolve_paths(const struct xnv_config *c, const char *v, char *out,
 	      size_t len)
 {
 	const char *slash = strrchr(c->path, '/'), *a, *k;
-	int dirlen = slash != NULL ? (int)(slash - c->path) : -1;
+	const char *const *keys = NULL;
+	char dir[sizeof(c->path)];
 	size_t o = 0, n;
 
-	if (strncmp(v, "net_pcap", 8) != 0 || dirlen < 0)
+	if (strncmp(v, "net_pcap", 8) == 0)
+		keys = pcap_paths;
+	else if (strncmp(v, "net_memif", 9) == 0 &&
+		 strstr(v, ",socket-abstract=no") != NULL)
+		keys = memif_paths;
+	if (keys == NULL || slash == NULL)	/* no paths, or the config's
+						 * directory is . */
 		return snprintf(out, len, "%s", v) < (int)len ? 0 : -1;
+	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - c->path), c->path);
 	for (a = v; o < len; a += n + (a[n] == ',')) {
 		n = strcspn(a, ",");
-		k = a == v ? NULL : arg_key(a, path_keys);
+		k = a == v ? NULL : arg_key(a, keys);
 		if (k != NULL && a[strlen(k)] != '/')
-			o += (size_t)snprintf(out + o, len - o, "%s%s%.*s/%.*s",
-					      a == v ? "" : ",", k, dirlen,
-					      dirlen > 0 ? c->path : "/",
+			o += (size_t)snprintf(out + o, len - o, "%s%s%s/%.*s",
+					      a == v ? "" : ",", k, dir,
 					      (int)(n - strlen(k)),
 					      a + strlen(k));
 		else

@@ -200,6 +200,22 @@ def test_relative_paths_from_config_dir(xnv):
                         "or directory\n"), r.stderr
 
 
+def test_relative_memif_socket_file_from_config_dir(xnv):
+    """A memif socket file (socket-abstract=no) is the config directory's
+    too: a plain file in its place there is what the core refuses."""
+    d = xnv.path("mconf")
+    d.mkdir()
+    (d / "m.sock").write_text("not a socket\n")
+    cfg = d / "memif.ini"
+    cfg.write_text(config(out="[port out]\ndev = net_memif0,role=server,"
+                              "socket=m.sock,socket-abstract=no\ngroup = g\n"))
+    r = start(xnv, cfg)
+    assert r.returncode == 1, r
+    assert f"xnv-core: port out: memif socket {d}/m.sock exists and is not a " \
+           "socket" in r.stderr.splitlines()[-1], r.stderr
+    assert (d / "m.sock").read_text() == "not a socket\n"
+
+
 def test_second_core_refused_before_eal(xnv):
     """The same socket: refused naming the running core's pid, before EAL
     and before any device (its tx_pcap is never made); the first goes on."""
