@@ -472,7 +472,7 @@ load_section(const struct xnv_ini *ini, unsigned hdr, int pass,
 				    sec, XNV_MAX_SERVICES);
 		return load_service(f, sec, name, c, err, errlen);
 	}
-	return fail(err, errlen, "[%s]: unknown section kind '%s'", sec, kind);
+	return fail(err, errlen, "[%s]: [core] takes no name", sec);
 }
 
 /* What a config is without keys. */

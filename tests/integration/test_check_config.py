@@ -120,6 +120,9 @@ BAD = {
         config(svc="[service fwd-a]\n[widget w]\n"), 13,
         r"\[widget w\]: unknown section kind 'widget' \(expected core, group, "
         r"port, service or flow\)$"),
+    "named-core": (
+        config(svc="[service fwd-a]\n[core main]\n"), 13,
+        r"\[core main\]: \[core\] takes no name$"),
     "interface-as-dev": (
         config(out="[port out]\ndev = eth0\ngroup = g\n"), 10,
         r"\[port out\] dev = eth0: 'eth0' is neither a DPDK vdev .* nor a PCI "
@@ -151,6 +154,11 @@ def test_errors(xnv, case):
     assert r2.stderr.splitlines() == [f"xnv-core: config error: {lines[0]}"], r2.stderr
     assert "xnv-core statistics" not in r2.stdout
     assert not os.path.lexists(xnv.socket)
+
+
+def test_directory_as_config(xnv):
+    r = xnv.run([CORE_BIN, "--check-config", xnv.dir])
+    assert (r.returncode, r.stderr) == (1, f"{xnv.dir}: Is a directory\n"), r
 
 
 def test_keys_documented():
