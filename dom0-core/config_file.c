@@ -203,13 +203,45 @@ xnv_ini_read(const char *path, struct xnv_ini *ini, char *err, size_t errlen)
 	return rc;
 }
 
+/* The line of word @p w (@p n bytes) as a key of [@p sec], or 0. */
+static unsigned
+word_line(const struct xnv_ini *ini, const char *sec, const char *w, size_t n)
+{
+	char key[CFG_NAME_LEN];
+
+	if (n == 0 || n >= sizeof(key))
+		return 0;
+	memcpy(key, w, n);
+	key[n] = '\0';
+	return xnv_ini_line(ini, sec, key);
+}
+
+/* The line of the first 'quoted' word of @p s that is a key of [@p sec],
+ * or 0. */
+static unsigned
+quoted_key_line(const struct xnv_ini *ini, const char *sec, const char *s)
+{
+	const char *q;
+	unsigned line;
+	size_t n;
+
+	while ((q = strchr(s, '\'')) != NULL) {
+		n = strcspn(q + 1, "'");
+		if (q[1 + n] == '\0')
+			return 0;
+		if ((line = word_line(ini, sec, q + 1, n)) != 0)
+			return line;
+		s = q + n + 2;
+	}
+	return 0;
+}
+
 void
 xnv_ini_locate(const struct xnv_ini *ini, char *err, size_t errlen)
 {
-	char sec[CFG_NAME_LEN], key[CFG_NAME_LEN], tmp[1024];
+	char sec[CFG_NAME_LEN], tmp[1024];
 	const char *close, *k;
 	unsigned line = 0;
-	size_t n;
 
 	if (strncmp(err, ini->path, strlen(ini->path)) == 0)
 		return;
@@ -217,20 +249,13 @@ xnv_ini_locate(const struct xnv_ini *ini, char *err, size_t errlen)
 	if (close != NULL && (size_t)(close - err - 1) < sizeof(sec)) {
 		memcpy(sec, err + 1, (size_t)(close - err - 1));
 		sec[close - err - 1] = '\0';
+		/* "[sec] key ...", "[sec]: key ...", else a 'quoted' key */
 		k = close + 1 + (close[1] == ':');
 		k += strspn(k, " ");
-		n = strspn(k, "abcdefghijklmnopqrstuvwxyz_");
-		snprintf(key, sizeof(key), "%.*s", (int)n, k);
-		line = n > 0 ? xnv_ini_line(ini, sec, key) : 0;
-		/* else the first 'quoted' key of the section it names */
-		for (k = strchr(k, '\''); line == 0 && k != NULL;
-		     k = strchr(k + n + 1, '\'')) {
-			n = strcspn(++k, "'");
-			snprintf(key, sizeof(key), "%.*s", (int)n, k);
-			line = k[n] == '\'' ? xnv_ini_line(ini, sec, key) : 0;
-			if (k[n] == '\0')
-				break;
-		}
+		line = word_line(ini, sec, k,
+				 strspn(k, "abcdefghijklmnopqrstuvwxyz_"));
+		if (line == 0)
+			line = quoted_key_line(ini, sec, k);
 		if (line == 0)
 			line = xnv_ini_line(ini, sec, NULL);
 	}

@@ -102,11 +102,13 @@ check_socket(const char *path, char *err, size_t errlen)
 	return -1;
 }
 
-/* @p path can be written (made and removed again if it was not there). */
+/* @p path can be written (made and removed again if it was not there;
+ * opened non-blocking: a FIFO nobody reads must not hang the start). */
 static int
 check_writable(const char *path, char *err, size_t errlen)
 {
-	int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY), made = 0;
+	int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK),
+	    made = 0;
 
 	if (fd < 0 && errno == ENOENT) {
 		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
