@@ -95,29 +95,44 @@ resolve_paths(const struct xnv_config *c, const char *v, char *out,
 	return o < len ? 0 : -1;
 }
 
+/* The device @p dev names, as one spelling: a vdev's name, or a PCI
+ * address with its domain (01:00.0 is 0000:01:00.0). */
+static void
+dev_name(const char *dev, char *out, size_t len)
+{
+	size_t n = strcspn(dev, ",");
+
+	snprintf(out, len, "%.*s", (int)n, dev);
+	if (n == 7 && pci_addr(out))
+		snprintf(out, len, "0000:%.*s", (int)n, dev);
+	for (; *out != '\0'; out++)
+		*out = (char)tolower((unsigned char)*out);
+}
+
 int
 xnv_config_port_dev(struct xnv_config *c, uint16_t idx, const char *v,
 		    unsigned line, char *err, size_t errlen)
 {
 	struct xnv_port_cfg *p = &c->ports[idx];
-	size_t n = strcspn(v, ",");
-	char name[XNV_DEV_LEN];
+	char name[XNV_DEV_LEN], other[XNV_DEV_LEN];
 	uint16_t i;
 
-	snprintf(name, sizeof(name), "%.*s", (int)n, v);
+	snprintf(name, sizeof(name), "%.*s", (int)strcspn(v, ","), v);
 	if (strncmp(name, "net_", 4) != 0 && !pci_addr(name))
 		return fail(err, errlen, "[port %s] dev = %s: '%s' is neither "
 			    "a DPDK vdev (net_DRIVERn[,key=value...], such as "
 			    "net_pcap0,rx_pcap=in.pcap) nor a PCI address "
 			    "(0000:01:00.0); a kernel interface is "
 			    "net_af_packet0,iface=%s", p->name, v, name, name);
-	for (i = 0; i < idx; i++)
-		if (strncmp(c->ports[i].dev, v, n) == 0 &&
-		    (c->ports[i].dev[n] == '\0' || c->ports[i].dev[n] == ','))
+	dev_name(v, name, sizeof(name));
+	for (i = 0; i < idx; i++) {
+		dev_name(c->ports[i].dev, other, sizeof(other));
+		if (strcmp(name, other) == 0)
 			return fail(err, errlen, "[port %s] dev = %s: device %s "
 				    "is [port %s]'s already (line %u): one "
 				    "device per port", p->name, v, name,
 				    c->ports[i].name, c->ports[i].line);
+	}
 	if (resolve_paths(c, v, p->dev, sizeof(p->dev)) < 0)
 		return fail(err, errlen, "[port %s] dev = %s: longer than %d "
 			    "characters once its files are found from the "

@@ -94,9 +94,9 @@ BAD = {
         r"\[port out\] dev = net_null0,size=128: device net_null0 is \[port in\]'s "
         r"already \(line 6\): one device per port"),
     "same-pci-device": (
-        config(**{"in": "[port in]\ndev = 0000:00:1f.6\ngroup = g\nchain = out\n",
-                  "out": "[port out]\ndev = 0000:00:1f.6\ngroup = g\n"}), 10,
-        r"\[port out\] dev = 0000:00:1f.6: device 0000:00:1f.6 is \[port in\]'s "
+        config(**{"in": "[port in]\ndev = 0000:00:1F.6\ngroup = g\nchain = out\n",
+                  "out": "[port out]\ndev = 00:1f.6\ngroup = g\n"}), 10,
+        r"\[port out\] dev = 00:1f.6: device 0000:00:1f.6 is \[port in\]'s "
         r"already \(line 6\): one device per port"),
     "leading-zero": (
         config(core="[core]\nring_size = 0256\n"), 2,
