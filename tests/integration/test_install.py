@@ -9,8 +9,8 @@
   `pkg-config libxnv` and runs with --help (exit 0); the staged xnv-ctl
   finds its package.
 - `make install-libxnv` in a fresh build directory with pkg-config seeing
-  neither DPDK nor Xen compiles libxnv's files only and installs libxnv
-  alone, which an NF builds against.
+  neither DPDK nor Xen compiles libxnv's files only, reading no DPDK or
+  Xen header, and installs libxnv alone, which an NF builds against.
 - `systemd-analyze verify` accepts both units, as installed (PID 1 here
   need not be systemd: the units are checked, not started).
 - Bash completion offers xnv-ctl's commands as its --help lists them.
@@ -80,6 +80,9 @@ def test_install_libxnv_needs_neither_dpdk_nor_xen(tmp_path):
     assert compiled and all(re.match(r"(domu-lib|gntshare)/", c) for c in compiled), compiled
     assert not any("xen" in c for c in compiled), compiled
     assert "rte_" not in out
+    # and no header of either was read (the compiler's dependency files)
+    deps = "".join(d.read_text() for d in (tmp_path / "b").rglob("*.d"))
+    assert deps and not re.search(r"/(xen\w*|dpdk|rte_\w+)[./]", deps), deps
     # PREFIX default /usr/local
     assert files_under(root) == {f.replace("usr/", "usr/local/", 1)
                                  for f in LIBXNV_FILES}
