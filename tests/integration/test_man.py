@@ -5,7 +5,8 @@
   `man --warnings -l` without a single warning.
 - Every option a program's --help prints is on its page: xnv-core(8),
   xnv-ctl(8) (its subcommands' help too), xnv-xl(8), and libxnv(3) for
-  the options libxnv parses (xnv-forwarder --help prints exactly those).
+  the options libxnv parses (xnv-forwarder --help prints exactly those);
+  every command xnv-ctl --help lists has its entry in xnv-ctl(8).
 """
 import re
 import shutil
@@ -76,3 +77,11 @@ def test_every_option_in_help_is_on_the_page(page, argvs):
     missing = sorted(o for o in helped
                      if not re.search(rf"(?<![\w-]){re.escape(o)}(?![\w-])", text))
     assert not missing, f"{page} does not mention {missing}"
+
+
+def test_every_xnv_ctl_command_is_on_its_page():
+    text = text_of("xnv-ctl.8")
+    cmds = re.findall(r"^    ([a-z][a-z-]*)(?: |$)", help_of([CTL_BIN]), re.M)
+    assert len(cmds) >= 10, cmds
+    missing = [c for c in cmds if not re.search(rf"^ {{7}}{c}\b", text, re.M)]
+    assert not missing, f"xnv-ctl.8 does not describe {missing}"
