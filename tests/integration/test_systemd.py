@@ -18,10 +18,11 @@ import pwd
 import signal
 import socket
 import stat
+import subprocess
 
 import pytest
 
-from harness import CTL_BIN, nf_env, scaled, write_config
+from harness import CORE_BIN, CTL_BIN, nf_env, scaled, write_config
 
 NOGROUP = grp.getgrgid(pwd.getpwnam("nobody").pw_gid).gr_name
 
@@ -47,10 +48,21 @@ def notify_sock(xnv):
     s.close()
 
 
+def built_with_libsystemd():
+    r = subprocess.run(["ldd", str(CORE_BIN)], capture_output=True, text=True)
+    return "libsystemd" in r.stdout
+
+
+needs_sd = pytest.mark.skipif(not built_with_libsystemd(),
+                              reason="xnv-core built without libsystemd "
+                              "(apt-get install libsystemd-dev, rebuild)")
+
+
 def core_env(path):
     return dict(os.environ, NOTIFY_SOCKET=str(path))
 
 
+@needs_sd
 def test_ready_only_once_the_socket_accepts_and_stopping_on_sigterm(xnv, notify_sock):
     sock, path = notify_sock
     core = xnv.start_core(null_config(xnv), env=core_env(path))
