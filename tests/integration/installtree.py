@@ -65,8 +65,8 @@ int main(int argc, char **argv)
 def make(*args, timeout=600, env=None):
     """make -C REPO ARGS with the tests' build directory; output returned,
     a failure raised with its tail."""
-    b = ["B=" + str(BUILD)] + (["SAN=1"] if BUILD.name == "build-san" else [])
-    r = subprocess.run(["make", "--no-print-directory", "-C", str(REPO), *b,
+    r = subprocess.run(["make", "--no-print-directory", "-C", str(REPO),
+                        f"B={BUILD}",
                         *args], capture_output=True, text=True,
                        timeout=scaled(timeout), env=env)
     assert r.returncode == 0, f"make {' '.join(args)}: {r.stderr[-3000:]}"
