@@ -47,6 +47,8 @@ DEBS = {
 }
 
 pytestmark = [
+    # make deb (the module's first test pays for it) builds everything
+    pytest.mark.time_limit(1200),
     pytest.mark.skipif(shutil.which("dpkg-buildpackage") is None or
                        shutil.which("dh") is None,
                        reason="dpkg-buildpackage or debhelper missing (make deps)"),
