@@ -43,6 +43,7 @@ include toolstack-hooks/build.mk
 include examples/build.mk
 include tests/build.mk
 include bench/build.mk
+include scripts/install.mk
 
 $(B)/obj/%.o: %.c
 	@mkdir -p $(dir $@)

@@ -29,6 +29,7 @@
 #include "ctl.h"
 #include "eal_args.h"
 #include "logsink.h"
+#include "notify.h"
 #include "pcap_check.h"
 
 int xnv_logtype;
@@ -512,8 +513,12 @@ main(int argc, char **argv)
 	c->start_tsc = start;
 	c->busy_poll = o.busy_poll;
 	rc = setup(c, o.backend);
-	if (rc == 0)
+	if (rc == 0) {
+		/* Every port started, the NF socket listening (notify.h). */
+		xnv_notify("READY=1\nSTATUS=forwarding");
 		run(c, &o);
+		xnv_notify("STOPPING=1");
+	}
 	quiesce(c);
 	if (rc == 0) {
 		double el = (double)(rte_rdtsc() - start) / c->tsc_hz;
