@@ -63,7 +63,10 @@ usage(FILE *f)
 		"                     socket (default), or Xen domains through\n"
 		"                     XenStore and grant refs (Dom0, gntshare module);\n"
 		"                     this build has: %s\n"
-		"  --help             this text\n"
+		"  --version          print the version and exit\n"
+		"  -h, --help         this text\n"
+		"Exit status: 0 after a clean stop, 2 for a usage error, 1 for\n"
+		"any other error.\n"
 		"EAL memory: unless given, --in-memory when 2 MiB hugepages are free,\n"
 		"else --no-huge (logged).  SIGUSR1 prints the counters.\n",
 		gnts_srv_kinds());
@@ -95,13 +98,14 @@ parse_opts(int argc, char **argv, struct opts *o)
 		{ "busy-poll", no_argument, NULL, 'b' },
 		{ "backend", required_argument, NULL, 'B' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'c': o->config = optarg; break;
 		case 's': o->socket = optarg; break;
@@ -125,6 +129,9 @@ parse_opts(int argc, char **argv, struct opts *o)
 				return -1;
 			break;
 		case 'h': usage(stdout); exit(0);
+		case 'V':
+			printf("xnv-core (XenNetVM) %s\n", XNV_VERSION);
+			exit(0);
 		default:
 			fprintf(stderr, "xnv-core: unknown or incomplete option "
 				"'%s' (see --help)\n", argv[optind - 1]);
@@ -455,7 +462,7 @@ main(int argc, char **argv)
 		return 1;
 	if (parse_opts(app_argc, app_argv, &o) < 0) {
 		free(eal_argv);
-		return 1;
+		return 2;	/* a usage error */
 	}
 	rc = xnv_config_load(o.config, &c->cfg, err, sizeof(err));
 	if (rc == 0)

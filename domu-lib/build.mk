@@ -48,3 +48,6 @@ install: all
 	ln -sf libxnv.so.0 $(DESTDIR)$(PREFIX)/lib/libxnv.so
 	$(call xnv_pc,$(PREFIX)/lib,-I$(PREFIX)/include) \
 	    > $(DESTDIR)$(PREFIX)/lib/pkgconfig/libxnv.pc
+
+# xnv_version(): the project's one version (the top Makefile's VERSION).
+EXTRA_CFLAGS_domu-lib := -DXNV_VERSION=\"$(VERSION)\"

@@ -18,6 +18,10 @@
 
 #include "nf_pvt.h"
 
+#ifndef XNV_VERSION
+#error "XNV_VERSION: build with the Makefile (it passes -DXNV_VERSION)"
+#endif
+
 #define ATTACH_TIMEOUT_MS 10000u	/* xen: the core's answer */
 
 volatile sig_atomic_t libxnv_signalled;
@@ -29,10 +33,19 @@ on_signal(int sig)
 	libxnv_signalled = 1;
 }
 
+/* The program's own name, for --version and usage errors. */
+static const char *
+prog_name(const char *argv0)
+{
+	const char *slash = strrchr(argv0, '/');
+
+	return slash != NULL ? slash + 1 : argv0;
+}
+
 static void
 usage(const char *prog)
 {
-	fprintf(stderr,
+	fprintf(stdout,
 		"usage: %s [libxnv options] [-- NF options]\n"
 		"  --service NAME   service this NF provides (env XNV_SERVICE; required\n"
 		"                   in host mode; in a Xen domain its nfv_service)\n"
@@ -50,10 +63,27 @@ usage(const char *prog)
 		"  --alloc N        keep N empty buffers at hand for packets the NF\n"
 		"                   originates (xnv_pkt_alloc; env XNV_ALLOC; default 0;\n"
 		"                   at most the core's ring_size)\n"
-		"  --reattach       when xnv-core stops or dies, wait for it and attach\n"
-		"                   again (env XNV_REATTACH=1; default: exit)\n"
+		"  --reattach       wait for xnv-core when none runs yet, or when it\n"
+		"                   stops or dies, and attach again (env\n"
+		"                   XNV_REATTACH=1; default: exit)\n"
 		"  --quiet          no statistics line on exit\n"
-		"  --help           this text\n", prog, GNTS_DEFAULT_SOCKET);
+		"  --version        print the version and exit\n"
+		"  -h, --help       this text\n", prog, GNTS_DEFAULT_SOCKET);
+	fflush(stdout);
+}
+
+const char *
+xnv_version(void)
+{
+	return XNV_VERSION;
+}
+
+/* "xnv-forwarder (XenNetVM) 0.1.0" */
+static void
+print_version(const char *argv0)
+{
+	printf("%s (XenNetVM) %s\n", prog_name(argv0), xnv_version());
+	fflush(stdout);
 }
 
 static int
@@ -126,13 +156,14 @@ read_opts(int end, char **argv, struct xnv_nf *nf, struct attach_opts *ao)
 		{ "dev", required_argument, NULL, 'D' },
 		{ "reattach", no_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(end, argv, "", opts, NULL)) != -1) {
+	while ((c = getopt_long(end, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 's': ao->service = optarg; break;
 		case 'g': ao->group = optarg; break;
@@ -148,15 +179,17 @@ read_opts(int end, char **argv, struct xnv_nf *nf, struct attach_opts *ao)
 		case 'q': nf->quiet = 1; break;
 		case 'r': ao->reattach = "1"; break;
 		case 'h': usage(argv[0]); return -EAGAIN;
+		case 'V': print_version(argv[0]); return -EAGAIN;
 		default:
-			LOG("unknown or incomplete option '%s' (see --help)",
-			    argv[optind - 1]);
+			LOG("%s: unknown or incomplete option '%s' (libxnv's "
+			    "options: see --help; NF options go after --)",
+			    prog_name(argv[0]), argv[optind - 1]);
 			return -EINVAL;
 		}
 	}
 	if (optind < end) {
-		LOG("unexpected argument '%s' (NF options go after --)",
-		    argv[optind]);
+		LOG("%s: unexpected argument '%s' (NF options go after --)",
+		    prog_name(argv[0]), argv[optind]);
 		return -EINVAL;
 	}
 	return 0;
@@ -317,6 +350,18 @@ libxnv_map(struct xnv_nf *nf)
 }
 
 int
+xnv_nf_args(int argc, char **argv)
+{
+	struct gnts_attach_req req;
+	struct attach_opts ao;
+	struct xnv_nf nf;
+
+	memset(&req, 0, sizeof(req));
+	memset(&nf, 0, sizeof(nf));
+	return parse_args(argc, argv, &req, &nf, &ao);
+}
+
+int
 xnv_nf_init(int argc, char **argv, struct xnv_nf **out)
 {
 	struct gnts_attach_req req;
@@ -342,16 +387,26 @@ xnv_nf_init(int argc, char **argv, struct xnv_nf **out)
 	nf->cfg.socket = nf->sock;
 	nf->cfg.dev = ao.dev;
 	nf->cfg.timeout_ms = ATTACH_TIMEOUT_MS;
-	rc = gnts_cli_attach(nf->backend, &nf->cfg, &req, &nf->att, &nf->cli,
-			     err, sizeof(err));
-	snprintf(nf->name, sizeof(nf->name), "%s", req.name);
 	nf->req = req;
+	rc = gnts_cli_attach(nf->backend, &nf->cfg, &nf->req, &nf->att,
+			     &nf->cli, err, sizeof(err));
+	if (rc == -EHOSTDOWN && nf->reattach) {
+		/* --reattach waits for the first core as for a later one. */
+		LOG("%s: --reattach: waiting for xnv-core at %s", nf->name,
+		    nf->sock);
+		rc = libxnv_wait_core(nf, err, sizeof(err));
+	}
+	req = nf->req;
+	snprintf(nf->name, sizeof(nf->name), "%s", req.name);
 	snprintf(nf->group, sizeof(nf->group), "%s", req.group);
 	if (rc < 0) {
-		LOG("%s: attach refused: %s", nf->name[0] ? nf->name :
-		    "NF (Xen domain)", err);
+		/* No core at all is not a refusal; and -EINVAL is kept for
+		 * bad options (a usage error). */
+		LOG("%s: %s%s", nf->name[0] ? nf->name : "NF (Xen domain)",
+		    rc == -EHOSTDOWN || rc == -EINTR ? "" : "attach refused: ",
+		    rc == -EINTR ? "stopped while waiting for xnv-core" : err);
 		free(nf);
-		return rc;
+		return rc == -EINVAL ? -EPERM : rc;
 	}
 	rc = libxnv_map(nf);
 	if (rc < 0) {

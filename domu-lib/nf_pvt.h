@@ -60,5 +60,8 @@ int libxnv_core_alive(struct xnv_nf *nf);
 int libxnv_gone_rc(const struct xnv_nf *nf);
 int libxnv_may_reattach(const struct xnv_nf *nf);
 int libxnv_reattach(struct xnv_nf *nf);
+/* Attach nf->req until a core answers (or a stop or signal: -EINTR);
+ * its answer: 0, or the refusal with @p err. */
+int libxnv_wait_core(struct xnv_nf *nf, char *err, size_t errlen);
 
 #endif

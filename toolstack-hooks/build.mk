@@ -9,3 +9,5 @@ all: $(B)/bin/xnv-xl
 $(B)/bin/xnv-xl: $(XNVXL_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $(XNVXL_OBJ) $(XLU_LIBS) $(LDSAN)
+# xnv-xl --version: the project's one version (the top Makefile's VERSION).
+EXTRA_CFLAGS_toolstack-hooks := -DXNV_VERSION=\"$(VERSION)\"

@@ -48,7 +48,9 @@ usage(FILE *f)
 		"destroy  xl destroy NAME and remove its NF devices.\n"
 		"list     NF domains: domid, name, service, group, device states.\n"
 		"Keys: nfv_trust_group (required), nfv_service (required),\n"
-		"      nfv_instances (1..%d, default 1).  Env XNV_XL: the xl binary.\n",
+		"      nfv_instances (1..%d, default 1).  Env XNV_XL: the xl binary.\n"
+		"--version: the version.  Exit status: 0, 2 for a usage error,\n"
+		"1 for any other error.\n",
 		NFV_MAX_INSTANCES);
 }
 
@@ -589,6 +591,10 @@ main(int argc, char **argv)
 	    strcmp(argv[1], "-h") == 0) {
 		usage(argc < 2 ? stderr : stdout);
 		return argc < 2 ? 2 : 0;
+	}
+	if (strcmp(argv[1], "--version") == 0) {
+		printf("xnv-xl (XenNetVM) %s\n", XNV_VERSION);
+		return 0;
 	}
 	if (strcmp(argv[1], "create") == 0)
 		return cmd_create(argc - 1, argv + 1);

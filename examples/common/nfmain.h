@@ -12,8 +12,9 @@
  *   };
  *   int main(int argc, char **argv) { return nf_main(argc, argv, &app, &r); }
  *
- * Exit status: 0 after a clean stop or --help; 1 on a bad option, a bad
- * file, a refused attach or a lost core.
+ * Exit status: 0 after a clean stop, --help or --version; 2 on a bad
+ * option (libxnv's or the NF's); 1 on a bad file, a refused attach, no
+ * core or a lost core.
  */
 #ifndef XNV_EX_NFMAIN_H
 #define XNV_EX_NFMAIN_H
@@ -42,6 +43,9 @@ struct nf_app {
 };
 
 int nf_main(int argc, char **argv, const struct nf_app *app, void *ctx);
+
+/** Index in @p argv of the "--" after libxnv's options (argc if none). */
+int nf_dashdash(int argc, char **argv);
 
 /** Print "NAME: COUNTER VALUE" for @p n counters, one a line. */
 void nf_counters(FILE *out, const char *nf, const char *const *names,

@@ -120,24 +120,25 @@ def test_help(tmp_path):
 
 
 def test_bad_backend_options():
+    """Usage errors: exit 2."""
     p = subprocess.run([str(CORE_BIN), "--", "--config", "/x.ini", "--backend", "vmware"],
                        capture_output=True, text=True, timeout=scaled(20))
-    assert p.returncode == 1
+    assert p.returncode == 2
     assert "--backend vmware: expected one of: host, xen" in p.stderr
     p = subprocess.run([str(FWD_BIN), "--backend", "vmware", "--service", "a"],
                        capture_output=True, text=True, timeout=scaled(20))
-    assert p.returncode == 1
+    assert p.returncode == 2
     assert "--backend vmware: expected auto or one of this libxnv's backends (host, xen)" in p.stderr
     p = subprocess.run([str(FWD_BIN), "--backend", "xen", "--dev", "16"],
                        capture_output=True, text=True, timeout=scaled(20))
-    assert p.returncode == 1 and "--dev 16: expected a device number" in p.stderr
+    assert p.returncode == 2 and "--dev 16: expected a device number" in p.stderr
     # In a Xen domain the domain's config names the group and the instance
     for opt, what in (("--group", "trust group"), ("--name", "instance name")):
         p = subprocess.run([str(FWD_BIN), "--backend", "xen", opt, "blue"],
                            capture_output=True, text=True, timeout=scaled(20))
-        assert p.returncode == 1, p.stderr
+        assert p.returncode == 2, p.stderr
         assert f"in a Xen domain the {what} comes from the domain's config" in p.stderr
         assert "attach" not in p.stderr, p.stderr    # refused before trying
     p = subprocess.run([str(FWD_BIN), "--backend", "xen"], capture_output=True,
                        text=True, timeout=scaled(20), env={"XNV_GROUP": "blue"})
-    assert p.returncode == 1 and "--group / XNV_GROUP: in a Xen domain" in p.stderr
+    assert p.returncode == 2 and "--group / XNV_GROUP: in a Xen domain" in p.stderr
