@@ -91,7 +91,12 @@ nf_main(int argc, char **argv, const struct nf_app *app, void *ctx)
 		status = xnv_nf_exit_status(rc);
 		goto out;
 	}
-	if (app->load(ctx) != 0 || xnv_nf_init(dd, argv, &nf) < 0)
+	rc = app->load(ctx);
+	if (rc != 0) {
+		status = rc == NF_USAGE ? 2 : 1;
+		goto out;
+	}
+	if (xnv_nf_init(dd, argv, &nf) < 0)
 		goto out;
 	rc = app->attached != NULL ? app->attached(ctx, nf) : 0;
 	if (rc == 0) {

@@ -25,6 +25,8 @@
 
 #include <xnv/nf.h>
 
+#define NF_USAGE (-2)	/* load(): a usage error */
+
 struct nf_app {
 	const char *name;		/**< "router": binary xnv-router */
 	const char *summary;		/**< one line: what it does */
@@ -33,7 +35,9 @@ struct nf_app {
 	/** One option (getopt's value, its argument or NULL).
 	 *  @return 0, or -1 after printing why. */
 	int (*opt)(void *ctx, int c, const char *arg);
-	/** After the options: check them, load files.  @return 0 or -1. */
+	/** After the options: check them, load files.  @return 0, -1 (a
+	 *  bad file: exit 1) or NF_USAGE (a missing or inconsistent
+	 *  option: exit 2), after printing why. */
 	int (*load)(void *ctx);
 	/** Attached: e.g. check port numbers.  Optional.  @return 0 or -1. */
 	int (*attached)(void *ctx, struct xnv_nf *nf);
