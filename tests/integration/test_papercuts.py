@@ -88,3 +88,19 @@ def test_reattach_waits_for_the_first_core(xnv):
     nf.wait_output(r"^xnv: early: attached as domain \d+", 20)
     assert "refused" not in nf.stderr(), nf.stderr()
     core.wait_output(r"NF early .*attached", 20)
+
+
+def test_demo_puts_the_hugepage_count_back(tmp_path):
+    """demo.sh raises a hugepage count below 64 for its pool, says so and
+    puts it back at exit (here a file stands for nr_hugepages, so the
+    machine's own count is left alone)."""
+    count = tmp_path / "nr_hugepages"
+    count.write_text("8\n")
+    env = {**os.environ, "XNV_DEMO_COUNT": "200", "XNV_DEMO_HUGEPAGES": str(count)}
+    r = subprocess.run(["bash", REPO / "scripts" / "demo.sh"], capture_output=True,
+                       text=True, env=env, timeout=scaled(180))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f"demo: {count} 8 -> 64 for the pool (put back at exit)" in r.stdout, r.stdout
+    assert f"demo: {count} back to 8" in r.stdout, r.stdout
+    assert count.read_text().strip() == "8"
+    assert "identical to the input" in r.stdout, r.stdout
