@@ -6,17 +6,25 @@
   0 on --help and --version, 2 on a bad option;
 - `--reattach` waits for a core that is not running yet, and attaches
   once one starts;
-- the example NFs' flow tables hash with a seed of their own (a fixed
-  seed lets anyone who knows it pick flows that all collide).
+- `make demo` puts back the hugepage count it raised;
+- the router's and the dpi's sample files do something with the traffic
+  the repository ships (scripts/gen_pcap.py): routed out of the `out`
+  port, alerts raised.
 """
 import os
 import re
 import shutil
 import subprocess
 
+import sys
+
 import pytest
 
-from harness import BUILD, FWD_BIN, REPO, scaled, write_config
+from harness import BUILD, REPO, scaled, write_config
+from nfrun import NfSpec, run_nfs
+
+sys.path.insert(0, str(REPO / "scripts"))
+import gen_pcap  # noqa: E402
 
 HEADER = REPO / "domu-lib" / "include" / "xnv" / "nf.h"
 
@@ -87,7 +95,7 @@ def test_reattach_waits_for_the_first_core(xnv):
     core.wait_ready()
     nf.wait_output(r"^xnv: early: attached as domain \d+", 20)
     assert "refused" not in nf.stderr(), nf.stderr()
-    core.wait_output(r"NF early .*attached", 20)
+    core.wait_attached(nf, 20)
 
 
 def test_demo_puts_the_hugepage_count_back(tmp_path):
@@ -104,3 +112,34 @@ def test_demo_puts_the_hugepage_count_back(tmp_path):
     assert f"demo: {count} back to 8" in r.stdout, r.stdout
     assert count.read_text().strip() == "8"
     assert "identical to the input" in r.stdout, r.stdout
+
+
+def shipped_traffic(n=300):
+    return [bytes(p) for p in gen_pcap.make_packets(n, 32, 1)]
+
+
+def test_router_sample_routes_out_of_the_out_port(xnv):
+    """The router README's line (no --next), ports in (0) and out (1):
+    every packet of the shipped traffic has a route and leaves by out."""
+    sample = REPO / "examples" / "router" / "sample"
+    pkts = shipped_traffic()
+    run = run_nfs(xnv, pkts, [NfSpec("router", ("--routes", sample / "routes.txt",
+                                                "--neigh", sample / "neigh.txt"))])
+    assert run.core_rc == 0 and run.nf_rcs == {"router": 0}
+    assert len(run.outs[0]) == len(pkts), run.counters
+    assert run.counters["router"]["routed"] == len(pkts), run.counters
+
+
+def test_dpi_sample_rules_match_the_shipped_traffic(xnv, tmp_path):
+    """The dpi README's line: the sample's alert rules fire on the shipped
+    traffic's HTTP requests (each of the three), and nothing is dropped."""
+    rules = REPO / "examples" / "dpi" / "sample" / "rules.txt"
+    alerts = tmp_path / "alerts.log"
+    pkts = shipped_traffic()
+    run = run_nfs(xnv, pkts, [NfSpec("dpi", ("--rules", rules, "--alerts", alerts))])
+    assert run.core_rc == 0 and run.nf_rcs == {"dpi": 0}
+    c = run.counters["dpi"]
+    assert c["matched"] > 0 and c["dropped"] == 0, c
+    assert len(run.outs[0]) == len(pkts)
+    fired = set(re.findall(r" id=(\d+) ", alerts.read_text()))
+    assert fired == {"1001", "1003", "1004"}, alerts.read_text()[:500]
