@@ -56,6 +56,19 @@ def test_name_override_is_the_domain_name(tmp_path):
     assert "the domid of fw2" in p.stdout and "fw1" not in p.stdout
 
 
+def test_dry_run_shows_command_line_overrides(tmp_path):
+    """xl's KEY=VALUE arguments after CFG override the file: the plan
+    lists them (not xl's own options), and says none when there are none."""
+    p, ran = xnv_xl(tmp_path, "create", "--dry-run", "CFG", "-q", 'name="fw2"',
+                    "memory=256", text=BASE)
+    assert p.returncode == 0 and not ran, p.stderr
+    cfg = tmp_path / "dom.cfg"
+    assert (f'overrides of {cfg} on the command line: name="fw2" (the domain\'s '
+            "name), memory=256\n") in p.stdout, p.stdout
+    p, _ = xnv_xl(tmp_path, "create", "--dry-run", "CFG", "-q", text=BASE)
+    assert f"overrides of {cfg} on the command line: none\n" in p.stdout, p.stdout
+
+
 @pytest.mark.parametrize("arg,line", [
     ('nfv_trust_group="red"', "nfv_trust_group=\"red\": nfv_* settings go "
      "in the domain's config file, not on the command line"),
