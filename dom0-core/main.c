@@ -485,10 +485,14 @@ main(int argc, char **argv)
 	/* Registered before EAL's own handlers, so it runs after them (after
 	 * telemetry unlinks its socket). */
 	atexit(remove_runtime_dir);
-	if (xnv_eal_notice()[0] != '\0')
-		fprintf(stderr, "xnv-core: %s\n", xnv_eal_notice());
 	xnv_logtype = rte_log_register("xnv.core");
 	rte_log_set_level(xnv_logtype, RTE_LOG_INFO);
+	/* From here on every log line, EAL's included, starts with its time
+	 * and level (logsink.h). */
+	if (xnv_logsink_open(err, sizeof(err)) < 0)
+		fprintf(stderr, "xnv-core: %s\n", err);
+	if (xnv_eal_notice()[0] != '\0')
+		XLOG(NOTICE, "%s\n", xnv_eal_notice());
 	if (rte_eal_init(eal_argc, eal_argv) < 0) {
 		fprintf(stderr, "xnv-core: EAL init failed: %s\n",
 			rte_strerror(rte_errno));

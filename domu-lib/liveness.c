@@ -78,7 +78,7 @@ libxnv_core_alive(struct xnv_nf *nf)
 			snprintf(err, sizeof(err), "%s", code_words(code));
 	}
 	nf->gone_code = code;
-	LOG("%s: detached by the core: %s", nf->name, err);
+	LOG(WARNING, "%s: detached by the core: %s", nf->name, err);
 	return 0;
 }
 
@@ -126,9 +126,11 @@ libxnv_wait_core(struct xnv_nf *nf, char *err, size_t errlen)
 	while (!nf->stop && !libxnv_signalled) {
 		rc = gnts_cli_attach(nf->backend, &nf->cfg, &nf->req, &nf->att,
 				     &nf->cli, err, errlen);
-		/* Nobody there (yet), or a core going away: try again.  A
-		 * core that answers and refuses will refuse again. */
-		if (rc != -EHOSTDOWN && rc != -ECONNRESET && rc != -ETIMEDOUT)
+		/* Nobody there (yet), or a core going away (it may be
+		 * shutting down as we connect): try again.  A core that
+		 * answers and refuses will refuse again. */
+		if (rc != -EHOSTDOWN && rc != -ECONNRESET &&
+		    rc != -ETIMEDOUT && rc != -ESHUTDOWN)
 			return rc;
 		sleep_ms(wait_ms);
 		wait_ms = wait_ms < 500 ? wait_ms * 2 : 1000;
@@ -143,15 +145,15 @@ libxnv_reattach(struct xnv_nf *nf)
 	int rc;
 
 	let_go(nf);
-	LOG("%s: --reattach: waiting for xnv-core at %s", nf->name, nf->sock);
+	LOG(INFO, "%s: --reattach: waiting for xnv-core at %s", nf->name, nf->sock);
 	rc = libxnv_wait_core(nf, err, sizeof(err));
 	if (rc == 0) {
 		rc = libxnv_map(nf);
 		if (rc < 0)
 			return rc;	/* said why */
-		LOG("%s: re-attached as domain %u", nf->name, nf->att.domid);
+		LOG(INFO, "%s: re-attached as domain %u", nf->name, nf->att.domid);
 	} else if (rc != -EINTR) {
-		LOG("%s: re-attach refused: %s", nf->name, err);
+		LOG(ERR, "%s: re-attach refused: %s", nf->name, err);
 	}
 	return rc;
 }

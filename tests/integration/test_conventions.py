@@ -8,16 +8,21 @@
   error); a runtime error (no core, a missing file) exits 1.
 - An NF's own options placed before `--` are refused with "NF options go
   after --"; `-- --help` lists them without a running core.
+- Log lines, the core's (EAL's included) and libxnv's, start with their
+  UTC time and level, whether stderr is a pipe or a file; usage errors
+  are plain lines.
 
-None of these needs a core, hugepages or a socket: each run is a plain
-subprocess with a scaled timeout.
+Each run is a plain subprocess with a scaled timeout; only the log test
+starts a core (net_null ports, a fraction of a second).
 """
+import datetime
 import re
 import subprocess
 
 import pytest
 
-from harness import BUILD, REPO, scaled
+from harness import BUILD, REPO, scaled, write_config
+from xnv.procs import STAMP
 
 BIN = BUILD / "bin"
 VERSION = re.search(r"^VERSION\s*:=\s*(\S+)", (REPO / "Makefile").read_text(),
@@ -113,3 +118,43 @@ def test_libxnv_reports_the_same_version():
     libxnv.pc's Version: one source."""
     pc = (BUILD / "lib" / "pkgconfig" / "libxnv.pc").read_text()
     assert re.search(rf"^Version: {re.escape(VERSION)}$", pc, re.M), pc
+
+
+def assert_stamped(text, who):
+    """Every line starts with a stamp of about now; `who` speaks in one."""
+    lines = text.splitlines()
+    assert lines and all(STAMP.match(ln) for ln in lines), \
+        [ln for ln in lines if not STAMP.match(ln)][:5]
+    now = datetime.datetime.now(datetime.timezone.utc)
+    for ln in lines:
+        t = datetime.datetime.strptime(ln[:23], "%Y-%m-%dT%H:%M:%S.%f").replace(
+            tzinfo=datetime.timezone.utc)
+        assert abs((now - t).total_seconds()) < scaled(600), ln
+    assert any(re.match(rf"\S+ [A-Z]+ {who}: ", ln) for ln in lines), lines[:5]
+
+
+@pytest.mark.parametrize("stderr_to", ["pipe", "file"])
+def test_log_lines_carry_time_and_level(tmp_path, stderr_to):
+    cfg = write_config(tmp_path / "c.ini", [
+        ("core", {"socket": tmp_path / "s.sock"}),
+        ("group blue", {"pool_bufs": 1024}),
+        ("port in", {"dev": "net_null0", "group": "blue"}),
+    ])
+    argv = [BIN / "xnv-core", "-l", "0", "--", "--config", cfg, "--duration", "0.2"]
+    if stderr_to == "pipe":
+        r = run(*argv)
+        err = r.stderr
+    else:
+        with open(tmp_path / "core.err", "w") as f:
+            r = subprocess.run([str(a) for a in argv], stdout=subprocess.PIPE,
+                               stderr=f, text=True, timeout=scaled(30))
+        err = (tmp_path / "core.err").read_text()
+    assert r.returncode == 0, err
+    assert_stamped(err, "EAL")
+    assert re.search(r"^\S+ INFO xnv-core: port 0 in: net_null0", err, re.M), err
+    # libxnv: a runtime error is a log line (ERROR), a usage error is not
+    r = run(BIN / "xnv-forwarder", "--service", "s", "--socket", tmp_path / "none.sock")
+    assert_stamped(r.stderr, "xnv")
+    assert re.match(r"\S+ ERROR xnv: s-\d+: no xnv-core running", r.stderr), r.stderr
+    r = run(BIN / "xnv-forwarder", "--alloc", "x")
+    assert r.returncode == 2 and r.stderr.startswith("xnv: --alloc x: "), r.stderr

@@ -70,8 +70,10 @@
  * must not block that long.
  *
  * Threading: one NF handle is driven by one thread.
- * Logging: libxnv writes to stderr, prefixed "xnv: ", never to stdout
- * (only --help and --version print to stdout).
+ * Logging: libxnv writes log lines to stderr, never to stdout (only
+ * --help and --version print there), each starting with its UTC time and
+ * level: "2026-11-24T21:54:52.878Z INFO xnv: fwd-1: attached as ...";
+ * a bad option is one plain "xnv: ..." line.
  */
 #ifndef XNV_NF_H
 #define XNV_NF_H
