@@ -370,9 +370,10 @@ cmd_create(int argc, char **argv)
 	rc = create_opts(argc, argv, &dry, &timeout);
 	if (rc >= 0)
 		return rc;
-	if (load_cfg(argv[optind], &c) < 0 ||
-	    apply_overrides(&c, argc, argv, optind) < 0)
+	if (load_cfg(argv[optind], &c) < 0)
 		return 1;
+	if (apply_overrides(&c, argc, argv, optind) < 0)
+		return 2;	/* a bad command-line argument */
 	xargv = xl_create_argv(argc, argv, optind);
 	if (xargv == NULL)
 		return 1;

@@ -76,7 +76,7 @@ def test_dry_run_shows_command_line_overrides(tmp_path):
 ])
 def test_bad_override_refused(tmp_path, arg, line):
     p, ran = xnv_xl(tmp_path, "create", "CFG", arg, text=BASE)
-    assert p.returncode == 1 and not ran, p.stderr
+    assert p.returncode == 2 and not ran, p.stderr     # a usage error
     assert p.stderr.strip() == f"xnv-xl: {line}", p.stderr
 
 
