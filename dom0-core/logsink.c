@@ -261,6 +261,7 @@ xnv_logsink_stop(unsigned wait_ms)
 	}
 	pthread_mutex_lock(&sink.lock);
 	xnv_logbuf_end_line(&sink.buf);
+	sink.mid_line = 0;
 	wake();
 	drained = wait_drained(&until);
 	/* Drained: the stream writes its lines to fd 2 at once again.  Not
