@@ -74,9 +74,9 @@ apply_verdict(struct xnv_nf *nf, xnv_action_t a, struct gnts_desc *d)
 
 	if (__builtin_expect(!action_ok(code), 0)) {
 		if (nf->st.bad_verdict++ == 0)
-			LOG(WARNING, "%s: the handler returned action code %u, which "
-			    "is no XNV_ACT_*: packet dropped (counted in "
-			    "bad_verdict)", nf->name, code);
+			LOG(WARNING, "%s: the handler returned action code "
+			    "%u, which is no XNV_ACT_*: packet dropped "
+			    "(counted in bad_verdict)", nf->name, code);
 		code = GNTS_ACT_DROP;
 		a = XNV_DROP;
 	}

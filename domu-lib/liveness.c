@@ -145,13 +145,15 @@ libxnv_reattach(struct xnv_nf *nf)
 	int rc;
 
 	let_go(nf);
-	LOG(INFO, "%s: --reattach: waiting for xnv-core at %s", nf->name, nf->sock);
+	LOG(INFO, "%s: --reattach: waiting for xnv-core at %s", nf->name,
+	    nf->sock);
 	rc = libxnv_wait_core(nf, err, sizeof(err));
 	if (rc == 0) {
 		rc = libxnv_map(nf);
 		if (rc < 0)
 			return rc;	/* said why */
-		LOG(INFO, "%s: re-attached as domain %u", nf->name, nf->att.domid);
+		LOG(INFO, "%s: re-attached as domain %u", nf->name,
+		    nf->att.domid);
 	} else if (rc != -EINTR) {
 		LOG(ERR, "%s: re-attach refused: %s", nf->name, err);
 	}

@@ -345,9 +345,9 @@ libxnv_map(struct xnv_nf *nf)
 	rc = gnts_ring_region_attach(nf->ring_va, nf->ring_bytes,
 				     a->ring_size, ports);
 	if (rc < 0) {
-		LOG(ERR, "%s: ring region from the core is invalid (%s)", nf->name,
-		    rc == -EPROTO ? "magic/version mismatch: core and libxnv "
-		    "versions differ" : "bad geometry");
+		LOG(ERR, "%s: ring region from the core is invalid (%s)",
+		    nf->name, rc == -EPROTO ? "magic/version mismatch: core "
+		    "and libxnv versions differ" : "bad geometry");
 		return rc;
 	}
 	nf->rx = ports[GNTS_RING_RX];
@@ -363,8 +363,8 @@ libxnv_map(struct xnv_nf *nf)
 	nf->pool = va;
 	nf->pool_bytes = sz;
 	if ((uint64_t)a->pool_bufs * a->buf_size > sz || a->buf_size == 0) {
-		LOG(ERR, "%s: pool geometry from the core does not fit its region",
-		    nf->name);
+		LOG(ERR, "%s: pool geometry from the core does not fit its "
+		    "region", nf->name);
 		return -EPROTO;
 	}
 	return 0;
