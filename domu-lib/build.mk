@@ -42,3 +42,6 @@ xnv_pc = sed -e 's|@PREFIX@|$(1)|' -e 's|@LIBDIR@|$(2)|' \
 $(XNV_PC): domu-lib/libxnv.pc.in Makefile
 	@mkdir -p $(dir $@)
 	$(call xnv_pc,$(abspath $(B)),$(abspath $(B))/lib,$(CURDIR)/domu-lib/include) > $@
+
+# xnv_version(): the project's one version (the top Makefile's VERSION).
+EXTRA_CFLAGS_domu-lib := -DXNV_VERSION=\"$(VERSION)\"
