@@ -29,6 +29,7 @@
 #include "ctl.h"
 #include "eal_args.h"
 #include "logsink.h"
+#include "notify.h"
 #include "preflight.h"
 
 int xnv_logtype;
@@ -68,7 +69,10 @@ usage(FILE *f)
 		"                     socket (default), or Xen domains through\n"
 		"                     XenStore and grant refs (Dom0, gntshare module);\n"
 		"                     this build has: %s\n"
-		"  --help             this text\n"
+		"  --version          print the version and exit\n"
+		"  -h, --help         this text\n"
+		"Exit status: 0 after a clean stop, 2 for a usage error, 1 for\n"
+		"any other error.\n"
 		"EAL memory: unless given, --in-memory when 2 MiB hugepages are free,\n"
 		"else --no-huge (logged).  SIGUSR1 prints the counters.\n",
 		gnts_srv_kinds());
@@ -102,13 +106,14 @@ parse_opts(int argc, char **argv, int sep, struct opts *o)
 		{ "busy-poll", no_argument, NULL, 'b' },
 		{ "backend", required_argument, NULL, 'B' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'c': o->config = optarg; break;
 		case 'C': o->config = optarg; o->check_only = 1; break;
@@ -140,6 +145,9 @@ parse_opts(int argc, char **argv, int sep, struct opts *o)
 				return -1;
 			break;
 		case 'h': usage(stdout); exit(0);
+		case 'V':
+			printf("xnv-core (XenNetVM) %s\n", XNV_VERSION);
+			exit(0);
 		default:
 			fprintf(stderr, "xnv-core: unknown or incomplete option "
 				"'%s' (%s)\n", argv[optind - 1], sep ? "see --help" :
@@ -489,10 +497,9 @@ main(int argc, char **argv)
 	if (xnv_split_args(argc, argv, &eal_argc, &eal_argv, &app_argc,
 			   &app_argv) < 0)
 		return 1;
-	/* usage errors: 2 */
 	if (parse_opts(app_argc, app_argv, app_argv != argv, &o) < 0) {
 		free(eal_argv);
-		return 2;
+		return 2;	/* a usage error */
 	}
 	rc = load_config(&c->cfg, &o);
 	if (rc < 0 || o.check_only) {
@@ -515,10 +522,14 @@ main(int argc, char **argv)
 	/* Registered before EAL's own handlers, so it runs after them (after
 	 * telemetry unlinks its socket). */
 	atexit(remove_runtime_dir);
-	if (xnv_eal_notice()[0] != '\0')
-		fprintf(stderr, "xnv-core: %s\n", xnv_eal_notice());
 	xnv_logtype = rte_log_register("xnv.core");
 	rte_log_set_level(xnv_logtype, RTE_LOG_INFO);
+	/* From here on every log line, EAL's included, starts with its time
+	 * and level (logsink.h). */
+	if (xnv_logsink_open(err, sizeof(err)) < 0)
+		fprintf(stderr, "xnv-core: %s\n", err);
+	if (xnv_eal_notice()[0] != '\0')
+		XLOG(NOTICE, "%s\n", xnv_eal_notice());
 	if (rte_eal_init(eal_argc, eal_argv) < 0) {
 		fprintf(stderr, "xnv-core: EAL init failed: %s\n",
 			rte_strerror(rte_errno));
@@ -549,8 +560,12 @@ main(int argc, char **argv)
 	c->start_tsc = start;
 	c->busy_poll = o.busy_poll;
 	rc = setup(c, o.backend);
-	if (rc == 0)
+	if (rc == 0) {
+		/* Every port started, the NF socket listening (notify.h). */
+		xnv_notify("READY=1\nSTATUS=forwarding");
 		run(c, &o);
+		xnv_notify("STOPPING=1");
+	}
 	quiesce(c);
 	if (rc == 0) {
 		double el = (double)(rte_rdtsc() - start) / c->tsc_hz;

@@ -24,6 +24,10 @@ pkgs=(
 	# tests (libclang-rt: libFuzzer and the sanitizers' runtimes for clang)
 	libcmocka-dev python3 python3-venv python3-pip iproute2 libclang-rt-14-dev
 	util-linux linux-perf
+	# sd_notify for xnv-core.service (Type=notify)
+	libsystemd-dev
+	# make deb and its test (tests/integration/test_deb.py), man pages
+	dpkg-dev debhelper dh-dkms lintian groff-base man-db
 )
 
 export DEBIAN_FRONTEND=noninteractive

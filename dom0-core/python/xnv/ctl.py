@@ -50,7 +50,7 @@ class Core:
                 self.tel = Telemetry(self.path, self.timeout)
             data = self.tel.call(cmd, param)
         except NotListening:
-            raise CtlError(f"no xnv-core answering at {self.path} ({self.hint})", 2) from None
+            raise CtlError(f"no xnv-core answering at {self.path} ({self.hint})") from None
         except TelemetryError as e:
             raise CtlError(str(e)) from None
         if data is None:
@@ -495,10 +495,10 @@ def build_parser():
                "chain 'fwd-b -> out'\n  xnv-ctl flow del 1\n  xnv-ctl flow reload\n"
                "  xnv-ctl chain set in 'fwd-a -> fwd-b -> out'\n"
                "  xnv-ctl watch --interval 1\n"
-               "Errors: one line on stderr; exit 1 if the core refused, 2 for usage "
-               "or no core.")
+               "Errors: one line on stderr; exit 2 for a usage error, 1 for any other "
+               "(no core, the core refused).")
     p.add_argument("--version", action="version",
-                   version=f"xnv-ctl {version()}")
+                   version=f"xnv-ctl (XenNetVM) {version()}")
     sub = p.add_subparsers(dest="cmd", metavar="COMMAND", required=True)
     add = adder(common)
     add_views(sub, add)
