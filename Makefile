@@ -3,8 +3,10 @@
 #                     xnv-core, xnv-ctl, xnv-xl, the example NFs
 #   make deps         install Debian packages + Python venv (root, idempotent)
 #   make demo         host-mode demo: pcap -> xnv-core -> 2 forwarder NFs -> pcap
-#   make install      libxnv, <xnv/nf.h> and libxnv.pc under PREFIX
-#                     (default /usr/local), DESTDIR for staging
+#   make install      everything under PREFIX (default /usr/local), DESTDIR
+#                     for staging (scripts/install.mk); install-libxnv: libxnv,
+#                     <xnv/nf.h> and libxnv.pc alone (no DPDK, no Xen needed)
+#   make deb          Debian packages into build/deb (debian/README.md)
 #   make check        unit (cmocka) + integration (pytest) + Xen (QEMU) tests,
 #                     fuzz (libFuzzer, short) and san (unit + integration, ASan)
 #   make check-unit   the cmocka unit tests alone
