@@ -1,5 +1,6 @@
 # xnv-core: the Dom0 DPDK engine.
 CORE_SRC := dom0-core/main.c dom0-core/eal_args.c dom0-core/config.c \
+            dom0-core/config_file.c dom0-core/config_keys.c dom0-core/config_port.c \
             dom0-core/config_access.c dom0-core/config_limits.c \
             dom0-core/pool.c dom0-core/port.c dom0-core/port_drv.c \
             dom0-core/port_afpacket.c dom0-core/port_memif.c \
@@ -14,7 +15,7 @@ CORE_SRC := dom0-core/main.c dom0-core/eal_args.c dom0-core/config.c \
             dom0-core/pace.c dom0-core/quota.c dom0-core/counters.c \
             dom0-core/service_table.c dom0-core/chain_table.c \
             dom0-core/logbuf.c dom0-core/logsink.c dom0-core/pcap_check.c \
-            dom0-core/notify.c
+            dom0-core/notify.c dom0-core/preflight.c
 CORE_OBJ := $(CORE_SRC:%.c=$(B)/obj/%.o)
 EXTRA_CFLAGS_dom0-core := $(DPDK_CFLAGS) -DALLOW_EXPERIMENTAL_API \
                           -DXNV_VERSION=\"$(VERSION)\"

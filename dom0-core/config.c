@@ -13,8 +13,7 @@
 #include <gntshare/ring.h>
 
 #include "config.h"
-
-#define LINE_MAX_LEN 1024
+#include "config_file.h"
 
 static int
 fail(char *err, size_t errlen, const char *fmt, ...)
@@ -40,71 +39,6 @@ trim(char *s)
 	return s;
 }
 
-/*
- * rte_cfgfile reports syntax errors without saying where, and truncates
- * long names and values.  Check the shape of every line first so the user
- * gets a line number and nothing is cut silently.
- */
-static int
-prescan(const char *path, char *err, size_t errlen)
-{
-	char line[LINE_MAX_LEN + 2];
-	int lineno = 0, in_section = 0, rc = 0;
-	FILE *f = fopen(path, "r");
-
-	if (f == NULL)
-		return fail(err, errlen, "%s: %s", path, strerror(errno)),
-		       -ENOENT;
-	while (rc == 0 && fgets(line, sizeof(line), f) != NULL) {
-		char *s, *eq, *c;
-
-		lineno++;
-		if (strchr(line, '\n') == NULL && !feof(f)) {
-			rc = fail(err, errlen, "%s:%d: line longer than %d "
-				  "characters", path, lineno, LINE_MAX_LEN);
-			break;
-		}
-		if ((c = strchr(line, ';')) != NULL)
-			*c = '\0';
-		s = trim(line);
-		if (*s == '\0' || *s == '#')
-			continue;
-		if (*s == '[') {
-			if (s[strlen(s) - 1] != ']')
-				rc = fail(err, errlen, "%s:%d: section header "
-					  "without closing ']'", path, lineno);
-			else if (strlen(s) - 2 >= CFG_NAME_LEN)
-				rc = fail(err, errlen, "%s:%d: section name "
-					  "too long", path, lineno);
-			in_section = 1;
-			continue;
-		}
-		eq = strchr(s, '=');
-		if (eq == NULL) {
-			rc = fail(err, errlen, "%s:%d: expected 'key = value' "
-				  "or '[section]', got '%s'", path, lineno, s);
-		} else if (!in_section) {
-			rc = fail(err, errlen, "%s:%d: 'key = value' before "
-				  "any [section]", path, lineno);
-		} else {
-			*eq = '\0';
-			if (*trim(s) == '\0')
-				rc = fail(err, errlen, "%s:%d: empty key",
-					  path, lineno);
-			else if (*trim(eq + 1) == '\0')
-				rc = fail(err, errlen, "%s:%d: empty value "
-					  "(leave the key out instead)", path,
-					  lineno);
-			else if (strlen(trim(s)) >= CFG_NAME_LEN ||
-				 strlen(trim(eq + 1)) >= CFG_VALUE_LEN)
-				rc = fail(err, errlen, "%s:%d: key or value too "
-					  "long", path, lineno);
-		}
-	}
-	fclose(f);
-	return rc;
-}
-
 int
 xnv_config_u32(const char *sec, const char *key, const char *v, uint32_t min,
 	       uint32_t max, uint32_t *out, char *err, size_t errlen)
@@ -113,11 +47,16 @@ xnv_config_u32(const char *sec, const char *key, const char *v, uint32_t min,
 	unsigned long long x;
 
 	errno = 0;
-	x = strtoull(v, &end, 0);
-	if (errno != 0 || end == v || *trim(end) != '\0' || v[0] == '-' ||
-	    x < min || x > max)
+	x = strtoull(v, &end, 10);
+	if (errno != 0 || end == v || *end != '\0' || !isdigit((unsigned
+	    char)v[0]) || x < min || x > max)
 		return fail(err, errlen, "[%s] %s = %s: expected a number "
 			    "from %u to %u", sec, key, v, min, max);
+	/* 010 is not 8 here, nor 10: say it rather than guess */
+	if (v[0] == '0' && v[1] != '\0')
+		return fail(err, errlen, "[%s] %s = %s: expected a number "
+			    "from %u to %u, without leading zeros", sec, key,
+			    v, min, max);
 	*out = (uint32_t)x;
 	return 0;
 }
@@ -196,46 +135,30 @@ xnv_config_parse_chain(const struct xnv_config *c, const char *text,
 	return 0;
 }
 
-/* Is @p key one of the NULL-terminated @p allowed? */
+/* Every key of the section whose header is ini->at[@p hdr] is one a
+ * section of @p kind may have (its keys follow its header). */
 static int
-key_known(const char *key, const char *const *allowed)
+check_keys(const struct xnv_ini *ini, unsigned hdr, const char *kind,
+	   char *err, size_t errlen)
 {
-	for (; *allowed != NULL; allowed++)
-		if (strcmp(key, *allowed) == 0)
-			return 1;
-	return 0;
-}
+	const char *sec = ini->at[hdr].sec;
+	unsigned i;
 
-static int
-check_keys(struct rte_cfgfile *f, const char *sec,
-	   const char *const *allowed, char *err, size_t errlen)
-{
-	struct rte_cfgfile_entry e[64];
-	int n = rte_cfgfile_section_entries(f, sec, e, 64), i;
+	for (i = hdr + 1; i < ini->n && ini->at[i].key[0] != '\0'; i++) {
+		const struct xnv_ini_at *a = &ini->at[i];
+		char tmp[512];
 
-	if (n > 64)
-		return fail(err, errlen, "[%s]: too many keys", sec);
-	for (i = 0; i < n; i++)
-		if (!key_known(e[i].name, allowed))
-			return fail(err, errlen, "[%s]: unknown key '%s'", sec,
-				    e[i].name);
+		if (xnv_config_key_check(sec, kind, a->key, err, errlen) == 0)
+			continue;
+		snprintf(tmp, sizeof(tmp), "%s:%u: %s", ini->path, a->line,
+			 err);
+		snprintf(err, errlen, "%s", tmp);
+		return -EINVAL;
+	}
 	return 0;
 }
 
 #define GET(f, sec, key) rte_cfgfile_get_entry((f), (sec), (key))
-
-static const char *const core_keys[] = { "socket", "ring_size", "burst",
-	"stall_timeout_ms", "spill_threshold", "error_budget",
-	"heartbeat_timeout_ms", "latency", "nf_pools", "log_buffer_kib",
-	"socket_mode", "socket_group", "max_held", "hoard_timeout_ms",
-	"max_nfs_per_domain", "max_grant_frames_per_domain", "on_hostile",
-	NULL };
-static const char *const group_keys[] = { "pool_bufs", "buf_size",
-	"allow_uids", "allow_gids", "may_send_to", NULL };
-static const char *const port_keys[] = { "dev", "group", "chain",
-	"rx_desc", "tx_desc", "rx_start", "rx_rate", NULL };
-static const char *const service_keys[] = { "id", "allow_uids",
-	"allow_gids", NULL };
 
 /* allow_uids / allow_gids of [@p sec] into @p a (over its defaults). */
 static int
@@ -265,8 +188,6 @@ load_core(struct rte_cfgfile *f, struct xnv_config *c, char *err,
 
 	if (!rte_cfgfile_has_section(f, "core"))
 		return 0;
-	if ((rc = check_keys(f, "core", core_keys, err, errlen)) < 0)
-		return rc;
 	if ((v = GET(f, "core", "socket")) != NULL) {
 		if (strlen(v) >= sizeof(c->socket) || v[0] != '/')
 			return fail(err, errlen, "[core] socket = %s: expected "
@@ -353,8 +274,6 @@ load_group(struct rte_cfgfile *f, const char *sec, const char *name,
 	const char *v;
 	int rc;
 
-	if ((rc = check_keys(f, sec, group_keys, err, errlen)) < 0)
-		return rc;
 	group_defaults(g, name);
 	if ((rc = load_access(f, sec, &g->access, err, errlen)) < 0)
 		return rc;
@@ -375,21 +294,22 @@ load_group(struct rte_cfgfile *f, const char *sec, const char *name,
 }
 
 static int
-load_port(struct rte_cfgfile *f, const char *sec, const char *name,
+load_port(const struct xnv_ini *ini, const char *sec, const char *name,
 	  struct xnv_config *c, char *err, size_t errlen)
 {
 	struct xnv_port_cfg *p = &c->ports[c->n_ports];
+	struct rte_cfgfile *f = ini->cf;
 	uint32_t x;
 	const char *v;
 	int rc;
 
-	if ((rc = check_keys(f, sec, port_keys, err, errlen)) < 0)
-		return rc;
 	snprintf(p->name, sizeof(p->name), "%s", name);
 	if ((v = GET(f, sec, "dev")) == NULL || *v == '\0')
 		return fail(err, errlen, "[%s]: missing 'dev' (a vdev such as "
 			    "net_null0 or a PCI address)", sec);
-	snprintf(p->dev, sizeof(p->dev), "%s", v);
+	if ((rc = xnv_config_port_dev(c, c->n_ports, v, xnv_ini_line(ini, sec,
+				      "dev"), err, errlen)) < 0)
+		return rc;
 	p->rx_desc = p->tx_desc = 1024;
 	if ((v = GET(f, sec, "rx_desc")) != NULL) {
 		if ((rc = xnv_config_u32(sec, "rx_desc", v, 32, 16384, &x, err,
@@ -448,8 +368,7 @@ load_service(struct rte_cfgfile *f, const char *sec, const char *name,
 	uint32_t id = c->n_services + 1u;
 	int rc;
 
-	if ((rc = check_keys(f, sec, service_keys, err, errlen)) < 0 ||
-	    (rc = load_access(f, sec, &s->access, err, errlen)) < 0)
+	if ((rc = load_access(f, sec, &s->access, err, errlen)) < 0)
 		return rc;
 	if ((v = GET(f, sec, "id")) != NULL &&
 	    (rc = xnv_config_u32(sec, "id", v, 1, XNV_MAX_SERVICE_ID, &id, err,
@@ -481,14 +400,21 @@ valid_name(const char *n)
 
 /* Dispatch one section by its kind ("group NAME", "port NAME", ...). */
 static int
-load_section(struct rte_cfgfile *f, const char *sec, int pass,
+load_section(const struct xnv_ini *ini, unsigned hdr, int pass,
 	     struct xnv_config *c, char *err, size_t errlen)
 {
+	const char *sec = ini->at[hdr].sec;
 	char kind[CFG_NAME_LEN], name[CFG_NAME_LEN];
+	struct rte_cfgfile *f = ini->cf;
 	int i;
 
-	if (strcmp(sec, "core") == 0)
-		return pass == 0 ? load_core(f, c, err, errlen) : 0;
+	if (strcmp(sec, "core") == 0) {
+		if (pass == 1)
+			return 0;
+		if (check_keys(ini, hdr, "core", err, errlen) < 0)
+			return -EINVAL;
+		return load_core(f, c, err, errlen);
+	}
 	if (sscanf(sec, "%63s %63s", kind, name) != 2 ||
 	    strlen(sec) != strlen(kind) + 1 + strlen(name))
 		return fail(err, errlen, "[%s]: unknown section (expected "
@@ -497,6 +423,14 @@ load_section(struct rte_cfgfile *f, const char *sec, int pass,
 		return fail(err, errlen, "[%s]: '%s' is not a valid name "
 			    "(letters, digits, - _ ., under %d characters, "
 			    "not 'drop')", sec, name, XNV_NAME_LEN);
+	if (xnv_config_keys(kind) == NULL)
+		return fail(err, errlen, "[%s]: unknown section kind '%s' "
+			    "(expected core, group, port, service or flow)",
+			    sec, kind);
+	/* [flow]: the rule parser names an unknown field itself */
+	if (pass == 0 && strcmp(kind, "flow") != 0 &&
+	    check_keys(ini, hdr, kind, err, errlen) < 0)
+		return -EINVAL;
 	if (strcmp(kind, "flow") == 0)
 		return pass == 1 ? xnv_config_load_flow(f, sec, name, c, err,
 							errlen) : 0;
@@ -511,7 +445,7 @@ load_section(struct rte_cfgfile *f, const char *sec, int pass,
 		if (c->n_ports == XNV_MAX_PORTS)
 			return fail(err, errlen, "[%s]: more than %d ports", sec,
 				    XNV_MAX_PORTS);
-		return load_port(f, sec, name, c, err, errlen);
+		return load_port(ini, sec, name, c, err, errlen);
 	}
 	if (pass == 1) {
 		const char *v = GET(f, sec, "may_send_to");
@@ -538,17 +472,13 @@ load_section(struct rte_cfgfile *f, const char *sec, int pass,
 				    sec, XNV_MAX_SERVICES);
 		return load_service(f, sec, name, c, err, errlen);
 	}
-	return fail(err, errlen, "[%s]: unknown section kind '%s'", sec, kind);
+	return fail(err, errlen, "[%s]: [core] takes no name", sec);
 }
 
-int
-xnv_config_load(const char *path, struct xnv_config *c, char *err,
-		size_t errlen)
+/* What a config is without keys. */
+static void
+defaults(struct xnv_config *c, const char *path)
 {
-	struct rte_cfgfile *f;
-	char **secs = NULL;
-	int n, i, pass, rc;
-
 	memset(c, 0, sizeof(*c));
 	snprintf(c->path, sizeof(c->path), "%s", path);
 	snprintf(c->socket, sizeof(c->socket), "/run/xnv/xnv.sock");
@@ -564,25 +494,25 @@ xnv_config_load(const char *path, struct xnv_config *c, char *err,
 	c->max_nfs_per_domain = XNV_MAX_NFS_PER_DOMAIN_DEFAULT;
 	c->on_hostile = XNV_HOSTILE_REFUSE;
 	memset(c->service_by_id, 0xff, sizeof(c->service_by_id));
+}
 
-	rc = prescan(path, err, errlen);
-	if (rc < 0)
+int
+xnv_config_load(const char *path, struct xnv_config *c, char *err,
+		size_t errlen)
+{
+	struct xnv_ini ini;
+	unsigned i;
+	int pass, rc;
+
+	defaults(c, path);
+	if ((rc = xnv_ini_read(path, &ini, err, errlen)) < 0)
 		return rc;
-	f = rte_cfgfile_load(path, 0);
-	if (f == NULL)
-		return fail(err, errlen, "%s: cannot parse", path);
-	n = rte_cfgfile_num_sections(f, NULL, 0);
-	secs = calloc((size_t)n + 1, sizeof(*secs));
-	for (i = 0; secs != NULL && i < n; i++)
-		secs[i] = malloc(CFG_NAME_LEN);
-	rc = -ENOMEM;
-	if (secs == NULL || (n > 0 && secs[n - 1] == NULL))
-		goto out;
-	rte_cfgfile_sections(f, secs, n);
 	/* Pass 0 declares every name; pass 1 resolves references. */
-	for (pass = 0, rc = 0; pass < 2 && rc == 0; pass++) {
-		for (i = 0; i < n && rc == 0; i++)
-			rc = load_section(f, secs[i], pass, c, err, errlen);
+	for (pass = 0; pass < 2 && rc == 0; pass++) {
+		for (i = 0; i < ini.n && rc == 0; i++)
+			if (ini.at[i].key[0] == '\0')
+				rc = load_section(&ini, i, pass, c,
+						  err, errlen);
 		if (pass == 0 && rc == 0 && c->n_groups == 0) {
 			group_defaults(&c->groups[0], "0");
 			c->n_groups = 1;
@@ -590,18 +520,12 @@ xnv_config_load(const char *path, struct xnv_config *c, char *err,
 	}
 	if (rc == 0 && c->n_ports == 0)
 		rc = fail(err, errlen, "%s: no [port NAME] section", path);
-	if (rc < 0)
+	if (rc == 0)
+		xnv_config_warn(c, &ini);
+	if (rc < 0) {
 		xnv_config_free(c);
-	if (rc < 0 && strncmp(err, path, strlen(path)) != 0) {
-		char tmp[512];
-
-		snprintf(tmp, sizeof(tmp), "%s: %s", path, err);
-		snprintf(err, errlen, "%s", tmp);
+		xnv_ini_locate(&ini, err, errlen);
 	}
-out:
-	for (i = 0; secs != NULL && i < n; i++)
-		free(secs[i]);
-	free(secs);
-	rte_cfgfile_close(f);
+	xnv_ini_close(&ini);
 	return rc;
 }

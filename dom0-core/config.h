@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * xnv-core configuration: an INI file read with rte_cfgfile.
+ * xnv-core configuration: an INI file, read by config_file.c (line
+ * numbers) into an rte_cfgfile.  The reference for users, every key with
+ * its type, default and range, is docs/CONFIG.md; the keys each section
+ * may have are config_keys.c's.  `#` starts a comment line, `;` a
+ * comment anywhere; numbers are decimal.
  *
  *   [core]
  *   socket = /run/xnv/xnv.sock  ; where NFs attach (host backend)
@@ -116,7 +120,9 @@
  *                               ; `xnv-ctl flow reload` reads these again
  *
  * Without any [group] section there is one group named "0" with defaults.
- * Every error names the file, the line or section, and what is wrong.
+ * Every error names the file, the line, the section and what is wrong;
+ * relative rx_pcap= / tx_pcap= paths (and a memif socket= file's) are
+ * the config directory's.
  */
 #ifndef XNV_CONFIG_H
 #define XNV_CONFIG_H
@@ -194,7 +200,9 @@ _Static_assert(XNV_MAX_GROUPS <= 32, "may_send_to is a 32-bit mask");
 
 struct xnv_port_cfg {
 	char name[XNV_NAME_LEN];
-	char dev[XNV_DEV_LEN];
+	char dev[XNV_DEV_LEN];		/* relative paths made the config
+					 * directory's (config_port.c) */
+	unsigned line;			/* of its dev key in the file */
 	uint16_t group;			/* group index */
 	struct xnv_chain chain;		/* n == 0: rx not polled */
 	uint16_t rx_desc, tx_desc;
@@ -215,8 +223,15 @@ struct xnv_cfg_flow {
 	struct xnv_chain chain;
 };
 
+#define XNV_MAX_WARNINGS 16
+#define XNV_WARNING_LEN  320
+
 struct xnv_config {
 	char path[256];			/* the file this came from */
+	/* What is allowed but likely not meant ("path:line: ..."); the
+	 * caller prints them (config_port.c). */
+	char warnings[XNV_MAX_WARNINGS][XNV_WARNING_LEN];
+	unsigned n_warnings;
 	char socket[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	uint32_t socket_mode;		/* of the socket file */
 	uint8_t socket_group_set;	/* [core] socket_group was given */
@@ -253,8 +268,27 @@ int xnv_config_load(const char *path, struct xnv_config *cfg, char *err,
 /** What xnv_config_load() allocated (the [flow] rules). */
 void xnv_config_free(struct xnv_config *cfg);
 
+/** The keys a section of @p kind ("core", "group", "port", "service",
+ *  "flow") may have, NULL-terminated; NULL for an unknown kind
+ *  (config_keys.c, the one list docs/CONFIG.md is checked against). */
+const char *const *xnv_config_keys(const char *kind);
+/** 0 if [@p sec] (of @p kind) may have @p key, else -1 and one line
+ *  in @p err listing the keys it may have. */
+int xnv_config_key_check(const char *sec, const char *kind, const char *key,
+			 char *err, size_t errlen);
+
 /* Loading helpers shared by config*.c (not for other callers). */
 struct rte_cfgfile;
+struct xnv_ini;
+/** [port] dev @p v of port @p idx of @p c, at @p line: a vdev or a PCI
+ *  address, on no other port; the files it names (rx_pcap=, tx_pcap=, a
+ *  memif socket= file) relative to the config's directory (config_port.c). */
+int xnv_config_port_dev(struct xnv_config *c, uint16_t idx, const char *v,
+			unsigned line, char *err, size_t errlen);
+/** Warnings about what @p c says (config_port.c): chain steps after a
+ *  port or drop step, a chain with no port or drop at its end, a port
+ *  whose device receives nothing given a chain; into c->warnings. */
+void xnv_config_warn(struct xnv_config *c, const struct xnv_ini *ini);
 /** @p v as a number from @p min to @p max into *@p out, or one line
  *  naming [@p sec] @p key. */
 int xnv_config_u32(const char *sec, const char *key, const char *v,

@@ -12,6 +12,7 @@
 #include <rte_cfgfile.h>
 
 #include "config.h"
+#include "config_file.h"
 #include "sizes.h"
 
 static int
@@ -154,30 +155,27 @@ xnv_config_reload_flows(const struct xnv_config *c, const char *path,
 			struct xnv_cfg_flow **out, unsigned *n, char *err,
 			size_t errlen)
 {
-	struct rte_cfgfile *f = rte_cfgfile_load(path, 0);
-	struct rte_cfgfile_entry e;
-	char sec[CFG_NAME_LEN], name[CFG_NAME_LEN];
-	int i, ns, rc = 0;
+	struct xnv_ini ini;
+	unsigned i;
+	int rc;
 
 	*out = NULL;
 	*n = 0;
-	if (f == NULL) {
-		snprintf(err, errlen, "%s: cannot read or parse it", path);
-		return -EINVAL;
+	if ((rc = xnv_ini_read(path, &ini, err, errlen)) < 0)
+		return rc;
+	for (i = 0; i < ini.n && rc == 0; i++) {
+		const char *sec = ini.at[i].sec;
+
+		if (ini.at[i].key[0] == '\0' && strncmp(sec, "flow ", 5) == 0)
+			rc = append(ini.cf, sec, sec + 5, c, out, n, err,
+				    errlen);
 	}
-	ns = rte_cfgfile_num_sections(f, NULL, 0);
-	for (i = 0; i < ns && rc == 0; i++) {
-		if (rte_cfgfile_section_entries_by_index(f, i, sec, &e, 1) < 0
-		    || strncmp(sec, "flow ", 5) != 0)
-			continue;
-		snprintf(name, sizeof(name), "%s", sec + 5);
-		rc = append(f, sec, name, c, out, n, err, errlen);
-	}
-	rte_cfgfile_close(f);
 	if (rc < 0) {
+		xnv_ini_locate(&ini, err, errlen);
 		free(*out);
 		*out = NULL;
 		*n = 0;
 	}
+	xnv_ini_close(&ini);
 	return rc;
 }

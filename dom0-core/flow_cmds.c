@@ -296,12 +296,26 @@ reload(struct xnv_core *c, struct flow_slot *old, unsigned *n, char *err,
 	struct xnv_flows *f = c->flows;
 	struct xnv_cfg_flow *v;
 	uint16_t *ids = malloc(sizeof(*ids) * XNV_MAX_FLOWS);
+	size_t plen = strlen(c->cfg.path);
+	char why[512];
 	unsigned i;
 	int rc;
 
 	if (ids == NULL)
 		return -ENOMEM;
-	rc = xnv_config_reload_flows(&c->cfg, c->cfg.path, &v, n, err, errlen);
+	rc = xnv_config_reload_flows(&c->cfg, c->cfg.path, &v, n, why,
+				     sizeof(why));
+	/* "PATH:LINE: what" -> "line LINE: what": the reply holds 127
+	 * characters, and the file is the core's config */
+	if (rc < 0) {
+		const char *w = why;
+
+		if (strncmp(why, c->cfg.path, plen) == 0 && why[plen] == ':')
+			w = why + plen + 1;
+		if (snprintf(err, errlen, "%s%s", w == why ? "" : "line ",
+			     w) >= (int)errlen)
+			err[errlen - 1] = '\0';	/* cut: xnv_ctl_error says so */
+	}
 	if (rc == 0 && *n > 0 &&
 	    (rc = xnv_flows_take_chains(&v->chain, sizeof(*v), ids, *n)) < 0)
 		snprintf(err, errlen, "cannot take %u chain versions: %s", *n,

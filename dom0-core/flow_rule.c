@@ -146,8 +146,7 @@ static int
 parse_field(char *tok, const struct xnv_flow_ports *ports,
 	    struct xnv_flow_rule *r, unsigned *seen, char *err, size_t errlen)
 {
-	static const char *const keys[] = { "priority", "in_port", "vlan",
-		"proto", "src", "dst", "sport", "dport" };
+	static const char *const keys[] = { XNV_FLOW_RULE_FIELDS };
 	char *v = strchr(tok, '=');
 	unsigned k;
 	int fam;

@@ -34,6 +34,10 @@
 #define XNV_FLOW_ANY          (-1)
 #define XNV_FLOW_VLAN_NONE    0xffff	/* vlan=none; flow_key.h too */
 #define XNV_FLOW_TEXT_LEN     256	/* xnv_flow_rule_format() needs */
+/* A rule's fields, in the order the parser numbers them (and the keys
+ * of a [flow NAME] section besides its chain: config_keys.c). */
+#define XNV_FLOW_RULE_FIELDS "priority", "in_port", "vlan", "proto", "src", \
+			     "dst", "sport", "dport"
 
 struct xnv_flow_rule {
 	uint32_t priority;

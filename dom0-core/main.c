@@ -30,7 +30,7 @@
 #include "eal_args.h"
 #include "logsink.h"
 #include "notify.h"
-#include "pcap_check.h"
+#include "preflight.h"
 
 int xnv_logtype;
 static volatile sig_atomic_t quit, dump_stats;
@@ -38,6 +38,7 @@ static struct xnv_core core;
 
 struct opts {
 	const char *config;
+	int check_only;		/* --check-config: read, check, exit */
 	const char *socket;
 	const char *stats_json;
 	double duration_s;
@@ -51,7 +52,11 @@ usage(FILE *f)
 {
 	fprintf(f,
 		"usage: xnv-core [EAL options] -- --config FILE [options]\n"
-		"  --config FILE      INI configuration (ports, groups, services, chains)\n"
+		"       xnv-core --check-config FILE\n"
+		"  --config FILE      INI configuration (ports, groups, services, chains;\n"
+		"                     docs/CONFIG.md)\n"
+		"  --check-config FILE  check FILE as far as can be without starting\n"
+		"                     DPDK, print its warnings, 'FILE: ok'; exit 0 or 1\n"
 		"  --socket PATH      NF socket, overrides [core] socket\n"
 		"  --duration SEC     stop after SEC seconds\n"
 		"  --idle-exit MS     stop once rx has been idle MS ms (since the\n"
@@ -87,11 +92,13 @@ parse_num(const char *opt, const char *v, double *out)
 	return 0;
 }
 
+/* @p sep: the command line had a '--' (what is before it is EAL's). */
 static int
-parse_opts(int argc, char **argv, struct opts *o)
+parse_opts(int argc, char **argv, int sep, struct opts *o)
 {
 	static const struct option lo[] = {
 		{ "config", required_argument, NULL, 'c' },
+		{ "check-config", required_argument, NULL, 'C' },
 		{ "socket", required_argument, NULL, 's' },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "idle-exit", required_argument, NULL, 'i' },
@@ -109,7 +116,15 @@ parse_opts(int argc, char **argv, struct opts *o)
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'c': o->config = optarg; break;
-		case 's': o->socket = optarg; break;
+		case 'C': o->config = optarg; o->check_only = 1; break;
+		case 's':
+			if (optarg[0] != '/') {
+				fprintf(stderr, "xnv-core: --socket %s: expected "
+					"an absolute path\n", optarg);
+				return -1;
+			}
+			o->socket = optarg;
+			break;
 		case 'j': o->stats_json = optarg; break;
 		case 'b': o->busy_poll = 1; break;
 		case 'B':
@@ -135,7 +150,9 @@ parse_opts(int argc, char **argv, struct opts *o)
 			exit(0);
 		default:
 			fprintf(stderr, "xnv-core: unknown or incomplete option "
-				"'%s' (see --help)\n", argv[optind - 1]);
+				"'%s' (%s)\n", argv[optind - 1], sep ? "see --help" :
+				"EAL options go before '--', xnv-core's after "
+				"it: xnv-core [EAL options] -- --config FILE");
 			return -1;
 		}
 	}
@@ -146,27 +163,46 @@ parse_opts(int argc, char **argv, struct opts *o)
 	}
 	if (o->config == NULL) {
 		fprintf(stderr, "xnv-core: --config FILE is required "
-			"(see --help)\n");
+			"(usage: xnv-core [EAL options] -- --config FILE; "
+			"see --help)\n");
 		return -1;
 	}
 	return 0;
 }
 
-/* The capture files ports read, checked before EAL starts: net_pcap's
- * own failure is a probe error that does not say what is wrong. */
+/*
+ * The config read and checked, all that can be without DPDK; its
+ * warnings printed.  --check-config: lines as a compiler's ("FILE:LINE:
+ * ..."), and "FILE: ok" at the end.  @return 0, or -1 (said).
+ */
 static int
-check_pcaps(const struct xnv_config *cfg)
+load_config(struct xnv_config *cfg, const struct opts *o)
 {
+	const char *pfx = o->check_only ? "" : "xnv-core: ";
 	char err[1024];
-	uint16_t i;
+	unsigned i;
+	int rc;
 
-	for (i = 0; i < cfg->n_ports; i++)
-		if (xnv_pcap_check_dev(cfg->ports[i].dev, err,
-				       sizeof(err)) < 0) {
-			fprintf(stderr, "xnv-core: port %s: %s\n",
-				cfg->ports[i].name, err);
-			return -1;
-		}
+	rc = xnv_config_load(o->config, cfg, err, sizeof(err));
+	if (rc == 0 && (rc = xnv_dom_policy_check(cfg, o->backend, err,
+						   sizeof(err))) < 0)
+		xnv_config_free(cfg);
+	if (rc < 0) {
+		fprintf(stderr, "%s%s%s\n", pfx, o->check_only ? "" :
+			"config error: ", err);
+		return -1;
+	}
+	for (i = 0; i < cfg->n_warnings; i++)
+		fprintf(stderr, "%s%s\n", pfx, cfg->warnings[i]);
+	/* The capture files ports read: net_pcap's own failure is a probe
+	 * error that does not say what is wrong. */
+	if (xnv_preflight_config(cfg, err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s%s\n", pfx, err);
+		xnv_config_free(cfg);
+		return -1;
+	}
+	if (o->check_only)
+		printf("%s: ok\n", o->config);
 	return 0;
 }
 
@@ -461,24 +497,24 @@ main(int argc, char **argv)
 	if (xnv_split_args(argc, argv, &eal_argc, &eal_argv, &app_argc,
 			   &app_argv) < 0)
 		return 1;
-	if (parse_opts(app_argc, app_argv, &o) < 0) {
+	if (parse_opts(app_argc, app_argv, app_argv != argv, &o) < 0) {
 		free(eal_argv);
 		return 2;	/* a usage error */
 	}
-	rc = xnv_config_load(o.config, &c->cfg, err, sizeof(err));
-	if (rc == 0)
-		rc = xnv_dom_policy_check(&c->cfg, o.backend, err, sizeof(err));
-	if (rc < 0) {
-		fprintf(stderr, "xnv-core: config error: %s\n", err);
+	rc = load_config(&c->cfg, &o);
+	if (rc < 0 || o.check_only) {
+		xnv_config_free(&c->cfg);
 		free(eal_argv);
-		return 1;
-	}
-	if (check_pcaps(&c->cfg) < 0) {
-		free(eal_argv);
-		return 1;
+		return rc < 0 ? 1 : 0;
 	}
 	if (o.socket != NULL)
 		snprintf(c->cfg.socket, sizeof(c->cfg.socket), "%s", o.socket);
+	if (xnv_preflight_start(&c->cfg, o.stats_json, err, sizeof(err)) < 0) {
+		fprintf(stderr, "xnv-core: %s\n", err);
+		xnv_config_free(&c->cfg);
+		free(eal_argv);
+		return 1;
+	}
 	if (xnv_eal_from_config(&eal_argc, &eal_argv, &c->cfg) < 0) {
 		free(eal_argv);
 		return 1;
@@ -535,8 +571,10 @@ main(int argc, char **argv)
 		double el = (double)(rte_rdtsc() - start) / c->tsc_hz;
 
 		xnv_stats_print(c, stdout, el);
-		if (o.stats_json && xnv_stats_json(c, o.stats_json, el) < 0)
+		if (o.stats_json && xnv_stats_json(c, o.stats_json, el) < 0) {
 			XLOG(ERR, "cannot write %s\n", o.stats_json);
+			rc = -EIO;
+		}
 	}
 	teardown(c);
 	snprintf(runtime_dir, sizeof(runtime_dir), "%s",

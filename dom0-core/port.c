@@ -54,10 +54,12 @@ xnv_port_open(struct xnv_core *c, uint16_t idx, char *err, size_t errlen)
 		rc = rte_dev_probe(pc->dev);
 		if (rc < 0 || rte_eth_dev_get_port_by_name(devname, &pid) != 0) {
 			snprintf(err, errlen, "port %s: cannot probe device "
-				 "'%s': %s (vdevs are named like net_pcap0, "
-				 "net_null0; PCI devices by address)", pc->name,
-				 pc->dev, rc < 0 && rc != -EFAULT ?
-				 rte_strerror(-rc) : "no such driver or device");
+				 "'%s': %s (%s:%u; a vdev is net_DRIVERn[,key="
+				 "value...], such as net_null0 or net_pcap0,"
+				 "rx_pcap=in.pcap; a PCI device its address)",
+				 pc->name, pc->dev, rc < 0 && rc != -EFAULT ?
+				 rte_strerror(-rc) : "no such driver or device",
+				 c->cfg.path, pc->line);
 			return rc < 0 ? rc : -ENODEV;
 		}
 	}

@@ -102,6 +102,13 @@ socket_dir(const struct gnts_srv_cfg *cfg, char *err, size_t errlen)
 		return 0;
 	*slash = '\0';
 	if (mkdir(dir, 0700) < 0) {
+		if (errno != EEXIST) {
+			int e = -errno;
+
+			snprintf(err, errlen, "cannot create the socket "
+				 "directory %s: %s", dir, strerror(-e));
+			return e;
+		}
 		if (stat(dir, &st) == 0 && (st.st_mode & x) != x)
 			gnts_log(GNTS_LOG_WARNING, "socket directory %s is "
 				 "%04o (left as it is): not every NF socket "

@@ -33,6 +33,9 @@ $(FUZZ_DIR)/fuzz_validate: tests/fuzz/fuzz_validate.c gntshare/ring.c \
 	    tests/fuzz/fuzz_validate.c gntshare/ring.c
 
 $(FUZZ_DIR)/fuzz_config: tests/fuzz/fuzz_config.c $(FUZZ_DIR)/obj/dom0-core/config.o \
+		$(FUZZ_DIR)/obj/dom0-core/config_file.o \
+		$(FUZZ_DIR)/obj/dom0-core/config_keys.o \
+		$(FUZZ_DIR)/obj/dom0-core/config_port.o \
 		$(FUZZ_DIR)/obj/dom0-core/config_access.o \
 		$(FUZZ_DIR)/obj/dom0-core/config_limits.o \
 		$(FUZZ_DIR)/obj/dom0-core/config_flow.o \

@@ -6,8 +6,8 @@
  * one port, ring size a power of two, every chain step names something
  * declared, service ids map both ways, allow lists within bounds,
  * may_send_to naming declared groups, a socket mode its socket_group
- * can connect with); a refused one says why in one
- * line.  Leaks on any path are found by LeakSanitizer.
+ * can connect with, no device on two ports, warnings whole lines naming
+ * the file); a refused one says why in one line.  Leaks on any path are found by LeakSanitizer.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -55,6 +55,21 @@ check_ok(const struct xnv_config *c)
 		CHECK(c->groups[i].access.uids.n <= XNV_MAX_IDS);
 		CHECK(c->groups[i].access.gids.n <= XNV_MAX_IDS);
 		CHECK(c->groups[i].may_send_to >> c->n_groups == 0);
+	}
+	/* one device per port; warnings: whole lines, each with its place */
+	for (int i = 0; i < c->n_ports; i++)
+		for (int j = 0; j < i; j++) {
+			size_t n = strcspn(c->ports[j].dev, ",");
+
+			CHECK(strncmp(c->ports[i].dev, c->ports[j].dev, n) != 0 ||
+			      (c->ports[i].dev[n] != '\0' &&
+			       c->ports[i].dev[n] != ','));
+		}
+	CHECK(c->n_warnings <= XNV_MAX_WARNINGS);
+	for (unsigned i = 0; i < c->n_warnings; i++) {
+		CHECK(memchr(c->warnings[i], '\0', XNV_WARNING_LEN) != NULL);
+		CHECK(strchr(c->warnings[i], '\n') == NULL);
+		CHECK(strncmp(c->warnings[i], c->path, strlen(c->path)) == 0);
 	}
 	CHECK(c->socket_mode <= 0777);
 	CHECK(!c->socket_group_set || (c->socket_mode & 0020));

@@ -69,52 +69,54 @@ CASES = {
     "flow-unknown-key": (
         config(svc="[service fwd-a]\n[flow dns]\nproto = udp\ncolour = blue\n"
                    "chain = fwd-a -> out\n"),
-        (), r"config error: \S+\.ini: \[flow dns\]: unknown field 'colour' "
+        (), r"config error: \S+\.ini:\d+: \[flow dns\]: unknown field 'colour' "
             r"\(priority, in_port, vlan, proto, src, dst, sport, dport, chain\)$",
         False),
     "flow-no-chain": (
         config(svc="[service fwd-a]\n[flow dns]\nproto = udp\ndport = 53\n"),
-        (), r"config error: \S+\.ini: \[flow dns\]: no chain \(chain = STEPS\)$",
+        (), r"config error: \S+\.ini:\d+: \[flow dns\]: no chain \(chain = STEPS\)$",
         False),
     "flow-port-range-backwards": (
         config(svc="[service fwd-a]\n[flow dns]\nproto = udp\ndport = 53-20\n"
                    "chain = fwd-a -> out\n"),
-        (), r"config error: \S+\.ini: \[flow dns\]: dport '53-20' is not a port, "
+        (), r"config error: \S+\.ini:\d+: \[flow dns\]: dport '53-20' is not a port, "
             r"a range FIRST-LAST of ports \(0\.\.65535\) or any$", False),
     "flow-vlan-4096": (
         config(svc="[service fwd-a]\n[flow dns]\nvlan = 4096\nchain = out\n"),
-        (), r"config error: \S+\.ini: \[flow dns\]: vlan '4096' is not "
+        (), r"config error: \S+\.ini:\d+: \[flow dns\]: vlan '4096' is not "
             r"0\.\.4095, none or any$", False),
     "flow-unknown-in-port": (
         config(svc="[service fwd-a]\n[flow dns]\nin_port = nosuch\nchain = out\n"),
-        (), r"config error: \S+\.ini: \[flow dns\]: in_port 'nosuch' is not a "
+        (), r"config error: \S+\.ini:\d+: \[flow dns\]: in_port 'nosuch' is not a "
             r"port of this core$", False),
     "flow-key-twice": (
         config(svc="[service fwd-a]\n[flow dns]\nproto = udp\nproto = tcp\n"
                    "chain = out\n"),
-        (), r"config error: \S+\.ini: \[flow dns\]: proto given twice$", False),
+        (), r"config error: \S+\.ini:\d+: \[flow dns\]: proto given twice "
+            r"\(first on line 14\)$", False),
     "flow-mixed-families": (
         config(svc="[service fwd-a]\n[flow dns]\nsrc = 10.0.0.1\ndst = ::1\n"
                    "chain = out\n"),
-        (), r"config error: \S+\.ini: \[flow dns\]: src= and dst= are of "
+        (), r"config error: \S+\.ini:\d+: \[flow dns\]: src= and dst= are of "
             r"different families \(IPv4 and IPv6\)$", False),
     "flow-value-with-space": (
         config(svc="[service fwd-a]\n[flow dns]\nsrc = 10.0.0.1 10.0.0.2\n"
                    "chain = out\n"),
-        (), r"config error: \S+\.ini: \[flow dns\]: src '10\.0\.0\.1 10\.0\.0\.2' "
+        (), r"config error: \S+\.ini:\d+: \[flow dns\]: src '10\.0\.0\.1 10\.0\.0\.2' "
             r"has a space$", False),
     "flow-declared-twice": (
         config(svc="[service fwd-a]\n[flow dns]\nchain = out\n[flow dns]\n"
                    "chain = drop\n"),
-        (), r"config error: \S+\.ini: \[flow dns\]: declared twice$", False),
+        (), r"config error: \S+\.ini:\d+: \[flow dns\]: declared twice "
+            r"\(first on line 13\)$", False),
     "flow-chain-unknown-step": (
         config(svc="[service fwd-a]\n[flow dns]\nproto = udp\n"
                    "chain = fwd-a -> fwd-x -> out\n"),
-        (), r"config error: \S+\.ini: \[flow dns\]: chain: chain step 'fwd-x' "
+        (), r"config error: \S+\.ini:\d+: \[flow dns\]: chain: chain step 'fwd-x' "
             r"is not a declared service, a port, or 'drop'$", False),
     "flow-chain-unknown-first-step": (
         config(svc="[service fwd-a]\n[flow dns]\nchain = fwd-x -> out\n"),
-        (), r"config error: \S+\.ini: \[flow dns\]: chain: chain step 'fwd-x' "
+        (), r"config error: \S+\.ini:\d+: \[flow dns\]: chain: chain step 'fwd-x' "
             r"is not a declared service, a port, or 'drop'$", False),
     "ring-size-not-power-of-two": (
         config(core="[core]\nring_size = 1000\n"),

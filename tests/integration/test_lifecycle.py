@@ -286,8 +286,10 @@ def test_second_core_on_live_socket_refused(xnv):
     r = xnv.run([CORE_BIN, "-l", "1", "--", "--config", cfg, "--socket",
                  xnv.socket, "--duration", "5"])
     assert r.returncode == 1
-    assert f"xnv-core: another xnv-core is listening on {xnv.socket}" in \
-        r.stderr.splitlines(), r.stderr
+    # refused before EAL starts: its only line, naming the first core
+    assert r.stderr.splitlines() == [
+        f"xnv-core: another xnv-core (pid {core.pid}) is listening on {xnv.socket}: "
+        "stop it first, or give this one another socket"], r.stderr
     assert "xnv-core statistics" not in r.stdout
     # the first core, its NFs and its socket are untouched
     assert core.alive() and all(nf.alive() for nf in nfs)

@@ -82,7 +82,8 @@ def test_bad_rx_pcap_refused_before_start(xnv, case):
     errors = [line for line in lines if not NOISE.search(line)]
     assert r.returncode == 1, r
     assert len(errors) == 1, r.stderr
-    assert re.match(rf"xnv-core: port in: rx_pcap {re.escape(str(in_pcap))}: "
+    assert re.match(rf"xnv-core: {re.escape(str(cfg))}:\d+: port in: rx_pcap "
+                    rf"{re.escape(str(in_pcap))}: "
                         + what, errors[0]), errors[0]
     assert not any(line.startswith("EAL") for line in lines), r.stderr
     assert "xnv-core statistics" not in r.stdout

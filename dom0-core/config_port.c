@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * What config.c cannot see one key at a time: a port's device (a vdev or
+ * a PCI address, on no other port, its capture files found from the
+ * config's directory), and the warnings about chains that are allowed
+ * but likely not meant.  No DPDK beyond rte_cfgfile.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "config.h"
+#include "config_file.h"
+
+/* Keys naming files, relative ones the config's: net_pcap's captures,
+ * a memif socket when it is a file (socket-abstract=no). */
+static const char *const pcap_paths[] = { "rx_pcap=", "tx_pcap=", NULL };
+static const char *const memif_paths[] = { "socket=", NULL };
+/* net_pcap keys giving the port something to receive. */
+static const char *const rx_keys[] = { "rx_pcap=", "rx_iface=",
+	"rx_iface_in=", "iface=", NULL };
+
+static int
+fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+/* "0000:01:00.0" or "01:00.0": a PCI address. */
+static int
+pci_addr(const char *s)
+{
+	const char *shape = strlen(s) > 7 ? "xxxx:xx:xx.x" : "xx:xx.x";
+	size_t i;
+
+	if (strlen(s) != strlen(shape))
+		return 0;
+	for (i = 0; shape[i] != '\0'; i++)
+		if (shape[i] == 'x' ? !isxdigit((unsigned char)s[i]) :
+				      s[i] != shape[i])
+			return 0;
+	return 1;
+}
+
+/* Which of @p keys (each "key=") opens an argument of devargs @p args? */
+static const char *
+arg_key(const char *arg, const char *const *keys)
+{
+	for (; *keys != NULL; keys++)
+		if (strncmp(arg, *keys, strlen(*keys)) == 0)
+			return *keys;
+	return NULL;
+}
+
+/* @p v with each relative file it names made the config directory's. */
+static int
+resolve_paths(const struct xnv_config *c, const char *v, char *out,
+	      size_t len)
+{
+	const char *slash = strrchr(c->path, '/'), *a, *k;
+	const char *const *keys = NULL;
+	char dir[sizeof(c->path)];
+	size_t o = 0, n;
+
+	if (strncmp(v, "net_pcap", 8) == 0)
+		keys = pcap_paths;
+	else if (strncmp(v, "net_memif", 9) == 0 &&
+		 strstr(v, ",socket-abstract=no") != NULL)
+		keys = memif_paths;
+	if (keys == NULL || slash == NULL)	/* no paths, or the config's
+						 * directory is . */
+		return snprintf(out, len, "%s", v) < (int)len ? 0 : -1;
+	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - c->path), c->path);
+	for (a = v; o < len; a += n + (a[n] == ',')) {
+		n = strcspn(a, ",");
+		k = a == v ? NULL : arg_key(a, keys);
+		if (k != NULL && a[strlen(k)] != '/')
+			o += (size_t)snprintf(out + o, len - o, "%s%s%s/%.*s",
+					      a == v ? "" : ",", k, dir,
+					      (int)(n - strlen(k)),
+					      a + strlen(k));
+		else
+			o += (size_t)snprintf(out + o, len - o, "%s%.*s",
+					      a == v ? "" : ",", (int)n, a);
+		if (a[n] == '\0')
+			break;
+	}
+	return o < len ? 0 : -1;
+}
+
+/* The device @p dev names, as one spelling: a vdev's name, or a PCI
+ * address with its domain (01:00.0 is 0000:01:00.0). */
+static void
+dev_name(const char *dev, char *out, size_t len)
+{
+	size_t n = strcspn(dev, ",");
+
+	snprintf(out, len, "%.*s", (int)n, dev);
+	if (n == 7 && pci_addr(out))
+		snprintf(out, len, "0000:%.*s", (int)n, dev);
+	for (; *out != '\0'; out++)
+		*out = (char)tolower((unsigned char)*out);
+}
+
+int
+xnv_config_port_dev(struct xnv_config *c, uint16_t idx, const char *v,
+		    unsigned line, char *err, size_t errlen)
+{
+	struct xnv_port_cfg *p = &c->ports[idx];
+	char name[XNV_DEV_LEN], other[XNV_DEV_LEN];
+	uint16_t i;
+
+	snprintf(name, sizeof(name), "%.*s", (int)strcspn(v, ","), v);
+	if (strncmp(name, "net_", 4) != 0 && !pci_addr(name))
+		return fail(err, errlen, "[port %s] dev = %s: '%s' is neither "
+			    "a DPDK vdev (net_DRIVERn[,key=value...], such as "
+			    "net_pcap0,rx_pcap=in.pcap) nor a PCI address "
+			    "(0000:01:00.0); a kernel interface is "
+			    "net_af_packet0,iface=%s", p->name, v, name, name);
+	dev_name(v, name, sizeof(name));
+	for (i = 0; i < idx; i++) {
+		dev_name(c->ports[i].dev, other, sizeof(other));
+		if (strcmp(name, other) == 0)
+			return fail(err, errlen, "[port %s] dev = %s: device %s "
+				    "is [port %s]'s already (line %u): one "
+				    "device per port", p->name, v, name,
+				    c->ports[i].name, c->ports[i].line);
+	}
+	if (resolve_paths(c, v, p->dev, sizeof(p->dev)) < 0)
+		return fail(err, errlen, "[port %s] dev = %s: longer than %d "
+			    "characters once its files are found from the "
+			    "config's directory", p->name, v, XNV_DEV_LEN - 1);
+	p->line = line;
+	return 0;
+}
+
+static void
+warn(struct xnv_config *c, const struct xnv_ini *ini, const char *sec,
+     const char *key, const char *fmt, ...)
+{
+	char w[XNV_WARNING_LEN];
+	va_list ap;
+	int o;
+
+	if (c->n_warnings == XNV_MAX_WARNINGS)
+		return;
+	o = snprintf(w, sizeof(w), "%s:%u: warning: [%s] %s: ", c->path,
+		     xnv_ini_line(ini, sec, key), sec, key);
+	va_start(ap, fmt);
+	if (o > 0 && (size_t)o < sizeof(w))
+		vsnprintf(w + o, sizeof(w) - (size_t)o, fmt, ap);
+	va_end(ap);
+	memcpy(c->warnings[c->n_warnings++], w, sizeof(w));
+}
+
+static const char *
+step_name(const struct xnv_config *c, const struct xnv_step *s)
+{
+	return s->kind == XNV_STEP_SERVICE ? c->services[s->id].name :
+	       s->kind == XNV_STEP_PORT ? c->ports[s->id].name : "drop";
+}
+
+/* Steps nothing reaches, and a chain that ends in a service. */
+static void
+warn_chain(struct xnv_config *c, const struct xnv_ini *ini, const char *sec,
+	   const struct xnv_chain *ch)
+{
+	uint8_t i;
+
+	if (ch->n == 0)
+		return;
+	for (i = 0; i + 1 < ch->n; i++)
+		if (ch->s[i].kind != XNV_STEP_SERVICE) {
+			warn(c, ini, sec, "chain", "the steps after '%s' are "
+			     "never reached (a packet leaves the chain at a "
+			     "port or a drop)", step_name(c, &ch->s[i]));
+			return;
+		}
+	if (ch->s[ch->n - 1].kind == XNV_STEP_SERVICE)
+		warn(c, ini, sec, "chain", "no port or 'drop' at its end: "
+		     "what '%s' passes on is dropped (counted as chain_end)",
+		     step_name(c, &ch->s[ch->n - 1]));
+}
+
+/* A net_pcap device with nothing to read (tx_pcap= only). */
+static int
+send_only(const char *dev)
+{
+	const char *a;
+
+	if (strncmp(dev, "net_pcap", 8) != 0)
+		return 0;
+	for (a = strchr(dev, ','); a != NULL; a = strchr(a, ','))
+		if (arg_key(++a, rx_keys) != NULL)
+			return 0;
+	return 1;
+}
+
+void
+xnv_config_warn(struct xnv_config *c, const struct xnv_ini *ini)
+{
+	char sec[CFG_NAME_LEN];
+	unsigned i;
+
+	for (i = 0; i < c->n_ports; i++) {
+		const struct xnv_port_cfg *p = &c->ports[i];
+
+		snprintf(sec, sizeof(sec), "port %s", p->name);
+		warn_chain(c, ini, sec, &p->chain);
+		if (p->chain.n > 0 && send_only(p->dev))
+			warn(c, ini, sec, "chain", "device %.*s only sends "
+			     "(no rx_pcap=, rx_iface= or iface=): nothing "
+			     "arrives to take this chain",
+			     (int)strcspn(p->dev, ","), p->dev);
+	}
+	for (i = 0; i < c->n_flows; i++) {
+		snprintf(sec, sizeof(sec), "flow %s", c->flows[i].name);
+		warn_chain(c, ini, sec, &c->flows[i].chain);
+	}
+}

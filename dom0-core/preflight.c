@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Checks before EAL starts; see preflight.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "pcap_check.h"
+#include "preflight.h"
+
+int
+xnv_preflight_config(const struct xnv_config *cfg, char *err, size_t errlen)
+{
+	char why[1024];
+	uint16_t i;
+
+	for (i = 0; i < cfg->n_ports; i++)
+		if (xnv_pcap_check_dev(cfg->ports[i].dev, why,
+				       sizeof(why)) < 0) {
+			snprintf(err, errlen, "%s:%u: port %s: %s", cfg->path,
+				 cfg->ports[i].line, cfg->ports[i].name, why);
+			return -1;
+		}
+	return 0;
+}
+
+/*
+ * Somebody accepting connections on @p path: 1, with its pid in *@p pid
+ * (0 if unknown).  The connection is closed at once; a core takes that
+ * as a client that left (gntshare's host_listen.c looks the same way).
+ */
+static int
+core_listening(const char *path, pid_t *pid)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	int fd, live;
+
+	*pid = 0;
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return 0;
+	strcpy(sa.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return 0;
+	/* A live core with a full backlog answers EAGAIN: still there. */
+	live = connect(fd, (const struct sockaddr *)&sa, sizeof(sa)) == 0 ||
+	       errno == EAGAIN;
+	if (live && getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0)
+		*pid = cred.pid;
+	close(fd);
+	return live;
+}
+
+static int
+check_socket(const char *path, char *err, size_t errlen)
+{
+	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)], *slash;
+	struct stat st;
+	pid_t pid;
+
+	if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode) &&
+	    core_listening(path, &pid)) {
+		if (pid > 0)
+			snprintf(err, errlen, "another xnv-core (pid %d) is "
+				 "listening on %s: stop it first, or give this "
+				 "one another socket", (int)pid, path);
+		else
+			snprintf(err, errlen, "another xnv-core is listening "
+				 "on %s: stop it first, or give this one "
+				 "another socket", path);
+		return -1;
+	}
+	/* Its directory: there (bind() says the rest), or one the
+	 * backend can make (one level: mkdir). */
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (slash == NULL || slash == dir)
+		return 0;
+	*slash = '\0';
+	if (stat(dir, &st) == 0) {
+		if (S_ISDIR(st.st_mode))
+			return 0;
+		errno = ENOTDIR;
+	} else if (errno == ENOENT) {
+		char parent[sizeof(dir)];
+
+		snprintf(parent, sizeof(parent), "%s", dir);
+		slash = strrchr(parent, '/');
+		slash[slash == parent] = '\0';
+		if (access(parent, W_OK | X_OK) == 0)
+			return 0;
+	}
+	snprintf(err, errlen, "cannot create the socket directory %s: %s "
+		 "(create it, or give [core] socket or --socket a directory "
+		 "this user may write)", dir, strerror(errno));
+	return -1;
+}
+
+/* @p path can be written (made and removed again if it was not there;
+ * opened non-blocking: a FIFO nobody reads must not hang the start). */
+static int
+check_writable(const char *path, char *err, size_t errlen)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK),
+	    made = 0;
+
+	if (fd < 0 && errno == ENOENT) {
+		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		made = fd >= 0;
+	}
+	if (fd < 0) {
+		snprintf(err, errlen, "--stats-json %s: cannot write it: %s",
+			 path, strerror(errno));
+		return -1;
+	}
+	close(fd);
+	if (made)
+		unlink(path);
+	return 0;
+}
+
+int
+xnv_preflight_start(const struct xnv_config *cfg, const char *stats_json,
+		    char *err, size_t errlen)
+{
+	if (check_socket(cfg->socket, err, errlen) < 0)
+		return -1;
+	if (stats_json != NULL && check_writable(stats_json, err, errlen) < 0)
+		return -1;
+	return 0;
+}

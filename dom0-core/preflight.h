@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * What xnv-core checks after reading its config and before EAL starts:
+ * nothing is probed, allocated or bound until these pass, so a mistake
+ * costs one line and leaves no trace (main.c; --check-config runs the
+ * config half).  No DPDK.
+ *
+ * Usage:
+ *	if (xnv_preflight_config(&cfg, err, sizeof(err)) < 0 ||
+ *	    xnv_preflight_start(&cfg, stats_json, err, sizeof(err)) < 0)
+ *		fprintf(stderr, "xnv-core: %s\n", err);
+ */
+#ifndef XNV_PREFLIGHT_H
+#define XNV_PREFLIGHT_H
+
+#include <stddef.h>
+
+#include "config.h"
+
+/**
+ * What the config names outside itself: each net_pcap port's rx_pcap=
+ * capture (pcap_check.h).
+ * @return 0, or -1 with one line in @p err naming the port.
+ */
+int xnv_preflight_config(const struct xnv_config *cfg, char *err,
+			 size_t errlen);
+
+/**
+ * What this start needs: no core listening on cfg->socket already (the
+ * line names its pid when the socket says it), the socket's directory
+ * there or makable, and @p stats_json (NULL: none) writable.
+ * @return 0, or -1 with one line in @p err.
+ */
+int xnv_preflight_start(const struct xnv_config *cfg, const char *stats_json,
+			char *err, size_t errlen);
+
+#endif /* XNV_PREFLIGHT_H */

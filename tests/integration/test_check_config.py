@@ -1,0 +1,304 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""A config that checks itself, and the first mistakes users make.
+
+`xnv-core --check-config FILE`: exit 0 and "FILE: ok" (after its
+warnings), or exit 1 and one error; every line starts with FILE:LINE.
+A normal start refuses the same things in the same words before DPDK
+starts.  docs/CONFIG.md documents exactly the keys the parser knows
+(dom0-core/config_keys.c).  Before EAL too: a second core on a socket
+in use (named with the first one's pid), an unwritable --stats-json, a
+socket directory that cannot be made; usage errors exit 2."""
+import os
+import re
+
+import pytest
+
+from harness import CORE_BIN, REPO
+from test_bad_input import NOISE, config
+from traffic import read_pcap, write_pcap
+
+
+def check(xnv, text, name="c.ini"):
+    cfg = xnv.path(name)
+    cfg.write_text(text)
+    return cfg, xnv.run([CORE_BIN, "--check-config", cfg])
+
+
+def start(xnv, cfg, *extra):
+    """A normal start that is expected to fail before it runs."""
+    return xnv.run([CORE_BIN, "-l", "0", "--", "--config", cfg, "--socket",
+                    xnv.socket, "--duration", "2", *extra])
+
+
+def errors_of(r):
+    return [line for line in r.stderr.splitlines() if not NOISE.search(line)]
+
+
+def test_good_config_ok(xnv):
+    cfg, r = check(xnv, config())
+    assert (r.returncode, r.stdout, r.stderr) == (0, f"{cfg}: ok\n", ""), r
+    assert not os.path.lexists(xnv.socket)
+
+
+def test_both_comment_styles(xnv):
+    text = ("# a comment\n  # an indented one\n[core]  ; after a header\n"
+            "ring_size = 256 ; after a value\n; a line\n") + config(core=None)
+    cfg, r = check(xnv, text)
+    assert (r.returncode, r.stdout, r.stderr) == (0, f"{cfg}: ok\n", ""), r
+
+
+WARN_CFG = config(**{
+    "in": "[port in]\ndev = net_null0\ngroup = g\nchain = fwd-a -> out -> fwd-a\n",
+    "out": "[port out]\ndev = net_pcap1,tx_pcap=out.pcap\ngroup = g\nchain = fwd-a\n",
+})
+
+
+def test_warnings(xnv):
+    """Allowed but likely not meant: said with the line, still ok."""
+    cfg, r = check(xnv, WARN_CFG)
+    assert r.returncode == 0, r
+    assert r.stdout == f"{cfg}: ok\n"
+    assert r.stderr.splitlines() == [
+        f"{cfg}:8: warning: [port in] chain: the steps after 'out' are never "
+        "reached (a packet leaves the chain at a port or a drop)",
+        f"{cfg}:12: warning: [port out] chain: no port or 'drop' at its end: "
+        "what 'fwd-a' passes on is dropped (counted as chain_end)",
+        f"{cfg}:12: warning: [port out] chain: device net_pcap1 only sends (no "
+        "rx_pcap=, rx_iface= or iface=): nothing arrives to take this chain",
+    ], r.stderr
+
+
+def test_warnings_on_start(xnv):
+    """A normal start prints the same warnings and goes on."""
+    cfg = xnv.path("w.ini")
+    cfg.write_text(WARN_CFG)
+    core = xnv.start_core(cfg, duration=1, stats_json=None)
+    assert core.wait(30) == 0, core.log()
+    assert f"xnv-core: {cfg}:8: warning: [port in] chain: the steps after " \
+           "'out' are never reached" in core.log()
+
+
+# id: (config text, line of the error, regex of the rest of it)
+BAD = {
+    "key-twice": (
+        config(group="[group g]\npool_bufs = 1024\npool_bufs = 2048\n"), 5,
+        r"\[group g\]: pool_bufs given twice \(first on line 4\)"),
+    "section-twice": (
+        config(svc="[service fwd-a]\n[group g]\npool_bufs = 64\n"), 13,
+        r"\[group g\]: declared twice \(first on line 3\)"),
+    "port-twice": (
+        config(svc="[service fwd-a]\n[port in]\ndev = net_null2\n"), 13,
+        r"\[port in\]: declared twice \(first on line 5\)"),
+    "same-device": (
+        config(out="[port out]\ndev = net_null0,size=128\ngroup = g\n"), 10,
+        r"\[port out\] dev = net_null0,size=128: device net_null0 is \[port in\]'s "
+        r"already \(line 6\): one device per port"),
+    "same-pci-device": (
+        config(**{"in": "[port in]\ndev = 0000:00:1F.6\ngroup = g\nchain = out\n",
+                  "out": "[port out]\ndev = 00:1f.6\ngroup = g\n"}), 10,
+        r"\[port out\] dev = 00:1f.6: device 0000:00:1f.6 is \[port in\]'s "
+        r"already \(line 6\): one device per port"),
+    "leading-zero": (
+        config(core="[core]\nring_size = 0256\n"), 2,
+        r"\[core\] ring_size = 0256: expected a number from 1 to 65536, "
+        r"without leading zeros"),
+    "hex": (
+        config(group="[group g]\npool_bufs = 0x400\n"), 4,
+        r"\[group g\] pool_bufs = 0x400: expected a number from 64 to 4194304$"),
+    "trailing-junk": (
+        config(core="[core]\nburst = 64k\n"), 2,
+        r"\[core\] burst = 64k: expected a number from 1 to 256$"),
+    "out-of-range": (
+        config(**{"in": "[port in]\ndev = net_null0\ngroup = g\nchain = fwd-a -> out\n"
+                        "rx_desc = 16\n"}), 9,
+        r"\[port in\] rx_desc = 16: expected a number from 32 to 16384$"),
+    "unknown-key": (
+        config(svc="[service fwd-a]\nid = 3\ncolor = red\n"), 14,
+        r"\[service fwd-a\]: unknown key 'color' \(known: id, allow_uids, "
+        r"allow_gids\)$"),
+    "unknown-section-kind": (
+        config(svc="[service fwd-a]\n[widget w]\n"), 13,
+        r"\[widget w\]: unknown section kind 'widget' \(expected core, group, "
+        r"port, service or flow\)$"),
+    "named-core": (
+        config(svc="[service fwd-a]\n[core main]\n"), 13,
+        r"\[core main\]: \[core\] takes no name$"),
+    "interface-as-dev": (
+        config(out="[port out]\ndev = eth0\ngroup = g\n"), 10,
+        r"\[port out\] dev = eth0: 'eth0' is neither a DPDK vdev .* nor a PCI "
+        r"address \(0000:01:00\.0\); a kernel interface is "
+        r"net_af_packet0,iface=eth0$"),
+    "key-before-section": (
+        "ring_size = 64\n" + config(), 1,
+        r"'key = value' before any \[section\]$"),
+    "unknown-chain-step": (
+        config(**{"in": "[port in]\ndev = net_null0\ngroup = g\n"
+                        "chain = fwd-a -> fwd-x -> out\n"}), 8,
+        r"\[port in\] chain step 'fwd-x' is not a declared service, a port, or "
+        r"'drop'$"),
+}
+
+
+@pytest.mark.parametrize("case", BAD, ids=list(BAD))
+def test_errors(xnv, case):
+    text, line, expect = BAD[case]
+    cfg, r = check(xnv, text)
+    assert r.returncode == 1, r
+    assert r.stdout == ""
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1, r.stderr
+    assert re.fullmatch(re.escape(f"{cfg}:{line}: ") + expect, lines[0]), lines[0]
+    # a normal start: the same line, before DPDK starts
+    r2 = start(xnv, cfg)
+    assert r2.returncode == 1, r2
+    assert r2.stderr.splitlines() == [f"xnv-core: config error: {lines[0]}"], r2.stderr
+    assert "xnv-core statistics" not in r2.stdout
+    assert not os.path.lexists(xnv.socket)
+
+
+def test_directory_as_config(xnv):
+    r = xnv.run([CORE_BIN, "--check-config", xnv.dir])
+    assert (r.returncode, r.stderr) == (1, f"{xnv.dir}: Is a directory\n"), r
+
+
+def test_keys_documented():
+    """docs/CONFIG.md has a row for every key of config_keys.c's tables,
+    under its section, and no other key."""
+    src = (REPO / "dom0-core" / "config_keys.c").read_text()
+    macro = re.search(r"#define XNV_FLOW_RULE_FIELDS (.*?)\n\n",
+                      (REPO / "dom0-core" / "flow_rule.h").read_text(), re.S)
+    src = src.replace("XNV_FLOW_RULE_FIELDS", macro.group(1))
+    code = {m.group(1): set(re.findall(r'"(\w+)"', m.group(2)))
+            for m in re.finditer(r"const char \*const (\w+)_keys\[\] = \{(.*?)\};",
+                                 src, re.S)}
+    assert set(code) == {"core", "group", "port", "service", "flow"}, code
+    doc, kind = {}, None
+    for line in (REPO / "docs" / "CONFIG.md").read_text().splitlines():
+        m = re.match(r"## \[(\w+)", line)
+        if m:
+            kind = m.group(1)
+            doc[kind] = set()
+        m = re.match(r"\| `(\w+)` \|", line)
+        if m and kind is not None:
+            doc[kind].add(m.group(1))
+    assert doc == code
+
+
+def test_relative_paths_from_config_dir(xnv):
+    """rx_pcap= / tx_pcap= are the config's directory's, wherever the
+    core is started from."""
+    d = xnv.path("conf")
+    d.mkdir()
+    frames = [bytes([i]) * 60 for i in range(5)]
+    write_pcap(d / "in.pcap", frames)
+    cfg = d / "rel.ini"
+    cfg.write_text(f"[core]\nsocket = {xnv.socket}\n[port in]\n"
+                   "dev = net_pcap0,rx_pcap=in.pcap\nchain = out\n"
+                   "[port out]\ndev = net_pcap1,tx_pcap=out.pcap\n")
+    r = xnv.run([CORE_BIN, "--check-config", cfg])
+    assert r.returncode == 0, r
+    core = xnv.start_core(cfg, idle_exit=300, stats_json=None)
+    assert core.wait(60) == 0, core.log()
+    assert read_pcap(d / "out.pcap") == frames
+    # a missing one is named as found: from the config's directory
+    (d / "in.pcap").unlink()
+    r = xnv.run([CORE_BIN, "--check-config", cfg])
+    assert r.returncode == 1
+    assert r.stderr == (f"{cfg}:4: port in: rx_pcap {d}/in.pcap: No such file "
+                        "or directory\n"), r.stderr
+
+
+def test_relative_memif_socket_file_from_config_dir(xnv):
+    """A memif socket file (socket-abstract=no) is the config directory's
+    too: a plain file in its place there is what the core refuses."""
+    d = xnv.path("mconf")
+    d.mkdir()
+    (d / "m.sock").write_text("not a socket\n")
+    cfg = d / "memif.ini"
+    cfg.write_text(config(out="[port out]\ndev = net_memif0,role=server,"
+                              "socket=m.sock,socket-abstract=no\ngroup = g\n"))
+    r = start(xnv, cfg)
+    assert r.returncode == 1, r
+    assert f"xnv-core: port out: memif socket {d}/m.sock exists and is not a " \
+           "socket" in r.stderr.splitlines()[-1], r.stderr
+    assert (d / "m.sock").read_text() == "not a socket\n"
+
+
+def test_second_core_refused_before_eal(xnv):
+    """The same socket: refused naming the running core's pid, before EAL
+    and before any device (its tx_pcap is never made); the first goes on."""
+    first = xnv.path("first.ini")
+    first.write_text(config())
+    core = xnv.start_core(first, stats_json=None)
+    core.wait_ready()
+    second = xnv.path("second.ini")
+    second.write_text(config(out="[port out]\ndev = net_pcap1,tx_pcap=b.pcap\n"
+                                 "group = g\n"))
+    r = start(xnv, second)
+    assert r.returncode == 1, r
+    assert r.stderr.splitlines() == [
+        f"xnv-core: another xnv-core (pid {core.pid}) is listening on "
+        f"{xnv.socket}: stop it first, or give this one another socket"], r.stderr
+    assert not xnv.path("b.pcap").exists()
+    assert core.alive() and xnv.socket.is_socket()
+
+
+def test_stats_json_unwritable(xnv):
+    cfg = xnv.path("good.ini")
+    cfg.write_text(config())
+    for path, why in ((xnv.path("no/such/dir/st.json"), "No such file or directory"),
+                      (xnv.dir, "Is a directory")):
+        r = start(xnv, cfg, "--stats-json", path)
+        assert r.returncode == 1, r
+        assert r.stderr.splitlines() == [
+            f"xnv-core: --stats-json {path}: cannot write it: {why}"], r.stderr
+        assert not os.path.lexists(xnv.socket)
+    # writable: nothing is left behind by the check when the run fails later
+    r = start(xnv, cfg, "--stats-json", xnv.path("st.json"), "--socket",
+              xnv.path("no-dir/sub/xnv.sock"))
+    assert r.returncode == 1
+    assert not xnv.path("st.json").exists()
+
+
+def test_socket_directory_cannot_be_made(xnv):
+    cfg = xnv.path("good.ini")
+    cfg.write_text(config())
+    blocker = xnv.path("plain-file")
+    blocker.write_text("")
+    for sock, d, why in (
+            (xnv.path("a/b/xnv.sock"), xnv.path("a/b"), "No such file or directory"),
+            (blocker / "xnv.sock", blocker, "Not a directory")):
+        r = xnv.run([CORE_BIN, "-l", "0", "--", "--config", cfg, "--socket", sock])
+        assert r.returncode == 1, r
+        assert r.stderr.splitlines() == [
+            f"xnv-core: cannot create the socket directory {d}: {why} (create it, "
+            "or give [core] socket or --socket a directory this user may write)"], \
+            r.stderr
+
+
+@pytest.mark.parametrize("argv, expect", [
+    (["-l", "0", "--config", "x.ini"],
+     "xnv-core: unknown or incomplete option '-l' (EAL options go before '--', "
+     "xnv-core's after it: xnv-core [EAL options] -- --config FILE)"),
+    (["-l", "0", "--"],
+     "xnv-core: --config FILE is required (usage: xnv-core [EAL options] -- "
+     "--config FILE; see --help)"),
+    (["--", "--config", "x.ini", "--socket", "rel.sock"],
+     "xnv-core: --socket rel.sock: expected an absolute path"),
+], ids=["no-separator", "no-config", "relative-socket"])
+def test_usage_errors_exit_2(xnv, argv, expect):
+    r = xnv.run([CORE_BIN, *argv])
+    assert (r.returncode, r.stderr.splitlines()) == (2, [expect]), r
+
+
+def test_device_dpdk_rejects_names_port_and_line(xnv):
+    cfg = xnv.path("bogus.ini")
+    cfg.write_text(config(out="[port out]\ndev = net_bogus0\ngroup = g\n"))
+    r = start(xnv, cfg)
+    assert r.returncode == 1
+    ours = [line for line in errors_of(r) if line.startswith("xnv-core: ")]
+    assert len(ours) == 1, r.stderr
+    assert re.search(rf"port out: cannot probe device 'net_bogus0': .* "
+                     rf"\({re.escape(str(cfg))}:10; a vdev is net_DRIVERn\[,key=value"
+                     r"\.\.\.\], such as net_null0 or net_pcap0,rx_pcap=in\.pcap; a "
+                     r"PCI device its address\)$", ours[0]), ours[0]
