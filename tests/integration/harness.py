@@ -219,9 +219,9 @@ class XnvEnv:
 
     def start_core(self, config, socket=None, idle_exit=None, duration=60,
                    stats_json="stats.json", eal=("-l", "0"), wrapper=(),
-                   name="core", binary=None):
+                   name="core", binary=None, env=None):
         """[wrapper] xnv-core [EAL] -- --config F --socket S --duration D
-        ...; binary: another copy of xnv-core."""
+        ...; binary: another copy of xnv-core; env: its environment."""
         socket = Path(socket or self.socket)
         name = self._unique(name)
         argv = [*wrapper, binary or CORE_BIN, *eal, "--", "--config", config,
@@ -232,7 +232,7 @@ class XnvEnv:
         if stats_json:
             stats = self.dir / f"{name}-{stats_json}"
             argv += ["--stats-json", stats]
-        core = Core(name, argv, self.dir, socket, stats)
+        core = Core(name, argv, self.dir, socket, stats, env=env)
         self.procs.append(core)
         return core
 

@@ -4,8 +4,8 @@
 It speaks DPDK telemetry v2: a SOCK_SEQPACKET unix socket at
 <runtime dir>/dpdk/<prefix>/dpdk_telemetry.v2 that greets with a JSON object,
 then answers each request "CMD[,PARAMS]" with one JSON object {CMD: data}.
-The core's prefix is xnv-<FNV-1a 32 of its NF socket path> (eal_args.c,
-prefix.py); its commands are listed in dom0-core/CONTROL.md.  Run by
+Which core: locate.py (the pointer file a core writes next to its NF
+socket, or the only core running); its commands are listed in dom0-core/CONTROL.md.  Run by
 dom0-core/xnv-ctl; Python 3 standard library only.
 """
 import argparse
@@ -14,7 +14,7 @@ import os
 import sys
 import time
 
-from .prefix import file_prefix, telemetry_path
+from .locate import LocateError, locate
 from .telemetry import NotListening, Telemetry, TelemetryError
 from .version import version
 
@@ -81,13 +81,14 @@ class Core:
 
 
 def connect(args):
-    prefix = getattr(args, "file_prefix", None)
-    if prefix is not None:
-        hint = f"is it running with --file-prefix {prefix}?"
-    else:
-        sock = getattr(args, "socket", None) or os.environ.get("XNV_SOCKET") or DEFAULT_SOCKET
-        prefix, hint = file_prefix(sock), f"is it running with --socket {sock}?"
-    return Core(telemetry_path(prefix), hint, getattr(args, "timeout", TIMEOUT_S))
+    """The core the options name (locate.py); CtlError (exit 2) when there
+    is no single one."""
+    sock = getattr(args, "socket", None) or os.environ.get("XNV_SOCKET")
+    try:
+        found = locate(sock, getattr(args, "file_prefix", None), DEFAULT_SOCKET)
+    except LocateError as e:
+        raise CtlError(str(e), 2) from None
+    return Core(found.path, found.hint, getattr(args, "timeout", TIMEOUT_S))
 
 
 # --------------------------------------------------------------------------
@@ -384,8 +385,9 @@ def common_options():
     S = argparse.SUPPRESS
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--socket", metavar="PATH", default=S,
-                        help="xnv-core's NF socket, exactly as it was given to it "
-                        f"(default: $XNV_SOCKET or {DEFAULT_SOCKET})")
+                        help="xnv-core's NF socket, any spelling (or its telemetry "
+                        f"socket) (default: $XNV_SOCKET, else {DEFAULT_SOCKET}'s core, "
+                        "else the only core running)")
     common.add_argument("--file-prefix", metavar="P", default=S,
                         help="the core's DPDK file-prefix instead (xnv-XXXXXXXX)")
     common.add_argument("--json", action="store_true", default=S,
