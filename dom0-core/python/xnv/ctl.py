@@ -11,6 +11,7 @@ dom0-core/xnv-ctl; Python 3 standard library only.
 import argparse
 import json
 import os
+import signal
 import sys
 import time
 
@@ -353,6 +354,37 @@ def cmd_watch(core, args):
         prev = cur
 
 
+def listen_addr(text):
+    """argparse type of --listen: HOST:PORT ([::1]:PORT for IPv6)."""
+    host, sep, port = text.rpartition(":")
+    host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    if not sep or not host or not port.isdigit() or int(port) > 65535:
+        raise argparse.ArgumentTypeError(f"'{text}' is not HOST:PORT (e.g. 127.0.0.1:9405)")
+    return host, int(port)
+
+
+def cmd_metrics(core, args):
+    """Prometheus text once on stdout, or served over HTTP (--listen)."""
+    try:
+        from . import metrics
+    except ImportError as e:
+        raise CtlError(f"metrics: needs python3-prometheus-client ({e})") from None
+    collector = metrics.Collector(lambda: connect(args), CtlError)
+    if args.listen is None:
+        sys.stdout.write(metrics.text(collector))
+        return
+    host, port = args.listen
+    try:
+        srv = metrics.serve(collector, host, port)
+    except OSError as e:
+        raise CtlError(f"metrics: cannot listen on {host}:{port}: {e.strerror}") from None
+    signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))
+    print(f"xnv-ctl: serving metrics on http://{host}:{srv.server_address[1]}/metrics",
+          file=sys.stderr, flush=True)
+    with srv:
+        srv.serve_forever()
+
+
 # --------------------------------------------------------------------------
 # command line
 
@@ -424,6 +456,14 @@ def add_views(sub, add):
     add(sub, "stats", cmd_stats, "totals and core drop counters")
     add(sub, "control", cmd_control,
         "control plane: NF requests, refusals, limits hit")
+    m = add(sub, "metrics", cmd_metrics,
+            "Prometheus / OpenMetrics text of every counter (python3-prometheus-client)",
+            epilog="Without --listen: one exposition on stdout (e.g. for node-exporter's "
+            "textfile\ncollector). With it: an HTTP server; every scrape reads the core "
+            "afresh\n(xnv_up 0 while it is not there). Metric names: CONTROL.md.\n"
+            "example:\n  xnv-ctl metrics --listen 127.0.0.1:9405")
+    m.add_argument("--listen", type=listen_addr, default=None, metavar="HOST:PORT",
+                   help="serve HTTP at HOST:PORT (port 0: any free port, printed)")
     w = add(sub, "watch", cmd_watch, "live rates: port and NF packets/s, drops/s")
     w.add_argument("--interval", type=seconds, default=1.0, metavar="S",
                    help="seconds between refreshes (default 1)")
