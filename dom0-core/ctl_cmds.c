@@ -10,6 +10,7 @@
 #include "core.h"
 #include "counters.h"
 #include "ctl.h"
+#include "nf_stats.h"
 #include "logsink.h"
 
 #ifndef XNV_VERSION
@@ -304,6 +305,7 @@ cmd_nf_info(struct xnv_core *c, const char *p, struct rte_tel_data *d)
 	U64(d, "own_pool", nf->pool >= XNV_MAX_GROUPS);
 	U64(d, "pool_bufs", live ? c->pools[nf->pool].n_bufs : 0);
 	U64(d, "pool_free", live ? xnv_pool_free(&c->pools[nf->pool]) : 0);
+	xnv_nf_stats_add(nf, d);
 }
 
 static void

@@ -216,6 +216,31 @@ def cmd_nf_release(core, args):
         f'{r["refused"]} attaches refused meanwhile)'))
 
 
+def find_nf(core, name):
+    """The /xnv/nf/info of the NF called `name` (or with that id); the
+    attached one when a gone one had the name too."""
+    nfs = [n for n in core.infos("nf") if n["name"] == name or str(n["id"]) == name]
+    nfs.sort(key=lambda n: n["state"] != "attached")
+    if not nfs:
+        raise CtlError(f"no NF named '{name}' (see xnv-ctl nfs)")
+    return nfs[0]
+
+
+def cmd_nf_stats(core, args):
+    """The counters an NF publishes itself (xnv_nf_stat_register)."""
+    n = find_nf(core, args.name)
+    if "stats" not in n:
+        raise CtlError("the core does not show NF counters (an older xnv-core)")
+    r = {"id": n["id"], "name": n["name"], "state": n["state"], "stats": n["stats"],
+         "stats_invalid": n["stats_invalid"]}
+
+    def human(r):
+        table(["STAT", "VALUE"], [[k, v] for k, v in r["stats"].items()])
+        if r["stats_invalid"]:
+            print(f"({r['stats_invalid']} slots with a bad or repeated name not shown)")
+    show(args, r, human)
+
+
 def cmd_flow_list(core, args):
     show(args, core.infos("flow"), lambda fs: table(
         ["ID", "NAME", "PRIO", "IN_PORT", "VLAN", "PROTO", "SRC", "DST", "SPORT",
@@ -510,8 +535,14 @@ def add_steering(sub, add, common):
         "and puts\nthose rules in force at once, in place of all the rules it has "
         "(rules added\nwith `flow add` too); ids are 1..N in file order. A bad "
         "section changes\nnothing.\nexample:\n  xnv-ctl flow reload")
-    nf = sub.add_parser("nf", help="NF domains", parents=[common]).add_subparsers(
-        dest="nf_cmd", metavar="release", required=True)
+    nf = sub.add_parser("nf", help="one NF: its counters; NF domains",
+                        parents=[common]).add_subparsers(
+        dest="nf_cmd", metavar="stats|release", required=True)
+    s = add(nf, "stats", cmd_nf_stats, "the counters an NF publishes itself, live",
+            epilog="NAME: the NF's name (or its id), as `xnv-ctl nfs` shows it. The NF "
+            "publishes them\nwith xnv_nf_stat_register() (<xnv/nf.h>).\nexample:\n"
+            "  xnv-ctl nf stats fw-1")
+    s.add_argument("name", metavar="NAME", help="NF name or id")
     r = add(nf, "release", cmd_nf_release,
             "end a domain's quarantine: its NFs may attach again",
             epilog="DOMAIN: the Xen domid (host mode: the domain of the NF's "
