@@ -435,7 +435,8 @@ xnv_rec_detach(struct xnv_core *c, struct xnv_nfrec *nf, const char *why)
 				       nf->detach_code : c->shutting_down ?
 				       GNTS_DETACH_SHUTDOWN : GNTS_DETACH_OTHER);
 	xnv_service_leave(svc, nf->instance, nf->id);
-	gnts_srv_detach(c->srv, nf->dom, c->shutting_down ? -ESHUTDOWN :
+	gnts_srv_detach(c->srv, nf->dom, c->shutting_down ||
+			nf->detach_code == GNTS_DETACH_SHUTDOWN ? -ESHUTDOWN :
 			-ECONNRESET, why);
 	gnts_revoke_domain(nf->dom);
 	/* What it handed back before it went (its tx ring) is the core's:

@@ -10,6 +10,7 @@
 #include "core.h"
 #include "counters.h"
 #include "ctl.h"
+#include "ctl_ops.h"
 #include "nf_stats.h"
 #include "logsink.h"
 
@@ -387,5 +388,11 @@ const struct xnv_ctl_cmd xnv_ctl_cmds[] = {
 	  "with the config file's [flow] sections, at once.", 1 },
 	{ "/xnv/chain/set", cmd_chain_set, 1,
 	  "Set a port's default chain. Param: PORT STEPS", 0 },
+	{ "/xnv/chain/unset", xnv_cmd_chain_unset, 1,
+	  "A port back to tx only: no chain, rx stopped. Param: PORT", 0 },
+	{ "/xnv/clear", xnv_cmd_clear, 0,
+	  "Counters back to 0; 'kept' lists what is not reset.", 0 },
+	{ "/xnv/nf/kick", xnv_cmd_nf_kick, 1, "Detach an NF as at a clean "
+	  "shutdown (with --reattach it attaches again). Param: id or name", 0 },
 	{ NULL, NULL, 0, NULL, 0 },
 };

@@ -320,6 +320,23 @@ def cmd_chain_set(core, args):
          lambda r: print(f"port {r['port']}: chain {chain_text(r['chain'])}"))
 
 
+def cmd_chain_unset(core, args):
+    r = core.call("/xnv/chain/unset", args.port)
+    show(args, r, lambda r: print(f"port {r['port']}: no chain, rx stopped (tx only)"))
+
+
+def cmd_clear(core, args):
+    r = core.call("/xnv/clear")
+    show(args, r, lambda r: print(f"counters cleared: {r['cleared']}\nnot reset: "
+                                  + "; ".join(r["kept"])))
+
+
+def cmd_nf_kick(core, args):
+    r = core.call("/xnv/nf/kick", args.name)
+    show(args, r, lambda r: print(f"NF {r['name']} (id {r['id']}) detached: with "
+                                  "--reattach it attaches again"))
+
+
 def sample(core):
     """Counters now; NFs keyed by (id, pid): a reused id is another NF."""
     return {"t": time.monotonic(), "stats": core.call("/xnv/stats"),
@@ -479,6 +496,11 @@ def add_views(sub, add):
     add(sub, "domains", cmd_domains,
         "domains with NFs or a quarantine: NFs, grant frames, quarantine")
     add(sub, "stats", cmd_stats, "totals and core drop counters")
+    add(sub, "clear", cmd_clear, "counters back to 0: ports, NFs, groups, services, drops",
+        epilog="Not reset: buffers held and link state (states), flow rule hits, "
+        "latency\nhistograms (latency --reset), control counters, log_dropped, the "
+        "NFs' own\ncounters (nf stats), af_packet kernel ring drops.\nexample:\n"
+        "  xnv-ctl clear")
     add(sub, "control", cmd_control,
         "control plane: NF requests, refusals, limits hit")
     m = add(sub, "metrics", cmd_metrics,
@@ -537,7 +559,14 @@ def add_steering(sub, add, common):
         "section changes\nnothing.\nexample:\n  xnv-ctl flow reload")
     nf = sub.add_parser("nf", help="one NF: its counters; NF domains",
                         parents=[common]).add_subparsers(
-        dest="nf_cmd", metavar="stats|release", required=True)
+        dest="nf_cmd", metavar="stats|kick|release", required=True)
+    k = add(nf, "kick", cmd_nf_kick, "detach an NF so that it attaches again",
+            epilog="The core detaches the NF as it does when it shuts down cleanly: "
+            "the buffers it\nheld are reclaimed, an NF started with --reattach "
+            "attaches again at once (a\nnew NF id, the core's counters of it from "
+            "0, its own counters kept), one\nwithout exits 0. Its domain is not "
+            "quarantined.\nexample:\n  xnv-ctl nf kick fw-1")
+    k.add_argument("name", metavar="NAME", help="NF name or id (an attached NF)")
     s = add(nf, "stats", cmd_nf_stats, "the counters an NF publishes itself, live",
             epilog="NAME: the NF's name (or its id), as `xnv-ctl nfs` shows it. The NF "
             "publishes them\nwith xnv_nf_stat_register() (<xnv/nf.h>).\nexample:\n"
@@ -549,7 +578,12 @@ def add_steering(sub, add, common):
             "connection), as `xnv-ctl domains` shows it\nexample:\n  xnv-ctl nf release 7")
     r.add_argument("domain", type=int, metavar="DOMAIN", help="domain number")
     chain = sub.add_parser("chain", help="port chains", parents=[common]).add_subparsers(
-        dest="chain_cmd", metavar="set", required=True)
+        dest="chain_cmd", metavar="set|unset", required=True)
+    u = add(chain, "unset", cmd_chain_unset, "a port back to tx only: no chain, rx stopped",
+            epilog="Packets already in the core finish their chain; what the port's "
+            "NIC holds stays\nthere until a chain is set again (chain set).\n"
+            "example:\n  xnv-ctl chain unset out")
+    u.add_argument("port", metavar="PORT", help="port name")
     c = add(chain, "set", cmd_chain_set, "set a port's default chain",
             epilog="example:\n  xnv-ctl chain set in 'fwd-b -> out'    "
             "(or: xnv-ctl chain set in fwd-b out)")
