@@ -9,6 +9,7 @@
 
 #include "core.h"
 #include "counters.h"
+#include "config_show.h"
 #include "ctl.h"
 #include "ctl_ops.h"
 #include "nf_stats.h"
@@ -390,6 +391,14 @@ const struct xnv_ctl_cmd xnv_ctl_cmds[] = {
 	  "Set a port's default chain. Param: PORT STEPS", 0 },
 	{ "/xnv/chain/unset", xnv_cmd_chain_unset, 1,
 	  "A port back to tx only: no chain, rx stopped. Param: PORT", 0 },
+	{ "/xnv/config", xnv_cmd_config_core, 0,
+	  "The effective [core] section, and the config file's path.", 0 },
+	{ "/xnv/config/group", xnv_cmd_config_group, 1,
+	  "A [group] section as the core runs it. Param: index.", 0 },
+	{ "/xnv/config/port", xnv_cmd_config_port, 1,
+	  "A [port] section, its chain as it is now. Param: index.", 0 },
+	{ "/xnv/config/service", xnv_cmd_config_service, 1,
+	  "A [service] section. Param: id.", 0 },
 	{ "/xnv/clear", xnv_cmd_clear, 0,
 	  "Counters back to 0; 'kept' lists what is not reset.", 0 },
 	{ "/xnv/nf/kick", xnv_cmd_nf_kick, 1, "Detach an NF as at a clean "

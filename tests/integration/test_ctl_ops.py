@@ -126,3 +126,36 @@ def test_kick_without_reattach_exits_0(xnv):
     ctl.ok("nf", "kick", "0")
     assert nf.wait(30) == 0, nf.stderr()
     assert "kicked by the operator" in nf.stderr()
+
+
+def test_show_config_is_a_config_the_core_takes(xnv):
+    """show config after live changes (chain set, a flow rule added): the
+    defaults written out, the chain and the rule as they are now; a second
+    core started from that output (another socket) shows the same."""
+    core, nf, ctl = scenario(xnv)
+    ctl.ok("chain", "set", "in", "fwd-a -> out -> drop")
+    ctl.ok("flow", "add", "proto=udp", "dport=53", "chain", "fwd-a", "out")
+    text = ctl.ok("show", "config")
+    assert text.startswith("; xnv-core's effective config (loaded from ")
+    secs = ctl.json("show", "config")
+    assert list(secs) == ["core", "group g", "port in", "port out", "service fwd-a",
+                          "flow rule1"], secs
+    assert secs["core"]["ring_size"] == "1024" and secs["core"]["latency"] == "off"
+    assert secs["core"]["socket_mode"] == "0600" and "max_held" not in secs["core"]
+    assert secs["port in"]["chain"] == "fwd-a -> out -> drop"
+    assert secs["port in"]["rx_rate"] == "5000" and "chain" not in secs["port out"]
+    assert secs["flow rule1"] == {"priority": "32768", "proto": "udp", "dport": "53",
+                                  "chain": "fwd-a -> out"}
+    assert secs["group g"]["pool_bufs"] == "2048"
+    cfg = xnv.path("now.ini")
+    cfg.write_text(text)
+    sock2 = xnv.sockdir / "second.sock"
+    second = xnv.start_core(cfg, socket=sock2, duration=120, name="second")
+    second.wait_ready()
+    r = xnv.run([CTL_BIN, "--socket", sock2, *TIMEOUT, "show", "config", "--json"],
+                timeout=120)
+    assert r.returncode == 0, r.stderr
+    again = json.loads(r.stdout)
+    assert again["core"].pop("socket") == str(sock2)
+    assert secs["core"].pop("socket") == str(xnv.socket)
+    assert again == secs

@@ -320,6 +320,43 @@ def cmd_chain_set(core, args):
          lambda r: print(f"port {r['port']}: chain {chain_text(r['chain'])}"))
 
 
+def config_sections(core):
+    """[(section header, {key: value text})] of the effective config, in
+    the config file's order: [core], groups, ports, services, flows."""
+    def keys(d):
+        out = {}
+        for k, v in d.items():
+            if k in ("section", "path") or v in ("", [], "any"):
+                continue
+            out[k] = chain_text(v) if isinstance(v, list) else str(v)
+        return out
+    secs = [("core", keys(core.call("/xnv/config")))]
+    for kind in ("group", "port", "service"):
+        for i in core.ids(kind):
+            d = core.call(f"/xnv/config/{kind}", i)
+            secs.append((f"{kind} {d['section']}", keys(d)))
+    for f in core.infos("flow"):
+        d = {k: f[k] for k in MATCH_KEYS}
+        d["chain"] = f["chain"]
+        secs.append((f"flow {f['name'] or 'rule' + str(f['id'])}", keys(d)))
+    return secs
+
+
+def cmd_show_config(core, args):
+    """The config as the core runs it, in the config file's syntax."""
+    path = core.call("/xnv/config")["path"]
+    secs = config_sections(core)
+
+    def human(secs):
+        print(f"; xnv-core's effective config (loaded from {path}; chains and "
+              "flow rules as they are now)")
+        for name, kv in secs:
+            print(f"\n[{name}]")
+            for k, v in kv.items():
+                print(f"{k} = {v}")
+    show(args, dict(secs) if getattr(args, "json", False) else secs, human)
+
+
 def cmd_chain_unset(core, args):
     r = core.call("/xnv/chain/unset", args.port)
     show(args, r, lambda r: print(f"port {r['port']}: no chain, rx stopped (tx only)"))
@@ -610,6 +647,16 @@ def build_parser():
     add = adder(common)
     add_views(sub, add)
     add_steering(sub, add, common)
+    sh = sub.add_parser("show", help="the core's effective config",
+                          parents=[common]).add_subparsers(
+        dest="show_cmd", metavar="config", required=True)
+    add(sh, "config", cmd_show_config, "the config as the core runs it, in the "
+        "config file's syntax",
+        epilog="Every key the core runs with (defaults written out; max_held and\n"
+        "max_grant_frames_per_domain left out while derived), each port's chain as "
+        "it\nis now, and the flow rules in force as [flow NAME] sections (a rule "
+        "added with\n`flow add` as [flow ruleID]). The output is a config file "
+        "xnv-core takes.\nexample:\n  xnv-ctl show config > now.ini")
     return p
 
 
