@@ -399,6 +399,8 @@ const struct xnv_ctl_cmd xnv_ctl_cmds[] = {
 	  "A [port] section, its chain as it is now. Param: index.", 0 },
 	{ "/xnv/config/service", xnv_cmd_config_service, 1,
 	  "A [service] section. Param: id.", 0 },
+	{ "/xnv/reload", xnv_cmd_reload, 0, "Read the config file again: "
+	  "chains, rx_rate, live limits, flows; or nothing.", 1 },
 	{ "/xnv/clear", xnv_cmd_clear, 0,
 	  "Counters back to 0; 'kept' lists what is not reset.", 0 },
 	{ "/xnv/nf/kick", xnv_cmd_nf_kick, 1, "Detach an NF as at a clean "

@@ -19,4 +19,8 @@ void xnv_cmd_chain_unset(struct xnv_core *c, const char *p,
 void xnv_cmd_nf_kick(struct xnv_core *c, const char *p,
 		     struct rte_tel_data *d);
 
+/** /xnv/reload (direct, ctl_reload.c): the config file read again; chains,
+ *  rx_rate, live [core] limits and flow rules applied, or nothing. */
+void xnv_cmd_reload(struct xnv_core *c, const char *p, struct rte_tel_data *d);
+
 #endif

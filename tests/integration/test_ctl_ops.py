@@ -159,3 +159,44 @@ def test_show_config_is_a_config_the_core_takes(xnv):
     assert again["core"].pop("socket") == str(sock2)
     assert secs["core"].pop("socket") == str(xnv.socket)
     assert again == secs
+
+
+def test_reload_applies_what_is_live_or_nothing(xnv):
+    core, nf, ctl = scenario(xnv)
+    base = xnv.path("ops.ini").read_text()
+
+    def write(text):
+        xnv.path("ops.ini").write_text(text)
+
+    def refused(text, msg):
+        write(text)
+        before = ctl.ok("show", "config")
+        err = ctl.fails(1, "reload")
+        assert err.startswith("xnv-ctl: reload refused: ") and msg in err, err
+        assert ctl.ok("show", "config") == before
+    live = base.replace("chain = fwd-a -> out", "chain = out").replace(
+        "rx_rate = 5000", "rx_rate = 2000") + "\n[flow dns]\nproto = udp\ndport = 53\nchain = drop\n"
+    live = live.replace("[core]\n", "[core]\nerror_budget = 50\n")
+    # a fixed key, a group, a section added, a bad flow, a bad file: nothing
+    refused(live.replace("[core]\n", "[core]\nring_size = 2048\n"),
+            "[core] ring_size cannot change live (restart the core)")
+    refused(live.replace("pool_bufs = 2048", "pool_bufs = 4096"),
+            "[group g] cannot change live")
+    refused(live + "\n[service fwd-b]\n", "the set of groups, ports and services cannot")
+    refused(live.replace("dport = 53", "dport = 70000"), "[flow dns]")
+    refused(live + "\nnonsense\n", "ops.ini:")
+    # what may change live: applied together
+    write(live)
+    assert ctl.ok("reload") == (f"reloaded {xnv.path('ops.ini')}: chains, rx_rate, "
+                                "limits; 1 flow rules in force (0 before)\n")
+    secs = ctl.json("show", "config")
+    assert secs["port in"]["chain"] == "out" and secs["port in"]["rx_rate"] == "2000"
+    assert secs["core"]["error_budget"] == "50"
+    assert secs["flow dns"] == {"priority": "32768", "proto": "udp", "dport": "53",
+                                "chain": "drop"}
+    # the port now sends straight out: the NF gets nothing more
+    rx = ctl.json("nfs")[0]["rx"]
+    tx = ctl.port("out")["tx"]
+    wait_until(lambda: ctl.port("out")["tx"] > tx + 200, 30, "traffic past the NF")
+    assert ctl.json("nfs")[0]["rx"] <= rx + 64        # at most what was in flight
+    assert "config reloaded from" in core.log()

@@ -357,6 +357,12 @@ def cmd_show_config(core, args):
     show(args, dict(secs) if getattr(args, "json", False) else secs, human)
 
 
+def cmd_reload(core, args):
+    r = core.call("/xnv/reload")
+    show(args, r, lambda r: print(f"reloaded {r['path']}: chains, rx_rate, limits; "
+                                  f"{r['rules']} flow rules in force ({r['removed']} before)"))
+
+
 def cmd_chain_unset(core, args):
     r = core.call("/xnv/chain/unset", args.port)
     show(args, r, lambda r: print(f"port {r['port']}: no chain, rx stopped (tx only)"))
@@ -647,6 +653,14 @@ def build_parser():
     add = adder(common)
     add_views(sub, add)
     add_steering(sub, add, common)
+    add(sub, "reload", cmd_reload, "read the config file again and apply what may "
+        "change live, or nothing",
+        epilog="Live: each port's chain and rx_rate; [core] error_budget, "
+        "heartbeat_timeout_ms,\nhoard_timeout_ms, stall_timeout_ms; the [flow NAME] "
+        "sections (as `flow reload`:\nevery rule replaced). Any other difference (a "
+        "key, a section added or removed)\nrefuses the whole reload, naming the first "
+        "one, and nothing changes; so does a\nbad file. The socket is never read "
+        "again.\nexample:\n  xnv-ctl reload")
     sh = sub.add_parser("show", help="the core's effective config",
                           parents=[common]).add_subparsers(
         dest="show_cmd", metavar="config", required=True)
