@@ -16,6 +16,9 @@
  * passed a quiescent state (rte_rcu_qsbr, reported once a millisecond
  * from the main loop).
  *
+ * The data path caches each flow's verdict under the set's id
+ * (flow_path.c); a new set or a change to the hash makes it stale.
+ *
  * Changes are serialised by a mutex; chain versions (chain.c) are the
  * data path's and are taken and let go on the main loop
  * (xnv_ctl_on_loop).  Rule ids are slot + 1 and stable while the rule
@@ -47,18 +50,6 @@
 /* Exact rules are keyed by a packet's flow key up to its ethertype. */
 #define EXACT_KEY_LEN offsetof(struct xnv_flow_key, vlan)
 
-/* What the data path reads.  Slot i (rule id i + 1) of chain and rank
- * is written before the rule is published in the tries or the hash, and
- * not again while it is. */
-struct flow_set {
-	struct xnv_acl *acl;		/* NULL: no wildcard rule */
-	struct rte_hash *exact;		/* shared by the sets of one hash */
-	_Atomic unsigned n_exact;	/* keys in it */
-	unsigned bank;			/* of the hit counters */
-	uint16_t chain[XNV_MAX_FLOWS];	/* by slot */
-	uint64_t rank[XNV_MAX_FLOWS];	/* higher wins */
-};
-
 static struct rte_hash *
 new_hash(void)
 {
@@ -80,6 +71,20 @@ new_hash(void)
 
 	snprintf(name, sizeof(name), "xnv-flows-%u", gen++);
 	return rte_hash_create(&hp);
+}
+
+/* A set with no rule and a new id (0 stays unused: an empty cache way). */
+static struct flow_set *
+new_set(struct xnv_flows *f)
+{
+	struct flow_set *s = rte_zmalloc("xnv-flow-set", sizeof(*s), 0);
+
+	if (s == NULL)
+		return NULL;
+	if (++f->sets == 0)
+		f->sets = 1;
+	s->id = f->sets;
+	return s;
 }
 
 static void
@@ -216,7 +221,7 @@ static int
 rebuild(struct xnv_flows *f, char *err, size_t errlen)
 {
 	struct flow_set *old = atomic_load(&f->live);
-	struct flow_set *s = rte_zmalloc("xnv-flow-set", sizeof(*s), 0);
+	struct flow_set *s = new_set(f);
 	unsigned i;
 	int rc;
 
@@ -269,6 +274,7 @@ xnv_flows_put(struct xnv_flows *f, unsigned i, char *err, size_t errlen)
 	sl->exact = xnv_flow_is_exact(&sl->r) && hash_put(f, s->exact, i) == 0;
 	if (sl->exact) {
 		atomic_fetch_add(&s->n_exact, 1);
+		xnv_flow_set_changed(s);
 		count(f);
 		return 0;
 	}
@@ -295,6 +301,7 @@ xnv_flows_take_out(struct xnv_flows *f, unsigned i, char *err, size_t errlen)
 	exact_key(&sl->r, &k);
 	pos = rte_hash_del_key(s->exact, &k);
 	atomic_fetch_sub(&s->n_exact, 1);
+	xnv_flow_set_changed(s);
 	/* The data path may still hold the key's slot: free it after. */
 	rte_rcu_qsbr_synchronize(f->qs, RTE_QSBR_THRID_INVALID);
 	if (pos >= 0)
@@ -316,7 +323,7 @@ int
 xnv_flows_replace(struct xnv_flows *f, char *err, size_t errlen)
 {
 	struct flow_set *old = atomic_load(&f->live);
-	struct flow_set *s = rte_zmalloc("xnv-flow-set", sizeof(*s), 0);
+	struct flow_set *s = new_set(f);
 	unsigned i, n = 0;
 	int rc = -ENOMEM;
 
@@ -454,8 +461,11 @@ xnv_flows_create(struct xnv_core *c, char *err, size_t errlen)
 	if (f == NULL)
 		return -ENOMEM;
 	f->qs = rte_zmalloc("xnv-flows-rcu", qsz, RTE_CACHE_LINE_SIZE);
-	if (f->qs == NULL || rte_rcu_qsbr_init(f->qs, 1) != 0 ||
+	f->cache = xnv_flow_cache_new();
+	if (f->qs == NULL || f->cache == NULL ||
+	    rte_rcu_qsbr_init(f->qs, 1) != 0 ||
 	    rte_rcu_qsbr_thread_register(f->qs, READER) != 0) {
+		rte_free(f->cache);
 		rte_free(f->qs);
 		rte_free(f);
 		return -ENOMEM;
@@ -473,6 +483,7 @@ xnv_flows_destroy(struct xnv_core *c)
 	if (f == NULL)
 		return;
 	set_free(atomic_load(&f->live), 1);
+	rte_free(f->cache);
 	rte_free(f->qs);
 	rte_free(f);
 	c->flows = NULL;
@@ -512,82 +523,4 @@ xnv_flows_exact(const struct xnv_core *c)
 	const struct flow_set *s = atomic_load(&c->flows->live);
 
 	return s != NULL ? atomic_load(&s->n_exact) : 0;
-}
-
-/* The exact rule each packet with ports matches (0: none) into @p ids,
- * where it ranks above what @p ids holds. */
-static void
-lookup_exact(const struct flow_set *s, const struct xnv_flow_key *keys,
-	     const uint8_t *kind, unsigned n, uint32_t *ids)
-{
-	const void *kp[GNTS_BURST_MAX];
-	void *data[GNTS_BURST_MAX];
-	unsigned idx[GNTS_BURST_MAX], i, j, k = 0;
-	uint64_t hit;
-
-	for (i = 0; i < n; i++)
-		if (kind[i] == XNV_KEY_PORTS) {
-			kp[k] = &keys[i];
-			idx[k++] = i;
-		}
-	for (j = 0; j < k; j += RTE_HASH_LOOKUP_BULK_MAX) {
-		unsigned b = RTE_MIN(k - j, (unsigned)RTE_HASH_LOOKUP_BULK_MAX);
-
-		hit = 0;
-		if (rte_hash_lookup_bulk_data(s->exact, &kp[j], b, &hit,
-					      &data[j]) <= 0)
-			continue;
-		for (i = 0; i < b; i++) {
-			uint32_t id = (uint32_t)(uintptr_t)data[j + i];
-			uint32_t *cur = &ids[idx[j + i]];
-
-			if ((hit >> i & 1) &&
-			    (*cur == 0 || s->rank[id - 1] > s->rank[*cur - 1]))
-				*cur = id;
-		}
-	}
-}
-
-void
-xnv_flows_classify(struct xnv_core *c, struct rte_mbuf **m, unsigned n,
-		   uint16_t in_port, uint16_t *chain)
-{
-	struct xnv_flows *f = c->flows;
-	/* Acquire: pairs with the release in swap_in (the set is whole). */
-	const struct flow_set *s = atomic_load_explicit(&f->live,
-							memory_order_acquire);
-	struct xnv_flow_key keys[GNTS_BURST_MAX];
-	uint8_t kind[GNTS_BURST_MAX];
-	uint32_t ids[GNTS_BURST_MAX];
-	unsigned i;
-
-	for (i = 0; i < n; i++) {
-		kind[i] = (uint8_t)xnv_flow_key(m[i], &keys[i]);
-		/* Parsed once: the replica pick (service.c) takes this hash
-		 * unless the NIC gave one (datapath.c keeps pv->hash). */
-		if (!(m[i]->ol_flags & RTE_MBUF_F_RX_RSS_HASH))
-			xnv_priv(m[i])->hash = xnv_flow_key_hash(&keys[i],
-							kind[i]);
-	}
-	if (s == NULL || n == 0)
-		return;
-	if (s->acl != NULL)
-		xnv_acl_classify(s->acl, keys, kind, n, in_port, ids);
-	else
-		memset(ids, 0, sizeof(ids[0]) * n);
-	if (atomic_load_explicit(&s->n_exact, memory_order_relaxed) > 0)
-		lookup_exact(s, keys, kind, n, ids);
-	for (i = 0; i < n; i++) {
-		_Atomic uint64_t *h;
-
-		if (ids[i] == 0)
-			continue;
-		chain[i] = s->chain[ids[i] - 1];
-		/* Only this lcore writes the counter: a relaxed load and
-		 * store, no locked add; readers see whole values. */
-		h = &f->hits[s->bank][ids[i] - 1];
-		atomic_store_explicit(h, atomic_load_explicit(h,
-				      memory_order_relaxed) + 1,
-				      memory_order_relaxed);
-	}
 }

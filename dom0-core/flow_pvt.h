@@ -12,8 +12,27 @@
 #include "flow_rule.h"
 #include "sizes.h"
 
-struct flow_set;
+struct rte_hash;
 struct rte_rcu_qsbr;
+struct xnv_acl;
+struct flow_cache_way;
+
+/* What the data path reads.  Slot i (rule id i + 1) of chain and rank
+ * is written before the rule is published in the tries or the hash, and
+ * not again while it is. */
+struct flow_set {
+	struct xnv_acl *acl;		/* NULL: no wildcard rule */
+	struct rte_hash *exact;		/* shared by the sets of one hash */
+	_Atomic unsigned n_exact;	/* keys in it */
+	unsigned bank;			/* of the hit counters */
+	/* What the data path's verdict cache (flow_path.c) tags an entry
+	 * with: the set's id (unique) and how many times keys were added
+	 * to or deleted from the hash since the set was swapped in. */
+	uint32_t id;
+	_Atomic uint32_t xgen;
+	uint16_t chain[XNV_MAX_FLOWS];	/* by slot */
+	uint64_t rank[XNV_MAX_FLOWS];	/* higher wins */
+};
 
 /* A rule; its id is its index + 1.  Control side only (under mu). */
 struct flow_slot {
@@ -28,6 +47,8 @@ struct flow_slot {
 struct xnv_flows {
 	pthread_mutex_t mu;		/* one change at a time */
 	struct flow_set *_Atomic live;	/* the data path's; NULL: none */
+	uint32_t sets;			/* made so far: the next set's id */
+	struct flow_cache_way *cache;	/* the data path's (flow_path.c) */
 	struct rte_rcu_qsbr *qs;
 	_Atomic unsigned n;		/* rules in force */
 	uint64_t seq;
@@ -39,6 +60,13 @@ struct xnv_flows {
 	_Atomic uint64_t hits[2][XNV_MAX_FLOWS];
 	struct flow_slot slot[XNV_MAX_FLOWS];
 };
+
+/** The verdict cache of the data path, zeroed (rte_malloc); NULL: out
+ *  of memory. */
+struct flow_cache_way *xnv_flow_cache_new(void);
+/** After a key of @p s's hash was added or deleted: what the data path
+ *  cached under @p s is stale. */
+void xnv_flow_set_changed(struct flow_set *s);
 
 /** Put used slot @p i (its chain taken) in force; on failure (-ENOMEM,
  *  a reason in @p err) it is unused again and nothing changed. */

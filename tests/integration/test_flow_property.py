@@ -30,12 +30,17 @@ header length under 5 words; an IPv6 fragment's proto is 44 (the
 fragment header), an IPv4 fragment's its own; vlan is the outer tag's id.
 A port range 0-65535 is `any` (no ports needed).
 
-Cases: 5 seeds x 200 rules x 2000 packets; a full table of 4096 rules
-(most of them exact); and the 4096-rule mix of the 200-rule cases, which
-rte_acl cannot build in one piece (the core splits it).  A failure
-prints the seed, the packet (fields and bytes) and every rule that
-matches it, best first.  XNV_FLOW_SEEDS=1,2,3 runs other seeds with the
-200-rule counts."""
+Each run sends half as many packets again that repeat an earlier
+packet's flow key in another frame: the core answers those from its
+verdict cache (flow_path.c), which must say what the rules say.
+
+Cases: 5 seeds x 200 rules x 2000 packets (+ 1000 repeats); a full
+table of 4096 rules (most of them exact); and the 4096-rule mix of the
+200-rule cases, which rte_acl cannot build in one piece (the core splits
+it).  A failure prints the seed, the packet (fields and bytes) and every
+rule that matches it, best first.  XNV_FLOW_SEEDS=1,2,3 runs other seeds
+with the 200-rule counts."""
+import copy
 import ipaddress
 import os
 import random
@@ -518,7 +523,8 @@ def rand_packet(rnd, seq, rules, pool, port_pool, vids):
             shape["tag"] = "qq" if shape["ethertype"] == 0x8100 else "q"
         notes.append("not IP")
         p.note = ", ".join(notes + [str(shape)])
-        build_frame(rnd, p, shape)
+        p.shape = shape
+        make_frame(rnd, p)
         return p
     p.family = (base.family if base is not None and base.family and
                 rnd.random() < 0.95 else rnd.choice((4, 6)))
@@ -554,11 +560,25 @@ def rand_packet(rnd, seq, rules, pool, port_pool, vids):
     if shape.get("hbh") and not shape.get("frag"):
         p.inner, p.proto = p.proto, 0
     p.note = ", ".join(notes + [str(shape)] if shape else notes)
-    if shape.get("hbh") and not shape.get("frag"):
-        build_hbh(rnd, p, shape)
-    else:
-        build_frame(rnd, p, shape)
+    p.shape = shape
+    make_frame(rnd, p)
     return p
+
+
+def make_frame(rnd, p):
+    if p.shape.get("hbh") and not p.shape.get("frag"):
+        build_hbh(rnd, p, p.shape)
+    else:
+        build_frame(rnd, p, p.shape)
+
+
+def repeat_packet(rnd, p, seq):
+    """p's flow again in another frame: the same key (addresses, ports,
+    outer VLAN id, input port), so the core's verdict cache answers."""
+    q = copy.copy(p)
+    q.seq, q.note = seq, f"repeat of {p.seq}: {p.note}"
+    make_frame(rnd, q)
+    return q
 
 
 def build_hbh(rnd, p, shape):
@@ -672,6 +692,9 @@ def property_run(env, seed, n_rules, n_packets, exact_share=0.15):
     rules = rand_rules(rnd, n_rules, pool, port_pool, vids, exact_share)
     packets = [rand_packet(rnd, i, rules, pool, port_pool, vids)
                for i in range(n_packets)]
+    # half as many again: earlier packets' flows, looked up in the cache
+    packets += [repeat_packet(rnd, rnd.choice(packets), n_packets + i)
+                for i in range(n_packets // 2)]
     seen, log, stats = run_core(env, rules, packets, f"s{seed}")
     counts, build_ms = check(seed, rules, packets, seen, log, stats)
     kinds = {}
@@ -690,8 +713,8 @@ def seeds():
 
 @pytest.mark.parametrize("seed", seeds())
 def test_flow_rules_match_the_model(xnv, seed):
-    """200 random rules (15 % of them exact 5-tuples), 2000 random packets:
-    every verdict as the model says."""
+    """200 random rules (15 % of them exact 5-tuples), 2000 random packets
+    and 1000 repeats of their flows: every verdict as the model says."""
     counts, kinds, _ = property_run(xnv, seed, 200, 2000)
     print(f"seed {seed}: verdicts {counts}, packets {kinds}")
 
