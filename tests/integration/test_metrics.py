@@ -111,7 +111,6 @@ def test_metrics_between_two_telemetry_reads(xnv):
         assert len(buckets) == 16 and buckets[-1][0] == float("inf")
         assert all(a[1] <= b[1] for a, b in zip(buckets, buckets[1:])), buckets
         assert buckets[-1][1] == got[("xnv_port_latency_seconds_count", lab)]
-        assert buckets[-2][1] == buckets[-1][1]     # all under 1 s
         assert got[("xnv_port_latency_seconds_sum", lab)] > 0
         if prev is not None:        # counters only grow
             for key, v in prev.items():
