@@ -1,15 +1,28 @@
 # XenNetVM top-level Makefile.  Everything is built under build/.
-#   make            libgntshare, libxnv (static + shared + libxnv.pc), xnv-core, examples
-#   make deps       install Debian packages + Python venv (root, idempotent)
-#   make demo       host-mode demo: pcap -> xnv-core -> 2 forwarder NFs -> pcap
-#   make check      unit (cmocka) + integration (pytest) + Xen (QEMU) tests,
-#                   fuzz (libFuzzer, short) and san (unit + integration, ASan)
-#   make fuzz       libFuzzer harnesses; FUZZ_SECONDS=600 for longer runs
-#   make check-xen  the Xen suite alone; check-xen-pvh: PVH Dom0, hugepage pools
+#   make              all: libgntshare, libxnv (static + shared + libxnv.pc),
+#                     xnv-core, xnv-ctl, xnv-xl, the example NFs
+#   make deps         install Debian packages + Python venv (root, idempotent)
+#   make demo         host-mode demo: pcap -> xnv-core -> 2 forwarder NFs -> pcap
+#   make install      everything under PREFIX (default /usr/local), DESTDIR
+#                     for staging (scripts/install.mk); install-libxnv: libxnv,
+#                     <xnv/nf.h> and libxnv.pc alone (no DPDK, no Xen needed)
+#   make deb          Debian packages into build/deb (debian/README.md)
+#   make check        unit (cmocka) + integration (pytest) + Xen (QEMU) tests,
+#                     fuzz (libFuzzer, short) and san (unit + integration, ASan)
+#   make check-unit   the cmocka unit tests alone
+#   make check-integration  the pytest host-mode suite alone (PYTEST_ARGS=...)
+#   make check-san    unit + integration again, built with ASan + UBSan
+#   make check-fuzz   what make check fuzzes: corpora replayed, short runs
+#   make fuzz         libFuzzer harnesses; FUZZ_SECONDS=600 for longer runs;
+#                     fuzz-build: build the harnesses only
+#   make check-xen    the Xen suite alone; check-xen-pvh: PVH Dom0, hugepage pools
+#   make soak         SOAK_SECONDS (600) of mixed traffic with NF churn (not in check)
 #   make bench-smoke  raw ring vs 1-NF path, one line of ratio at the end
-#   make bench      every system side by side (bench/README.md); bench-xen:
-#                   XenNetVM vs netfront in one emulated Xen boot (ratio only)
-#   SAN=1           build with ASan + UBSan
+#   make bench        every system side by side (bench/README.md)
+#   make bench-xen    XenNetVM vs netfront in one emulated Xen boot (ratio only)
+#   make clean        remove build/ and build-san/
+#   make help         this text
+#   SAN=1             build with ASan + UBSan (into build-san/)
 
 VERSION  := 0.1.0
 B        := build
@@ -43,6 +56,7 @@ include toolstack-hooks/build.mk
 include examples/build.mk
 include tests/build.mk
 include bench/build.mk
+include scripts/install.mk
 
 $(B)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -62,5 +76,6 @@ check: all
 clean:
 	rm -rf build build-san
 
+# The comment block this file opens with, whole.
 help:
-	@sed -n '2,10p' Makefile
+	@sed -n '2,/^[^#]/s/^# \{0,1\}//p' Makefile

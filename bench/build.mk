@@ -21,7 +21,15 @@ bench-smoke: all $(RING_RT)
 # make bench: every system side by side, sizes, chains, latency, plots
 # (bench/bench.py; about 10 minutes; needs root).  BENCH_ARGS: e.g. --quick.
 BENCH_ARGS ?=
-bench: all $(RING_RT)
+# flow-cost: the flow director's data path alone (bench/flows.py runs it).
+FLOW_COST := $(B)/bench/flow-cost
+$(B)/obj/bench/flow_cost.o: EXTRA_CFLAGS_bench += $(DPDK_CFLAGS) \
+	-DALLOW_EXPERIMENTAL_API -Idom0-core
+$(FLOW_COST): $(B)/obj/bench/flow_cost.o $(filter-out %/main.o,$(CORE_OBJ)) $(GNTS_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) -o $@ $^ $(DPDK_LIBS) $(XEN_SRV_LIBS) -lpcap $(LDSAN)
+
+bench: all $(RING_RT) $(FLOW_COST)
 	$(PYTHON) bench/bench.py --build $(B) $(BENCH_ARGS)
 
 # make bench-xen: XenNetVM vs netfront/netback in one emulated Xen boot

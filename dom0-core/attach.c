@@ -46,16 +46,21 @@ nf_slot(struct xnv_core *c)
 }
 
 static void
-list_services(const struct xnv_config *cfg, char *buf, size_t len)
+list_names(const char *first, size_t stride, unsigned n, char *buf,
+	   size_t len)
 {
 	size_t o = 0;
 	unsigned i;
 
 	buf[0] = '\0';
-	for (i = 0; i < cfg->n_services && o < len; i++)
+	for (i = 0; i < n && o < len; i++)
 		o += (size_t)snprintf(buf + o, len - o, "%s%s", i ? ", " : "",
-				      cfg->services[i].name);
+				      first + i * stride);
 }
+
+/* "a, b, c": the names of a config array (services, groups). */
+#define LIST_NAMES(arr, n, buf) \
+	list_names((arr)[0].name, sizeof((arr)[0]), (n), (buf), sizeof(buf))
 
 /*
  * An NF can hold a ring's worth of buffers.  When the NFs of a pool
@@ -97,14 +102,15 @@ xnv_rec_check(void *ctx, const struct gnts_attach_req *req, char *err,
 	char known[128], esc[REQ_ESC_LEN];
 
 	if (xnv_config_service(&c->cfg, req->service) < 0) {
-		list_services(&c->cfg, known, sizeof(known));
+		LIST_NAMES(c->cfg.services, c->cfg.n_services, known);
 		snprintf(err, errlen, "unknown service '%s' (configured: %s)",
 			 REQ_ESC(req->service, esc), known[0] ? known : "none");
 		return -ENOENT;
 	}
 	if (xnv_config_group(&c->cfg, req->group) < 0) {
-		snprintf(err, errlen, "unknown trust group '%s'",
-			 REQ_ESC(req->group, esc));
+		LIST_NAMES(c->cfg.groups, c->cfg.n_groups, known);
+		snprintf(err, errlen, "unknown trust group '%s' (configured: "
+			 "%s)", REQ_ESC(req->group, esc), known);
 		return -ENOENT;
 	}
 	return 0;

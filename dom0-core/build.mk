@@ -13,16 +13,27 @@ CORE_SRC := dom0-core/main.c dom0-core/eal_args.c dom0-core/config.c \
             dom0-core/latency.c dom0-core/latency_rte.c \
             dom0-core/pace.c dom0-core/quota.c dom0-core/counters.c \
             dom0-core/service_table.c dom0-core/chain_table.c \
-            dom0-core/logbuf.c dom0-core/logsink.c dom0-core/pcap_check.c
+            dom0-core/logbuf.c dom0-core/logsink.c dom0-core/pcap_check.c \
+            dom0-core/notify.c
 CORE_OBJ := $(CORE_SRC:%.c=$(B)/obj/%.o)
 EXTRA_CFLAGS_dom0-core := $(DPDK_CFLAGS) -DALLOW_EXPERIMENTAL_API \
                           -DXNV_VERSION=\"$(VERSION)\"
+# sd_notify (notify.c) through libsystemd when it is there; without it the
+# core cannot tell a Type=notify unit it is ready (one warning at run time).
+HAVE_SYSTEMD ?= $(shell pkg-config --exists libsystemd 2>/dev/null && echo 1)
+ifeq ($(HAVE_SYSTEMD),1)
+EXTRA_CFLAGS_dom0-core += -DXNV_HAVE_SYSTEMD $(shell pkg-config --cflags libsystemd)
+SYSTEMD_LIBS := $(shell pkg-config --libs libsystemd)
+else ifneq ($(filter all $(B)/bin/xnv-core,$(or $(MAKECMDGOALS),all)),)
+$(info xnv-core: libsystemd not found (apt-get install libsystemd-dev): built without sd_notify, so a Type=notify unit never sees it ready)
+endif
 
 all: $(B)/bin/xnv-core
 
 $(B)/bin/xnv-core: $(CORE_OBJ) $(GNTS_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) -o $@ $(CORE_OBJ) $(GNTS_LIB) $(DPDK_LIBS) $(XEN_SRV_LIBS) $(LDSAN)
+	$(CC) -o $@ $(CORE_OBJ) $(GNTS_LIB) $(DPDK_LIBS) $(XEN_SRV_LIBS) \
+	    $(SYSTEMD_LIBS) $(LDSAN)
 
 # xnv-ctl: the operator's client of the control plane (Python 3, stdlib only).
 # The launcher goes to bin/, the xnv package it runs to lib/python/xnv/

@@ -21,6 +21,7 @@
 #ifndef XNV_FLOW_KEY_H
 #define XNV_FLOW_KEY_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 #include <netinet/in.h>
@@ -32,7 +33,7 @@
 #define XNV_ETHER_IPV4    0x0800
 #define XNV_ETHER_IPV6    0x86dd
 
-/* Aligned: the hash reads it 8 bytes at a time. */
+/* Aligned: the hash and the verdict cache read it 8 bytes at a time. */
 struct xnv_flow_key {
 	_Alignas(8) uint8_t src[16];	/* IPv4: first 4 bytes, rest 0 */
 	uint8_t dst[16];
@@ -43,11 +44,28 @@ struct xnv_flow_key {
 	uint16_t vlan;			/* host order, XNV_KEY_NO_VLAN: none */
 };
 
+_Static_assert(sizeof(struct xnv_flow_key) == 48 &&
+	       offsetof(struct xnv_flow_key, sport) == 32 &&
+	       offsetof(struct xnv_flow_key, proto) == 36 &&
+	       offsetof(struct xnv_flow_key, ethertype) == 38 &&
+	       offsetof(struct xnv_flow_key, vlan) == 40,
+	       "six words, as xnv_key_words() makes them");
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+	       "xnv_key_words() packs the fifth word little-endian");
+
 enum xnv_key_kind {
 	XNV_KEY_OTHER = 0,	/* not IP: only ethertype is set (0: runt) */
 	XNV_KEY_FRAG,		/* IP, ports unknown: addresses and proto */
 	XNV_KEY_IP,		/* IP, no ports to read: sport = dport = 0 */
 	XNV_KEY_PORTS,		/* IP, TCP or UDP ports read */
+};
+
+/* What the parser reads, before it is written as a key. */
+struct xnv_key_fields {
+	uint64_t src[2], dst[2];	/* as in the key: bytes in order */
+	uint32_t ports;			/* sport, dport as on the wire */
+	uint8_t proto, v6;
+	uint16_t ethertype, vlan;
 };
 
 static inline uint16_t
@@ -56,15 +74,44 @@ xnv_key_be16(const uint8_t *p)
 	return (uint16_t)(p[0] << 8 | p[1]);
 }
 
+#define XNV_KEY_WORDS 6
+
+/* The key as six 8-byte words, in its layout: src, dst (two words each),
+ * then ports, proto, v6 and ethertype in one, vlan in the last. */
+static inline void
+xnv_key_words(const struct xnv_key_fields *f, uint64_t *w)
+{
+	w[0] = f->src[0];
+	w[1] = f->src[1];
+	w[2] = f->dst[0];
+	w[3] = f->dst[1];
+	w[4] = f->ports | (uint64_t)f->proto << 32 |
+	       (uint64_t)f->v6 << 40 | (uint64_t)f->ethertype << 48;
+	w[5] = f->vlan;
+}
+
+/* Words @p w into @p k: six 8-byte stores, every byte of the key
+ * written (a word read back right away then forwards from one store). */
+static inline void
+xnv_key_store(struct xnv_flow_key *k, const uint64_t *w)
+{
+	unsigned i;
+
+	for (i = 0; i < XNV_KEY_WORDS; i++)
+		memcpy((uint8_t *)k + 8 * i, &w[i], 8);
+}
+
 /* L4 offset of the IPv4 header at @p ip (20 bytes there), 0: no ports. */
 static inline uint32_t
-xnv_key_ipv4(const uint8_t *ip, uint32_t off, struct xnv_flow_key *k)
+xnv_key_ipv4(const uint8_t *ip, uint32_t off, struct xnv_key_fields *f)
 {
-	uint32_t ihl = (ip[0] & 0xfu) * 4u;
+	uint32_t ihl = (ip[0] & 0xfu) * 4u, a;
 
-	memcpy(k->src, ip + 12, 4);
-	memcpy(k->dst, ip + 16, 4);
-	k->proto = ip[9];
+	memcpy(&a, ip + 12, 4);
+	f->src[0] = a;
+	memcpy(&a, ip + 16, 4);
+	f->dst[0] = a;
+	f->proto = ip[9];
 	/* MF flag or a fragment offset: a fragment. */
 	if ((xnv_key_be16(ip + 6) & 0x3fff) != 0 || ihl < 20)
 		return 0;
@@ -73,51 +120,61 @@ xnv_key_ipv4(const uint8_t *ip, uint32_t off, struct xnv_flow_key *k)
 
 /* L4 offset of the IPv6 header at @p ip (40 bytes there), 0: no ports. */
 static inline uint32_t
-xnv_key_ipv6(const uint8_t *ip, uint32_t off, struct xnv_flow_key *k)
+xnv_key_ipv6(const uint8_t *ip, uint32_t off, struct xnv_key_fields *f)
 {
-	memcpy(k->src, ip + 8, 16);
-	memcpy(k->dst, ip + 24, 16);
-	k->proto = ip[6];
-	k->v6 = 1;
-	return k->proto == IPPROTO_FRAGMENT ? 0 : off + 40;
+	memcpy(f->src, ip + 8, 16);
+	memcpy(f->dst, ip + 24, 16);
+	f->proto = ip[6];
+	f->v6 = 1;
+	return f->proto == IPPROTO_FRAGMENT ? 0 : off + 40;
 }
 
-/** Parse the frame of @p len bytes at @p p into @p k (zeroed first).
- *  @return its enum xnv_key_kind. */
+/* The kind of the frame of @p len bytes at @p p, its fields in @p f. */
 static inline enum xnv_key_kind
-xnv_flow_key_parse(const uint8_t *p, uint32_t len, struct xnv_flow_key *k)
+xnv_key_fields(const uint8_t *p, uint32_t len, struct xnv_key_fields *f)
 {
 	uint32_t off = XNV_ETH_HLEN, l4;
 
-	memset(k, 0, sizeof(*k));
-	k->vlan = XNV_KEY_NO_VLAN;
 	if (len < off)
 		return XNV_KEY_OTHER;
-	k->ethertype = xnv_key_be16(p + 12);
-	if ((k->ethertype == XNV_ETHER_VLAN ||
-	     k->ethertype == XNV_ETHER_QINQ) && len >= off + 4) {
-		k->vlan = xnv_key_be16(p + off) & 0xfffu;
-		k->ethertype = xnv_key_be16(p + off + 2);
+	f->ethertype = xnv_key_be16(p + 12);
+	if ((f->ethertype == XNV_ETHER_VLAN ||
+	     f->ethertype == XNV_ETHER_QINQ) && len >= off + 4) {
+		f->vlan = xnv_key_be16(p + off) & 0xfffu;
+		f->ethertype = xnv_key_be16(p + off + 2);
 		off += 4;
-		if (k->ethertype == XNV_ETHER_VLAN && len >= off + 4) {
-			k->ethertype = xnv_key_be16(p + off + 2);
+		if (f->ethertype == XNV_ETHER_VLAN && len >= off + 4) {
+			f->ethertype = xnv_key_be16(p + off + 2);
 			off += 4;
 		}
 	}
-	if (k->ethertype == XNV_ETHER_IPV4 && len >= off + 20)
-		l4 = xnv_key_ipv4(p + off, off, k);
-	else if (k->ethertype == XNV_ETHER_IPV6 && len >= off + 40)
-		l4 = xnv_key_ipv6(p + off, off, k);
+	if (f->ethertype == XNV_ETHER_IPV4 && len >= off + 20)
+		l4 = xnv_key_ipv4(p + off, off, f);
+	else if (f->ethertype == XNV_ETHER_IPV6 && len >= off + 40)
+		l4 = xnv_key_ipv6(p + off, off, f);
 	else
 		return XNV_KEY_OTHER;
 	if (l4 == 0)
 		return XNV_KEY_FRAG;
-	if ((k->proto != IPPROTO_TCP && k->proto != IPPROTO_UDP &&
-	     k->proto != IPPROTO_SCTP) || len < l4 + 4)
+	if ((f->proto != IPPROTO_TCP && f->proto != IPPROTO_UDP &&
+	     f->proto != IPPROTO_SCTP) || len < l4 + 4)
 		return XNV_KEY_IP;
-	memcpy(&k->sport, p + l4, sizeof(k->sport));
-	memcpy(&k->dport, p + l4 + 2, sizeof(k->dport));
+	memcpy(&f->ports, p + l4, sizeof(f->ports));
 	return XNV_KEY_PORTS;
+}
+
+/** Parse the frame of @p len bytes at @p p into @p k (every byte of it
+ *  written).  @return its enum xnv_key_kind. */
+static inline enum xnv_key_kind
+xnv_flow_key_parse(const uint8_t *p, uint32_t len, struct xnv_flow_key *k)
+{
+	struct xnv_key_fields f = { .vlan = XNV_KEY_NO_VLAN };
+	enum xnv_key_kind kind = xnv_key_fields(p, len, &f);
+	uint64_t w[XNV_KEY_WORDS];
+
+	xnv_key_words(&f, w);
+	xnv_key_store(k, w);
+	return kind;
 }
 
 #endif /* XNV_FLOW_KEY_H */

@@ -17,7 +17,12 @@
  * flows slows its own packets to the tries' rate, and no verdict goes
  * wrong.
  *
- *   way (64 B):  key (48)  set (4)  xgen (4)  id (2)  in_port (2)  kind (1)
+ *   way (64 B):  key words (48: the last with in_port and kind)  tag (8)
+ *                set id | xgen << 32  id (2)
+ *
+ * A packet's key is made in registers (flow_key.h's words) and compared
+ * as words: only keys the cache missed are written out, for the tries
+ * and the hash.
  */
 #include <stdatomic.h>
 #include <string.h>
@@ -26,6 +31,7 @@
 #include <rte_hash.h>
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
+#include <rte_prefetch.h>
 
 #include "classify.h"
 #include "core.h"
@@ -35,27 +41,27 @@
 #define CACHE_SETS 2048u	/* x 2 ways: 256 KiB */
 
 struct flow_cache_way {
-	struct xnv_flow_key key;
-	uint32_t set;			/* 0: empty */
-	uint32_t xgen;
+	/* The key's words (flow_key.h); the last one, the VLAN id's, also
+	 * holds the input port (bits 16..31) and the key's kind (32..39). */
+	uint64_t w[XNV_KEY_WORDS];
+	uint64_t tag;			/* set id | xgen << 32; 0: empty */
 	uint16_t id;			/* rule id, 0: none */
-	uint16_t in_port;
-	uint8_t kind;
 } __rte_cache_aligned;
 
+_Static_assert(sizeof(struct flow_cache_way) == 64, "one line a way");
 _Static_assert(XNV_MAX_FLOWS < UINT16_MAX, "a rule id in a way");
 
-_Static_assert(sizeof(struct flow_cache_way) == 64, "one line a way");
-
-/* What one burst looks up and fills. */
+/* What one burst looks up: its set, and the keys the cache missed. */
 struct burst {
 	const struct flow_set *s;
-	uint32_t set, xgen;
+	uint64_t tag;
 	uint16_t in_port;
-	struct xnv_flow_key keys[GNTS_BURST_MAX];
-	uint8_t kind[GNTS_BURST_MAX];
+	unsigned missed;
+	uint8_t at[GNTS_BURST_MAX];	/* a missed key's packet */
+	uint8_t kind[GNTS_BURST_MAX];	/* by missed key */
 	uint32_t hash[GNTS_BURST_MAX];
-	uint32_t ids[GNTS_BURST_MAX];
+	struct xnv_flow_key keys[GNTS_BURST_MAX];
+	uint32_t ids[GNTS_BURST_MAX];	/* by packet: rule id, 0: none */
 };
 
 struct flow_cache_way *
@@ -74,47 +80,48 @@ xnv_flow_set_changed(struct flow_set *s)
 	atomic_fetch_add_explicit(&s->xgen, 1, memory_order_release);
 }
 
-static inline int
-way_is(const struct flow_cache_way *w, const struct burst *b, unsigned i)
-{
-	/* Keys come from one parser that zeroes them first: padding too. */
-	return w->set == b->set && w->xgen == b->xgen && w->in_port == b->in_port &&
-	       w->kind == b->kind[i] &&
-	       memcmp(&w->key, &b->keys[i], sizeof(w->key)) == 0;
-}
-
-/* The cached rule id + 1 of packet @p i, 0: not cached. */
-static inline uint32_t
-cache_get(const struct flow_cache_way *set, const struct burst *b,
-	  unsigned i)
-{
-	if (way_is(&set[0], b, i))
-		return set[0].id + 1;
-	if (way_is(&set[1], b, i))
-		return set[1].id + 1;
-	return 0;
-}
-
-static void
-cache_put(struct flow_cache_way *set, const struct burst *b, unsigned i)
-{
-	/* A stale way first, else the one a hash bit picks. */
-	struct flow_cache_way *w = &set[set[0].set != b->set ? 0 :
-					set[1].set != b->set ? 1 :
-					(b->hash[i] >> 16) & 1];
-
-	w->key = b->keys[i];
-	w->set = b->set;
-	w->xgen = b->xgen;
-	w->id = (uint16_t)b->ids[i];
-	w->in_port = b->in_port;
-	w->kind = b->kind[i];
-}
-
 static inline struct flow_cache_way *
 cache_set(struct flow_cache_way *cache, uint32_t hash)
 {
 	return &cache[2 * (hash & (CACHE_SETS - 1))];
+}
+
+/* The way of @p set holding words @p w under @p tag, or NULL. */
+static inline const struct flow_cache_way *
+cache_get(const struct flow_cache_way *set, const uint64_t *w, uint64_t tag)
+{
+	unsigned j;
+
+	for (j = 0; j < 2; j++) {
+		const uint64_t *x = set[j].w;
+
+		if (((x[0] ^ w[0]) | (x[1] ^ w[1]) | (x[2] ^ w[2]) |
+		     (x[3] ^ w[3]) | (x[4] ^ w[4]) | (x[5] ^ w[5]) |
+		     (set[j].tag ^ tag)) == 0)
+			return &set[j];
+	}
+	return NULL;
+}
+
+static void
+cache_put(struct flow_cache_way *set, const uint64_t *w, uint64_t tag,
+	  uint32_t id, uint32_t hash)
+{
+	/* A stale way first, else the one a hash bit picks. */
+	struct flow_cache_way *way = &set[set[0].tag != tag ? 0 :
+					  set[1].tag != tag ? 1 :
+					  (hash >> 16) & 1];
+
+	memcpy(way->w, w, sizeof(way->w));
+	way->tag = tag;
+	way->id = (uint16_t)id;
+}
+
+/* The last word as the cache holds it: VLAN id, input port, kind. */
+static inline uint64_t
+last_word(uint64_t vlan_word, uint16_t in_port, enum xnv_key_kind kind)
+{
+	return vlan_word | (uint64_t)in_port << 16 | (uint64_t)kind << 32;
 }
 
 /* The exact rule each packet with ports matches (0: none) into @p ids,
@@ -151,65 +158,74 @@ lookup_exact(const struct flow_set *s, const struct xnv_flow_key *keys,
 	}
 }
 
-/* The @p n packets @p at of @p b the cache missed: looked up in the tries
- * and the hash, then cached. */
+/* The keys the cache missed: looked up in the tries and the hash, then
+ * cached. */
 static void
-lookup_missed(struct flow_cache_way *cache, struct burst *b,
-	      const uint8_t *at, unsigned n)
+lookup_missed(struct flow_cache_way *cache, struct burst *b)
 {
 	const struct flow_set *s = b->s;
-	struct xnv_flow_key keys[GNTS_BURST_MAX];
-	uint8_t kind[GNTS_BURST_MAX];
 	uint32_t ids[GNTS_BURST_MAX];
-	unsigned k;
+	uint64_t w[XNV_KEY_WORDS];
+	unsigned k, n = b->missed;
 
-	for (k = 0; k < n; k++) {
-		keys[k] = b->keys[at[k]];
-		kind[k] = b->kind[at[k]];
-	}
 	if (s->acl != NULL)
-		xnv_acl_classify(s->acl, keys, kind, n, b->in_port, ids);
+		xnv_acl_classify(s->acl, b->keys, b->kind, n, b->in_port, ids);
 	else
 		memset(ids, 0, sizeof(ids[0]) * n);
 	if (atomic_load_explicit(&s->n_exact, memory_order_relaxed) > 0)
-		lookup_exact(s, keys, kind, n, ids);
+		lookup_exact(s, b->keys, b->kind, n, ids);
 	for (k = 0; k < n; k++) {
-		b->ids[at[k]] = ids[k];
-		cache_put(cache_set(cache, b->hash[at[k]]), b, at[k]);
+		b->ids[b->at[k]] = ids[k];
+		memcpy(w, &b->keys[k], sizeof(w));
+		w[XNV_KEY_WORDS - 1] = last_word(w[XNV_KEY_WORDS - 1],
+						 b->in_port, b->kind[k]);
+		cache_put(cache_set(cache, b->hash[k]), w, b->tag, ids[k],
+			  b->hash[k]);
 	}
 }
 
-/* Keys and hashes of the burst, and the cache's verdicts; the packets it
- * missed into @p at.  @return how many it missed. */
-static unsigned
+/* Each packet's key, hash and cached verdict; the keys the cache missed
+ * into @p b (written out only for them). */
+static void
 lookup_cached(struct flow_cache_way *cache, struct burst *b,
-	      struct rte_mbuf **m, unsigned n, uint8_t *at)
+	      struct rte_mbuf **m, unsigned n)
 {
-	unsigned i, missed = 0;
+	unsigned i;
 
+	b->missed = 0;
 	for (i = 0; i < n; i++) {
-		uint32_t got;
+		struct xnv_key_fields f = { .vlan = XNV_KEY_NO_VLAN };
+		const struct flow_cache_way *way;
+		uint64_t w[XNV_KEY_WORDS];
+		enum xnv_key_kind kind;
+		uint32_t h;
 
-		b->kind[i] = (uint8_t)xnv_flow_key(m[i], &b->keys[i]);
+		kind = xnv_key_fields(rte_pktmbuf_mtod(m[i], const uint8_t *),
+				      rte_pktmbuf_data_len(m[i]), &f);
+		xnv_key_words(&f, w);
 		/* Parsed once: the replica pick (service.c) takes this hash
 		 * unless the NIC gave one (datapath.c keeps pv->hash). */
 		if (m[i]->ol_flags & RTE_MBUF_F_RX_RSS_HASH) {
-			b->hash[i] = m[i]->hash.rss;
+			h = m[i]->hash.rss;
 		} else {
-			b->hash[i] = xnv_flow_key_hash(&b->keys[i],
-						       b->kind[i]);
-			xnv_priv(m[i])->hash = b->hash[i];
+			h = xnv_key_words_hash(w, kind);
+			xnv_priv(m[i])->hash = h;
 		}
 		b->ids[i] = 0;
-		if (b->kind[i] == XNV_KEY_OTHER)	/* no rule sees it */
+		if (kind == XNV_KEY_OTHER)	/* no rule sees it */
 			continue;
-		got = cache_get(cache_set(cache, b->hash[i]), b, i);
-		if (got != 0)
-			b->ids[i] = got - 1;
-		else
-			at[missed++] = (uint8_t)i;
+		w[XNV_KEY_WORDS - 1] = last_word(f.vlan, b->in_port, kind);
+		way = cache_get(cache_set(cache, h), w, b->tag);
+		if (way != NULL) {
+			b->ids[i] = way->id;
+			continue;
+		}
+		w[XNV_KEY_WORDS - 1] = f.vlan;
+		xnv_key_store(&b->keys[b->missed], w);
+		b->kind[b->missed] = (uint8_t)kind;
+		b->hash[b->missed] = h;
+		b->at[b->missed++] = (uint8_t)i;
 	}
-	return missed;
 }
 
 void
@@ -217,24 +233,23 @@ xnv_flows_classify(struct xnv_core *c, struct rte_mbuf **m, unsigned n,
 		   uint16_t in_port, uint16_t *chain)
 {
 	struct xnv_flows *f = c->flows;
-	uint8_t at[GNTS_BURST_MAX];
 	struct burst b;
-	unsigned i, missed;
+	unsigned i;
 
 	/* Acquire: pairs with the release in swap_in (the set is whole). */
 	b.s = atomic_load_explicit(&f->live, memory_order_acquire);
 	if (b.s == NULL)
 		return;
-	b.set = b.s->id;
 	/* Acquire: pairs with the release in xnv_flow_set_changed(): keys
 	 * changed before this count are seen by the hash lookups below.
 	 * An entry filled with a later change seen under this count is
 	 * only stale: the next burst reads the new count. */
-	b.xgen = atomic_load_explicit(&b.s->xgen, memory_order_acquire);
+	b.tag = b.s->id | (uint64_t)atomic_load_explicit(&b.s->xgen,
+					memory_order_acquire) << 32;
 	b.in_port = in_port;
-	missed = lookup_cached(f->cache, &b, m, n, at);
-	if (missed > 0)
-		lookup_missed(f->cache, &b, at, missed);
+	lookup_cached(f->cache, &b, m, n);
+	if (b.missed > 0)
+		lookup_missed(f->cache, &b);
 	for (i = 0; i < n; i++) {
 		_Atomic uint64_t *h;
 		uint32_t id = b.ids[i];

@@ -54,7 +54,8 @@ ring_peek(const struct xnv_logbuf *b, char *out, size_t n)
 static size_t
 note(const struct xnv_logbuf *b, char *out)
 {
-	int n = snprintf(out, XNV_LOGBUF_NOTE_MAX, XNV_LOGBUF_NOTE, b->gap);
+	int n = snprintf(out, XNV_LOGBUF_NOTE_MAX, "%s" XNV_LOGBUF_NOTE,
+			 b->note_stamp, b->gap);
 
 	return n > 0 && n < XNV_LOGBUF_NOTE_MAX ? (size_t)n : 0;
 }

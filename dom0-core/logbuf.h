@@ -31,7 +31,7 @@
 /* The notice of dropped lines (one printf argument: the count). */
 #define XNV_LOGBUF_NOTE \
 	"xnv-core: %" PRIu64 " log lines dropped (stderr was not being read)\n"
-#define XNV_LOGBUF_NOTE_MAX 96
+#define XNV_LOGBUF_NOTE_MAX 136	/* note_stamp and the notice */
 /* The least room xnv_logbuf_take() needs: a longest line and a notice. */
 #define XNV_LOGBUF_TAKE_MIN (XNV_LOGBUF_LINE_MAX + XNV_LOGBUF_NOTE_MAX)
 
@@ -42,6 +42,8 @@ struct xnv_logbuf {
 	size_t len;		/* bytes held */
 	uint64_t dropped;	/* lines dropped since init */
 	uint64_t gap;		/* of those, since the last kept or noted */
+	char note_stamp[40];	/* what the notice starts with (the sink:
+				 * its time and level; "" from init) */
 	size_t part_len;	/* bytes of the line not ended yet */
 	char part[XNV_LOGBUF_LINE_MAX];
 };

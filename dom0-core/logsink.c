@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The log sink (logsink.h): rte_log -> a FILE of ours -> the buffer of
- * lines (logbuf.c) -> the log thread -> fd 2.  Whoever logs only takes
- * the mutex to copy bytes in; the thread holds it only to copy bytes out,
- * never across a write().
+ * The log sink (logsink.h): rte_log -> a FILE of ours, which stamps each
+ * line with its time and level -> the buffer of lines (logbuf.c) -> the
+ * log thread -> fd 2.  Whoever logs only takes the mutex to copy bytes
+ * in; the thread holds it only to copy bytes out, never across a write().
+ * Before the buffer exists, after it is drained at exit, and when stderr
+ * is a regular file, the FILE writes the stamped lines to fd 2 itself.
  */
 #include <errno.h>
 #include <poll.h>
@@ -19,6 +21,8 @@
 #include <rte_lcore.h>
 #include <rte_log.h>
 
+#include <gntshare/gntshare.h>
+
 #include "logbuf.h"
 #include "logsink.h"
 
@@ -33,10 +37,15 @@ static struct {
 	FILE *stream;		/* DPDK's log stream while the sink is on */
 	pthread_t thread;
 	int on;			/* started and not stopped (main thread) */
+	int buffered;		/* lines go to buf (else to fd 2 at once) */
+	int mid_line;		/* the next byte does not start a line */
 	int stop;		/* the thread is to end */
 	int waiting;		/* the thread waits on `more` */
 	int writing;		/* the thread is writing out what it took */
 } sink = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+_Static_assert(sizeof(sink.buf.note_stamp) >= GNTS_LOG_STAMP_MAX,
+	       "room for a stamp before the notice of dropped lines");
 
 /* Under the lock: wake the thread if it sleeps and has work. */
 static void
@@ -44,19 +53,6 @@ wake(void)
 {
 	if (sink.waiting && xnv_logbuf_pending(&sink.buf))
 		pthread_cond_signal(&sink.more);
-}
-
-/* The FILE's write: copy, never any I/O.  Whole lines are kept or
- * dropped; the bytes are always taken, so stdio sees no error. */
-static ssize_t
-sink_write(void *cookie, const char *s, size_t n)
-{
-	(void)cookie;
-	pthread_mutex_lock(&sink.lock);
-	xnv_logbuf_put(&sink.buf, s, n);
-	wake();
-	pthread_mutex_unlock(&sink.lock);
-	return (ssize_t)n;
 }
 
 /* All of it to fd 2, blocking (also when someone made fd 2 non-blocking).
@@ -80,6 +76,56 @@ write_out(const char *p, size_t n)
 	}
 }
 
+/* The level of the line rte_log is writing on this thread, as a syslog
+ * priority (DPDK's levels are syslog's plus one). */
+static int
+cur_level(void)
+{
+	int lvl = rte_log_cur_msg_loglevel();
+
+	return lvl >= 1 && lvl <= 8 ? lvl - 1 : GNTS_LOG_INFO;
+}
+
+/* Under the lock: bytes to where lines go now. */
+static void
+emit(const char *s, size_t n)
+{
+	if (sink.buffered)
+		xnv_logbuf_put(&sink.buf, s, n);
+	else
+		write_out(s, n);
+}
+
+/* The FILE's write: each line gets its stamp first.  Buffered: a copy,
+ * never any I/O; whole lines are kept or dropped, the bytes are always
+ * taken, so stdio sees no error. */
+static ssize_t
+sink_write(void *cookie, const char *s, size_t n)
+{
+	char stamp[GNTS_LOG_STAMP_MAX];
+	const char *nl;
+	size_t i, k;
+
+	(void)cookie;
+	pthread_mutex_lock(&sink.lock);
+	for (i = 0; i < n; i += k) {
+		nl = memchr(s + i, '\n', n - i);
+		k = nl != NULL ? (size_t)(nl - s) + 1 - i : n - i;
+		if (!sink.mid_line)
+			emit(stamp, gnts_log_stamp(cur_level(), stamp,
+						   sizeof(stamp)));
+		if (sink.buffered && sink.buf.gap > 0)
+			gnts_log_stamp(GNTS_LOG_WARNING, sink.buf.note_stamp,
+				       sizeof(sink.buf.note_stamp));
+		emit(s + i, k);
+		sink.mid_line = nl == NULL;
+	}
+	if (sink.buffered)
+		wake();
+	pthread_mutex_unlock(&sink.lock);
+	return (ssize_t)n;
+}
+
 static void *
 sink_main(void *arg)
 {
@@ -100,6 +146,9 @@ sink_main(void *arg)
 			sink.waiting = 0;
 			continue;
 		}
+		if (sink.buf.gap > 0)
+			gnts_log_stamp(GNTS_LOG_WARNING, sink.buf.note_stamp,
+				       sizeof(sink.buf.note_stamp));
 		n = xnv_logbuf_take(&sink.buf, out, sizeof(out));
 		sink.writing = 1;
 		pthread_mutex_unlock(&sink.lock);
@@ -117,32 +166,47 @@ stop_at_exit(void)
 	xnv_logsink_stop(XNV_LOGSINK_STOP_MS);
 }
 
+/* The buffer could not start: lines keep going to fd 2 at once. */
 static int
 start_fail(int rc, char *err, size_t errlen, const char *what)
 {
 	snprintf(err, errlen, "log sink: %s: %s", what, strerror(-rc));
-	if (sink.stream != NULL)
-		fclose(sink.stream);
-	sink.stream = NULL;
 	xnv_logbuf_free(&sink.buf);
 	return rc;
 }
 
 int
-xnv_logsink_start(size_t bytes, char *err, size_t errlen)
+xnv_logsink_open(char *err, size_t errlen)
 {
 	static const cookie_io_functions_t io = { .write = sink_write };
+
+	if (sink.stream != NULL)
+		return 0;
+	sink.stream = fopencookie(NULL, "w", io);
+	if (sink.stream == NULL) {
+		snprintf(err, errlen, "log sink: stream: %s", strerror(errno));
+		return -errno;
+	}
+	/* A line goes in as soon as it ends (rte_vlog flushes anyway). */
+	setvbuf(sink.stream, NULL, _IOLBF, BUFSIZ);
+	rte_openlog_stream(sink.stream);
+	return 0;
+}
+
+int
+xnv_logsink_start(size_t bytes, char *err, size_t errlen)
+{
 	static int registered;
 	pthread_condattr_t ca;
 	struct stat st;
 	int rc;
 
+	if ((rc = xnv_logsink_open(err, errlen)) < 0)
+		return rc;
 	/* A regular file takes every write without waiting for a reader:
 	 * lines go straight to it, each visible as soon as it is logged. */
-	if (fstat(STDERR_FILENO, &st) == 0 && S_ISREG(st.st_mode)) {
-		rte_openlog_stream(stderr);
+	if (fstat(STDERR_FILENO, &st) == 0 && S_ISREG(st.st_mode))
 		return 0;
-	}
 	rc = xnv_logbuf_init(&sink.buf, bytes);
 	if (rc < 0)
 		return start_fail(rc, err, errlen, "buffer");
@@ -151,19 +215,17 @@ xnv_logsink_start(size_t bytes, char *err, size_t errlen)
 	pthread_cond_init(&sink.idle, &ca);
 	pthread_condattr_destroy(&ca);
 	pthread_cond_init(&sink.more, NULL);
-	sink.stream = fopencookie(NULL, "w", io);
-	if (sink.stream == NULL)
-		return start_fail(-errno, err, errlen, "stream");
-	/* A line goes in as soon as it ends (rte_vlog flushes anyway). */
-	setvbuf(sink.stream, NULL, _IOLBF, BUFSIZ);
 	/* A control thread: a pthread on the CPUs EAL leaves to the control
 	 * plane, not an lcore. */
 	rc = rte_ctrl_thread_create(&sink.thread, "xnv-log", NULL, sink_main,
 				    NULL);
 	if (rc != 0)
 		return start_fail(rc < 0 ? rc : -rc, err, errlen, "thread");
+	fflush(sink.stream);
+	pthread_mutex_lock(&sink.lock);
+	sink.buffered = 1;
+	pthread_mutex_unlock(&sink.lock);
 	sink.on = 1;
-	rte_openlog_stream(sink.stream);
 	if (!registered && atexit(stop_at_exit) == 0)
 		registered = 1;
 	return 0;
@@ -199,13 +261,15 @@ xnv_logsink_stop(unsigned wait_ms)
 	}
 	pthread_mutex_lock(&sink.lock);
 	xnv_logbuf_end_line(&sink.buf);
+	sink.mid_line = 0;
 	wake();
 	drained = wait_drained(&until);
-	/* Drained: DPDK writes to stderr itself again.  Not drained: the
-	 * stream stays ours (whatever is logged now is held or dropped), as
-	 * a direct write to a stderr nobody reads would hang the exit. */
+	/* Drained: the stream writes its lines to fd 2 at once again.  Not
+	 * drained: they stay buffered (whatever is logged now is held or
+	 * dropped), as a direct write to a stderr nobody reads would hang
+	 * the exit. */
 	if (drained)
-		rte_openlog_stream(NULL);
+		sink.buffered = 0;
 	sink.stop = 1;
 	pthread_cond_signal(&sink.more);
 	pthread_mutex_unlock(&sink.lock);

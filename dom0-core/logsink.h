@@ -13,12 +13,18 @@
  * thread writes "xnv-core: N log lines dropped (stderr was not being
  * read)" in their place.
  *
- * Before the sink starts and after it stops, DPDK writes to stderr itself.
- * So it does throughout when stderr is a regular file: a file takes every
- * write without waiting for a reader, and its lines are then visible the
- * moment they are logged (only pipes, sockets and terminals can stall).
+ * Every line starts with its UTC time and level (gnts_log_stamp(),
+ * docs/DESIGN.md "Log lines"): "2026-11-24T21:50:54.123Z INFO xnv-core:
+ * ...", "... WARN EAL: ...".  The stream is ours from before rte_eal_init
+ * (xnv_logsink_open), so EAL's own lines are stamped too.  Until the
+ * buffer starts and once it has drained at exit, the stream writes each
+ * stamped line to fd 2 itself; so it does throughout when stderr is a
+ * regular file: a file takes every write without waiting for a reader,
+ * and its lines are then visible the moment they are logged (only pipes,
+ * sockets and terminals can stall).
  *
  * Usage:
+ *	xnv_logsink_open(err, sizeof(err));
  *	rte_eal_init(...);
  *	xnv_logsink_start(1 << 20, err, sizeof(err));
  *	... XLOG(...) ...
@@ -35,17 +41,25 @@
 #define XNV_LOGSINK_STOP_MS 2000
 
 /**
- * Point DPDK's log stream at a sink of @p bytes and start its thread.
- * On error: -errno and one line in @p err; logging stays on stderr.
+ * Point DPDK's log stream at the stamping stream (lines to fd 2 at once).
+ * Before rte_eal_init.  On error: -errno and one line in @p err; DPDK
+ * keeps its own stream.
+ */
+int xnv_logsink_open(char *err, size_t errlen);
+
+/**
+ * Buffer the stream's lines in @p bytes and start the thread that writes
+ * them out (opens the stream first if need be).  On error: -errno and one
+ * line in @p err; lines still go to fd 2, at once.
  */
 int xnv_logsink_start(size_t bytes, char *err, size_t errlen);
 
 /**
  * Write out what is buffered, waiting at most @p wait_ms for stderr, then
- * give DPDK's log stream back to stderr.  If stderr did not drain in
- * time, nothing more is written (the stream stays the sink, whose thread
- * is left blocked: the process is exiting).  Also run at exit if not
- * called before.
+ * write lines to fd 2 at once again.  If stderr did not drain in time,
+ * nothing more is written (lines stay buffered, the thread is left
+ * blocked: the process is exiting).  Also run at exit if not called
+ * before.
  */
 void xnv_logsink_stop(unsigned wait_ms);
 

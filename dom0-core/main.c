@@ -29,6 +29,7 @@
 #include "ctl.h"
 #include "eal_args.h"
 #include "logsink.h"
+#include "notify.h"
 #include "pcap_check.h"
 
 int xnv_logtype;
@@ -63,7 +64,10 @@ usage(FILE *f)
 		"                     socket (default), or Xen domains through\n"
 		"                     XenStore and grant refs (Dom0, gntshare module);\n"
 		"                     this build has: %s\n"
-		"  --help             this text\n"
+		"  --version          print the version and exit\n"
+		"  -h, --help         this text\n"
+		"Exit status: 0 after a clean stop, 2 for a usage error, 1 for\n"
+		"any other error.\n"
 		"EAL memory: unless given, --in-memory when 2 MiB hugepages are free,\n"
 		"else --no-huge (logged).  SIGUSR1 prints the counters.\n",
 		gnts_srv_kinds());
@@ -95,13 +99,14 @@ parse_opts(int argc, char **argv, struct opts *o)
 		{ "busy-poll", no_argument, NULL, 'b' },
 		{ "backend", required_argument, NULL, 'B' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'c': o->config = optarg; break;
 		case 's': o->socket = optarg; break;
@@ -125,6 +130,9 @@ parse_opts(int argc, char **argv, struct opts *o)
 				return -1;
 			break;
 		case 'h': usage(stdout); exit(0);
+		case 'V':
+			printf("xnv-core (XenNetVM) %s\n", XNV_VERSION);
+			exit(0);
 		default:
 			fprintf(stderr, "xnv-core: unknown or incomplete option "
 				"'%s' (see --help)\n", argv[optind - 1]);
@@ -457,7 +465,7 @@ main(int argc, char **argv)
 		return 1;
 	if (parse_opts(app_argc, app_argv, &o) < 0) {
 		free(eal_argv);
-		return 1;
+		return 2;	/* a usage error */
 	}
 	rc = xnv_config_load(o.config, &c->cfg, err, sizeof(err));
 	if (rc == 0)
@@ -480,10 +488,14 @@ main(int argc, char **argv)
 	/* Registered before EAL's own handlers, so it runs after them (after
 	 * telemetry unlinks its socket). */
 	atexit(remove_runtime_dir);
-	if (xnv_eal_notice()[0] != '\0')
-		fprintf(stderr, "xnv-core: %s\n", xnv_eal_notice());
 	xnv_logtype = rte_log_register("xnv.core");
 	rte_log_set_level(xnv_logtype, RTE_LOG_INFO);
+	/* From here on every log line, EAL's included, starts with its time
+	 * and level (logsink.h). */
+	if (xnv_logsink_open(err, sizeof(err)) < 0)
+		fprintf(stderr, "xnv-core: %s\n", err);
+	if (xnv_eal_notice()[0] != '\0')
+		XLOG(NOTICE, "%s\n", xnv_eal_notice());
 	if (rte_eal_init(eal_argc, eal_argv) < 0) {
 		fprintf(stderr, "xnv-core: EAL init failed: %s\n",
 			rte_strerror(rte_errno));
@@ -514,8 +526,12 @@ main(int argc, char **argv)
 	c->start_tsc = start;
 	c->busy_poll = o.busy_poll;
 	rc = setup(c, o.backend);
-	if (rc == 0)
+	if (rc == 0) {
+		/* Every port started, the NF socket listening (notify.h). */
+		xnv_notify("READY=1\nSTATUS=forwarding");
 		run(c, &o);
+		xnv_notify("STOPPING=1");
+	}
 	quiesce(c);
 	if (rc == 0) {
 		double el = (double)(rte_rdtsc() - start) / c->tsc_hz;

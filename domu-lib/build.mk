@@ -7,12 +7,12 @@ XNV_GNTS_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(GNTS_COMMON) $(GNTS_CLIENT))
 XNV_A    := $(B)/lib/libxnv.a
 XNV_SO   := $(B)/lib/libxnv.so.0
 XNV_PC   := $(B)/lib/pkgconfig/libxnv.pc
-PREFIX   ?= /usr/local
 # The Xen client is referenced weakly (gntshare/cli.c): a static link pulls
-# it in only when asked to, which libxnv.pc does where it was built.
+# it in only when asked to, which libxnv.pc does where it was built (with
+# --static; as Libs.private, not Requires.private, so that a plain
+# `pkg-config libxnv` never needs the Xen libraries' .pc files).
 ifeq ($(HAVE_XEN),1)
 XNV_PC_LIBS     := -Wl,-u,gnts_xen_cli_ops $(XEN_LIBS)
-XNV_PC_REQUIRES := xengnttab xenstore
 endif
 
 all: $(XNV_A) $(XNV_SO) $(XNV_PC)
@@ -30,21 +30,18 @@ $(XNV_SO): $(XNV_OBJ) $(XNV_GNTS_OBJ) domu-lib/libxnv.map
 	ln -sf libxnv.so.0 $(B)/lib/libxnv.so
 
 # In-tree .pc: examples build against the build directory with
-# PKG_CONFIG_PATH=$(B)/lib/pkgconfig, exactly as users do after install.
+# PKG_CONFIG_PATH=$(B)/lib/pkgconfig, exactly as users do after install
+# (scripts/install.mk writes the installed one with the same function).
 # Static linking by default so NF binaries run anywhere (and in DomUs).
-xnv_pc = sed -e 's|@LIBDIR@|$(1)|' -e 's|@CFLAGS@|$(2)|' \
+#   $(call xnv_pc,PREFIX,LIBDIR,INCLUDEDIR)
+xnv_pc = sed -e 's|@PREFIX@|$(1)|' -e 's|@LIBDIR@|$(2)|' \
+	     -e 's|@INCLUDEDIR@|$(3)|' \
 	     -e 's|@VERSION@|$(VERSION)|' -e 's|@XEN_LIBS@|$(XNV_PC_LIBS)|' \
-	     -e 's|@XEN_REQUIRES@|$(XNV_PC_REQUIRES)|' domu-lib/libxnv.pc.in
+	     domu-lib/libxnv.pc.in
 
 $(XNV_PC): domu-lib/libxnv.pc.in Makefile
 	@mkdir -p $(dir $@)
-	$(call xnv_pc,$(CURDIR)/$(B)/lib,-I$(CURDIR)/domu-lib/include) > $@
+	$(call xnv_pc,$(abspath $(B)),$(abspath $(B))/lib,$(CURDIR)/domu-lib/include) > $@
 
-install: all
-	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include/xnv
-	install -m 644 domu-lib/include/xnv/nf.h $(DESTDIR)$(PREFIX)/include/xnv/
-	install -m 644 $(XNV_A) $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(XNV_SO) $(DESTDIR)$(PREFIX)/lib/
-	ln -sf libxnv.so.0 $(DESTDIR)$(PREFIX)/lib/libxnv.so
-	$(call xnv_pc,$(PREFIX)/lib,-I$(PREFIX)/include) \
-	    > $(DESTDIR)$(PREFIX)/lib/pkgconfig/libxnv.pc
+# xnv_version(): the project's one version (the top Makefile's VERSION).
+EXTRA_CFLAGS_domu-lib := -DXNV_VERSION=\"$(VERSION)\"

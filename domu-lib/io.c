@@ -74,9 +74,9 @@ apply_verdict(struct xnv_nf *nf, xnv_action_t a, struct gnts_desc *d)
 
 	if (__builtin_expect(!action_ok(code), 0)) {
 		if (nf->st.bad_verdict++ == 0)
-			LOG("%s: the handler returned action code %u, which "
-			    "is no XNV_ACT_*: packet dropped (counted in "
-			    "bad_verdict)", nf->name, code);
+			LOG(WARNING, "%s: the handler returned action code "
+			    "%u, which is no XNV_ACT_*: packet dropped "
+			    "(counted in bad_verdict)", nf->name, code);
 		code = GNTS_ACT_DROP;
 		a = XNV_DROP;
 	}
@@ -162,7 +162,7 @@ xnv_nf_poll(struct xnv_nf *nf, xnv_handler_t handler, void *ctx)
 		return rc;
 	n = gnts_ring_dequeue_burst(&nf->rx, in, XNV_BURST);
 	if (nf->rx.broken) {
-		LOG("%s: core's rx ring index is impossible", nf->name);
+		LOG(ERR, "%s: core's rx ring index is impossible", nf->name);
 		return -EPROTO;
 	}
 	nf->st.rx += n;
@@ -260,7 +260,7 @@ xnv_nf_run(struct xnv_nf *nf, xnv_handler_t handler, void *ctx)
 	if (rc == 0 && nf->n_sends > 0)
 		(void)xnv_nf_flush(nf);
 	if (!nf->quiet)
-		LOG("%s: stopped: rx %llu tx %llu dropped %llu sent %llu",
+		LOG(INFO, "%s: stopped: rx %llu tx %llu dropped %llu sent %llu",
 		    nf->name, (unsigned long long)nf->st.rx,
 		    (unsigned long long)nf->st.tx,
 		    (unsigned long long)nf->st.dropped,

@@ -78,7 +78,7 @@ libxnv_core_alive(struct xnv_nf *nf)
 			snprintf(err, sizeof(err), "%s", code_words(code));
 	}
 	nf->gone_code = code;
-	LOG("%s: detached by the core: %s", nf->name, err);
+	LOG(WARNING, "%s: detached by the core: %s", nf->name, err);
 	return 0;
 }
 
@@ -119,34 +119,44 @@ let_go(struct xnv_nf *nf)
 }
 
 int
-libxnv_reattach(struct xnv_nf *nf)
+libxnv_wait_core(struct xnv_nf *nf, char *err, size_t errlen)
 {
-	char err[GNTS_ERR_LEN];
 	unsigned wait_ms = 50;
 	int rc;
 
-	let_go(nf);
-	LOG("%s: --reattach: waiting for xnv-core at %s", nf->name, nf->sock);
 	while (!nf->stop && !libxnv_signalled) {
 		rc = gnts_cli_attach(nf->backend, &nf->cfg, &nf->req, &nf->att,
-				     &nf->cli, err, sizeof(err));
-		if (rc == 0) {
-			rc = libxnv_map(nf);
-			if (rc < 0)
-				return rc;	/* said why */
-			LOG("%s: re-attached as domain %u", nf->name,
-			    nf->att.domid);
-			return 0;
-		}
-		/* Nobody there (yet): try again.  A core that answers and
-		 * refuses will refuse again: say why and stop. */
-		if (rc != -ENOENT && rc != -ECONNREFUSED &&
-		    rc != -ECONNRESET && rc != -ETIMEDOUT) {
-			LOG("%s: re-attach refused: %s", nf->name, err);
+				     &nf->cli, err, errlen);
+		/* Nobody there (yet), or a core going away (it may be
+		 * shutting down as we connect): try again.  A core that
+		 * answers and refuses will refuse again. */
+		if (rc != -EHOSTDOWN && rc != -ECONNRESET &&
+		    rc != -ETIMEDOUT && rc != -ESHUTDOWN)
 			return rc;
-		}
 		sleep_ms(wait_ms);
 		wait_ms = wait_ms < 500 ? wait_ms * 2 : 1000;
 	}
 	return -EINTR;
+}
+
+int
+libxnv_reattach(struct xnv_nf *nf)
+{
+	char err[GNTS_ERR_LEN];
+	int rc;
+
+	let_go(nf);
+	LOG(INFO, "%s: --reattach: waiting for xnv-core at %s", nf->name,
+	    nf->sock);
+	rc = libxnv_wait_core(nf, err, sizeof(err));
+	if (rc == 0) {
+		rc = libxnv_map(nf);
+		if (rc < 0)
+			return rc;	/* said why */
+		LOG(INFO, "%s: re-attached as domain %u", nf->name,
+		    nf->att.domid);
+	} else if (rc != -EINTR) {
+		LOG(ERR, "%s: re-attach refused: %s", nf->name, err);
+	}
+	return rc;
 }

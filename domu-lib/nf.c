@@ -10,6 +10,7 @@
 #include <getopt.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,10 @@
 #include <unistd.h>
 
 #include "nf_pvt.h"
+
+#ifndef XNV_VERSION
+#error "XNV_VERSION: build with the Makefile (it passes -DXNV_VERSION)"
+#endif
 
 #define ATTACH_TIMEOUT_MS 10000u	/* xen: the core's answer */
 
@@ -29,10 +34,19 @@ on_signal(int sig)
 	libxnv_signalled = 1;
 }
 
+/* The program's own name, for --version and usage errors. */
+static const char *
+prog_name(const char *argv0)
+{
+	const char *slash = strrchr(argv0, '/');
+
+	return slash != NULL ? slash + 1 : argv0;
+}
+
 static void
 usage(const char *prog)
 {
-	fprintf(stderr,
+	fprintf(stdout,
 		"usage: %s [libxnv options] [-- NF options]\n"
 		"  --service NAME   service this NF provides (env XNV_SERVICE; required\n"
 		"                   in host mode; in a Xen domain its nfv_service)\n"
@@ -50,21 +64,58 @@ usage(const char *prog)
 		"  --alloc N        keep N empty buffers at hand for packets the NF\n"
 		"                   originates (xnv_pkt_alloc; env XNV_ALLOC; default 0;\n"
 		"                   at most the core's ring_size)\n"
-		"  --reattach       when xnv-core stops or dies, wait for it and attach\n"
-		"                   again (env XNV_REATTACH=1; default: exit)\n"
+		"  --reattach       wait for xnv-core when none runs yet, or when it\n"
+		"                   stops or dies, and attach again (env\n"
+		"                   XNV_REATTACH=1; default: exit)\n"
 		"  --quiet          no statistics line on exit\n"
-		"  --help           this text\n", prog, GNTS_DEFAULT_SOCKET);
+		"  --version        print the version and exit\n"
+		"  -h, --help       this text\n", prog, GNTS_DEFAULT_SOCKET);
+	fflush(stdout);
+}
+
+void
+libxnv_log(int level, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+	size_t n = gnts_log_stamp(level, line, sizeof(line));
+	int k;
+
+	k = snprintf(line + n, sizeof(line) - n, "xnv: ");
+	n += k > 0 ? (size_t)k : 0;
+	va_start(ap, fmt);
+	k = vsnprintf(line + n, sizeof(line) - n - 1, fmt, ap);
+	va_end(ap);
+	n += k < 0 ? 0 : (size_t)k < sizeof(line) - n - 1 ? (size_t)k :
+	     sizeof(line) - n - 2;
+	line[n++] = '\n';
+	/* One write: lines of several NF threads never mix. */
+	(void)fwrite(line, 1, n, stderr);
+}
+
+const char *
+xnv_version(void)
+{
+	return XNV_VERSION;
+}
+
+/* "xnv-forwarder (XenNetVM) 0.1.0" */
+static void
+print_version(const char *argv0)
+{
+	printf("%s (XenNetVM) %s\n", prog_name(argv0), xnv_version());
+	fflush(stdout);
 }
 
 static int
 copy_name(char *dst, const char *src, const char *what)
 {
 	if (src == NULL || src[0] == '\0') {
-		LOG("%s must not be empty", what);
+		USAGE("%s must not be empty", what);
 		return -EINVAL;
 	}
 	if (strlen(src) >= GNTS_ATTACH_NAME_LEN) {
-		LOG("%s '%s' is longer than %u characters", what, src,
+		USAGE("%s '%s' is longer than %u characters", what, src,
 		    GNTS_ATTACH_NAME_LEN - 1);
 		return -EINVAL;
 	}
@@ -102,7 +153,7 @@ parse_dev(const char *arg, int *dev)
 
 	if (*arg == '\0' || *e != '\0' || v < 0 ||
 	    v >= (long)GNTS_XEN_MAX_DEVS) {
-		LOG("--dev %s: expected a device number from 0 to %u", arg,
+		USAGE("--dev %s: expected a device number from 0 to %u", arg,
 		    GNTS_XEN_MAX_DEVS - 1);
 		return -EINVAL;
 	}
@@ -126,13 +177,14 @@ read_opts(int end, char **argv, struct xnv_nf *nf, struct attach_opts *ao)
 		{ "dev", required_argument, NULL, 'D' },
 		{ "reattach", no_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(end, argv, "", opts, NULL)) != -1) {
+	while ((c = getopt_long(end, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 's': ao->service = optarg; break;
 		case 'g': ao->group = optarg; break;
@@ -148,15 +200,17 @@ read_opts(int end, char **argv, struct xnv_nf *nf, struct attach_opts *ao)
 		case 'q': nf->quiet = 1; break;
 		case 'r': ao->reattach = "1"; break;
 		case 'h': usage(argv[0]); return -EAGAIN;
+		case 'V': print_version(argv[0]); return -EAGAIN;
 		default:
-			LOG("unknown or incomplete option '%s' (see --help)",
-			    argv[optind - 1]);
+			USAGE("%s: unknown or incomplete option '%s' (libxnv's "
+			    "options: see --help; NF options go after --)",
+			    prog_name(argv[0]), argv[optind - 1]);
 			return -EINVAL;
 		}
 	}
 	if (optind < end) {
-		LOG("unexpected argument '%s' (NF options go after --)",
-		    argv[optind]);
+		USAGE("%s: unexpected argument '%s' (NF options go after --)",
+		    prog_name(argv[0]), argv[optind]);
 		return -EINVAL;
 	}
 	return 0;
@@ -170,7 +224,7 @@ resolve_backend(struct attach_opts *ao)
 	const struct gnts_cli_ops *ops = gnts_cli_backend(ao->backend);
 
 	if (ops == NULL)
-		LOG("--backend %s: expected auto or one of this libxnv's "
+		USAGE("--backend %s: expected auto or one of this libxnv's "
 		    "backends (%s)", ao->backend, gnts_cli_kinds());
 	else
 		ao->backend = ops->name;
@@ -186,7 +240,7 @@ parse_alloc(const char *alloc, struct gnts_attach_req *req)
 	/* The core knows its ring size, and refuses more than that; no
 	 * ring is larger than GNTS_RING_MAX. */
 	if (*alloc == '\0' || *e != '\0' || v > GNTS_RING_MAX) {
-		LOG("--alloc %s: expected a number from 0 to %u (and no more "
+		USAGE("--alloc %s: expected a number from 0 to %u (and no more "
 		    "than xnv-core's ring_size)", alloc, GNTS_RING_MAX);
 		return -EINVAL;
 	}
@@ -208,7 +262,7 @@ fill_req(const struct attach_opts *ao, const struct gnts_cli_ops *ops,
 	if (ao->reattach != NULL) {
 		if (strcmp(ao->reattach, "0") != 0 &&
 		    strcmp(ao->reattach, "1") != 0) {
-			LOG("XNV_REATTACH=%s: expected 0 or 1", ao->reattach);
+			USAGE("XNV_REATTACH=%s: expected 0 or 1", ao->reattach);
 			return -EINVAL;
 		}
 		nf->reattach = ao->reattach[0] == '1';
@@ -218,7 +272,7 @@ fill_req(const struct attach_opts *ao, const struct gnts_cli_ops *ops,
 		 * cannot choose them); a service given is checked against
 		 * it by the core. */
 		if (group != NULL || ao->name != NULL) {
-			LOG("%s: in a Xen domain the %s comes from the "
+			USAGE("%s: in a Xen domain the %s comes from the "
 			    "domain's config (%s), not the NF", group != NULL ?
 			    "--group / XNV_GROUP" : "--name", group != NULL ?
 			    "trust group" : "instance name", group != NULL ?
@@ -228,7 +282,7 @@ fill_req(const struct attach_opts *ao, const struct gnts_cli_ops *ops,
 		service = service != NULL ? service : "";
 		group = "";
 	} else if (service == NULL) {
-		LOG("no service given: use --service NAME or XNV_SERVICE");
+		USAGE("no service given: use --service NAME or XNV_SERVICE");
 		return -EINVAL;
 	} else if (group == NULL) {
 		group = "0";
@@ -285,15 +339,15 @@ libxnv_map(struct xnv_nf *nf)
 	rc = gnts_cli_map(nf->cli, a->ring_ref, &nf->ring_va, &nf->ring_bytes, err,
 		     sizeof(err));
 	if (rc < 0) {
-		LOG("%s: cannot map ring region: %s", nf->name, err);
+		LOG(ERR, "%s: cannot map ring region: %s", nf->name, err);
 		return rc;
 	}
 	rc = gnts_ring_region_attach(nf->ring_va, nf->ring_bytes,
 				     a->ring_size, ports);
 	if (rc < 0) {
-		LOG("%s: ring region from the core is invalid (%s)", nf->name,
-		    rc == -EPROTO ? "magic/version mismatch: core and libxnv "
-		    "versions differ" : "bad geometry");
+		LOG(ERR, "%s: ring region from the core is invalid (%s)",
+		    nf->name, rc == -EPROTO ? "magic/version mismatch: core "
+		    "and libxnv versions differ" : "bad geometry");
 		return rc;
 	}
 	nf->rx = ports[GNTS_RING_RX];
@@ -303,18 +357,30 @@ libxnv_map(struct xnv_nf *nf)
 	libxnv_stats_publish(nf);
 	rc = gnts_cli_map(nf->cli, a->pool_ref, &va, &sz, err, sizeof(err));
 	if (rc < 0) {
-		LOG("%s: cannot map the pool of group '%s': %s", nf->name,
+		LOG(ERR, "%s: cannot map the pool of group '%s': %s", nf->name,
 		    nf->group, err);
 		return rc;
 	}
 	nf->pool = va;
 	nf->pool_bytes = sz;
 	if ((uint64_t)a->pool_bufs * a->buf_size > sz || a->buf_size == 0) {
-		LOG("%s: pool geometry from the core does not fit its region",
-		    nf->name);
+		LOG(ERR, "%s: pool geometry from the core does not fit its "
+		    "region", nf->name);
 		return -EPROTO;
 	}
 	return 0;
+}
+
+int
+xnv_nf_args(int argc, char **argv)
+{
+	struct gnts_attach_req req;
+	struct attach_opts ao;
+	struct xnv_nf nf;
+
+	memset(&req, 0, sizeof(req));
+	memset(&nf, 0, sizeof(nf));
+	return parse_args(argc, argv, &req, &nf, &ao);
 }
 
 int
@@ -343,16 +409,26 @@ xnv_nf_init(int argc, char **argv, struct xnv_nf **out)
 	nf->cfg.socket = nf->sock;
 	nf->cfg.dev = ao.dev;
 	nf->cfg.timeout_ms = ATTACH_TIMEOUT_MS;
-	rc = gnts_cli_attach(nf->backend, &nf->cfg, &req, &nf->att, &nf->cli,
-			     err, sizeof(err));
-	snprintf(nf->name, sizeof(nf->name), "%s", req.name);
 	nf->req = req;
+	rc = gnts_cli_attach(nf->backend, &nf->cfg, &nf->req, &nf->att,
+			     &nf->cli, err, sizeof(err));
+	if (rc == -EHOSTDOWN && nf->reattach) {
+		/* --reattach waits for the first core as for a later one. */
+		LOG(INFO, "%s: --reattach: waiting for xnv-core at %s", nf->name,
+		    nf->sock);
+		rc = libxnv_wait_core(nf, err, sizeof(err));
+	}
+	req = nf->req;
+	snprintf(nf->name, sizeof(nf->name), "%s", req.name);
 	snprintf(nf->group, sizeof(nf->group), "%s", req.group);
 	if (rc < 0) {
-		LOG("%s: attach refused: %s", nf->name[0] ? nf->name :
-		    "NF (Xen domain)", err);
+		/* No core at all is not a refusal; and -EINVAL is kept for
+		 * bad options (a usage error). */
+		LOG(ERR, "%s: %s%s", nf->name[0] ? nf->name : "NF (Xen domain)",
+		    rc == -EHOSTDOWN || rc == -EINTR ? "" : "attach refused: ",
+		    rc == -EINTR ? "stopped while waiting for xnv-core" : err);
 		free(nf);
-		return rc;
+		return rc == -EINVAL ? -EPERM : rc;
 	}
 	rc = libxnv_map(nf);
 	if (rc < 0) {
@@ -364,7 +440,7 @@ xnv_nf_init(int argc, char **argv, struct xnv_nf **out)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	LOG("%s: attached as domain %u, service %s (id %u), group %s, "
+	LOG(INFO, "%s: attached as domain %u, service %s (id %u), group %s, "
 	    "%u buffers of %u B, rings of %u", nf->name, nf->att.domid,
 	    req.service, nf->att.service_id, req.group, nf->att.pool_bufs,
 	    nf->att.buf_size, nf->att.ring_size);

@@ -16,8 +16,14 @@
 #define XNV_BURST 32u	/* descriptors per ring burst in the NF */
 _Static_assert(XNV_BURST <= GNTS_BURST_MAX, "a burst the protocol allows");
 
-#define LOG(...) do { fprintf(stderr, "xnv: " __VA_ARGS__); \
-		      fputc('\n', stderr); } while (0)
+/* A usage error (a bad option): one plain line, "xnv: ...", as any
+ * program says it.  Everything else is a log line, stamped with its time
+ * and level (gnts_log_stamp): LOG(ERR|WARNING|INFO, ...). */
+#define USAGE(...) do { fprintf(stderr, "xnv: " __VA_ARGS__); \
+			fputc('\n', stderr); } while (0)
+#define LOG(level, ...) libxnv_log(GNTS_LOG_ ## level, __VA_ARGS__)
+void libxnv_log(int level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 struct xnv_nf {
 	struct gnts_cli *cli;		/* the backend's client (backend.h) */
@@ -71,5 +77,8 @@ int libxnv_core_alive(struct xnv_nf *nf);
 int libxnv_gone_rc(const struct xnv_nf *nf);
 int libxnv_may_reattach(const struct xnv_nf *nf);
 int libxnv_reattach(struct xnv_nf *nf);
+/* Attach nf->req until a core answers (or a stop or signal: -EINTR);
+ * its answer: 0, or the refusal with @p err. */
+int libxnv_wait_core(struct xnv_nf *nf, char *err, size_t errlen);
 
 #endif

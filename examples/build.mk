@@ -1,7 +1,7 @@
 # Example NFs: built only against libxnv, through its pkg-config file.
 # xnv-<name> is examples/<name>/*.c linked with examples/common (packet
 # parsing, checksums, prefixes, rule files, hash table, the shared main()).
-XNV_PKG = PKG_CONFIG_PATH=$(CURDIR)/$(B)/lib/pkgconfig pkg-config
+XNV_PKG = PKG_CONFIG_PATH=$(abspath $(B))/lib/pkgconfig pkg-config
 EXAMPLES := forwarder generator sink router firewall lb monitor dpi nat
 EX_CFLAGS = $(CSTD) $(WARN) $(OPT) $(shell $(XNV_PKG) --cflags libxnv) \
 	    -Iexamples/common

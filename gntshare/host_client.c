@@ -86,10 +86,18 @@ gnts_client_attach(const char *path, const struct gnts_attach_req *req,
 	}
 	if (connect(c->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		rc = -errno;
-		snprintf(err, errlen, "cannot reach xnv-core at %s: %s%s",
-			 path, strerror(errno), errno == EACCES ?
-			 " (the core's [core] socket_mode and socket_group "
-			 "say who may connect)" : "");
+		if (errno == ENOENT || errno == ECONNREFUSED) {
+			/* No socket, or a socket nobody listens on. */
+			snprintf(err, errlen, "no xnv-core running: nothing "
+				 "listens on %s (%s)", path, strerror(errno));
+			rc = -EHOSTDOWN;
+		} else {
+			snprintf(err, errlen, "cannot reach xnv-core at %s: "
+				 "%s%s", path, strerror(errno),
+				 errno == EACCES ? " (the core's [core] "
+				 "socket_mode and socket_group say who may "
+				 "connect)" : "");
+		}
 		goto fail;
 	}
 	(void)setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));

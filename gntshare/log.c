@@ -15,19 +15,43 @@ gnts_set_logger(void (*fn)(int level, const char *msg))
 	logger = fn;
 }
 
+size_t
+gnts_log_stamp(int level, char *buf, size_t len)
+{
+	static const char *const names[8] = { "EMERG", "ALERT", "CRIT",
+		"ERROR", "WARN", "NOTICE", "INFO", "DEBUG" };
+	struct timespec ts;
+	struct tm tm;
+	int n;
+
+	if (len == 0)
+		return 0;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	n = snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %s ",
+		     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+		     tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000,
+		     names[level >= 0 && level <= 7 ? level : GNTS_LOG_INFO]);
+	if (n < 0)
+		return 0;
+	return (size_t)n < len ? (size_t)n : len - 1;
+}
+
 void
 gnts_log(int level, const char *fmt, ...)
 {
-	char buf[512];
+	char buf[512], stamp[GNTS_LOG_STAMP_MAX];
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	if (logger != NULL)
+	if (logger != NULL) {
 		logger(level, buf);
-	else
-		fprintf(stderr, "gntshare: %s\n", buf);
+	} else {
+		gnts_log_stamp(level, stamp, sizeof(stamp));
+		fprintf(stderr, "%sgntshare: %s\n", stamp, buf);
+	}
 }
 
 const char *

@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # make demo: 10 000 packets from a pcap through a chain of two forwarder
 # NFs (separate processes, zero copy through the shared pool) and out to a
-# pcap, in host mode.  Stops by itself; prints a summary.
+# pcap, in host mode.  Stops by itself; prints a summary.  Leaves the
+# machine as it found it: a hugepage count it raised is put back at exit.
+#   XNV_DEMO_COUNT      packets (default 10000)
+#   XNV_DEMO_HUGEPAGES  the hugepage count to raise (default
+#                       /proc/sys/vm/nr_hugepages; tests give a file)
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -9,11 +13,21 @@ bin="$top/build/bin"
 py="$top/.venv/bin/python"
 work="$top/build/demo"
 sock="$work/xnv.sock"
+count=${XNV_DEMO_COUNT:-10000}
+hp=${XNV_DEMO_HUGEPAGES:-/proc/sys/vm/nr_hugepages}
+hp_old=
 pids=()
 
 cleanup() {
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
 	for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+	if [ -n "$hp_old" ]; then
+		if echo "$hp_old" > "$hp"; then
+			echo "demo: $hp back to $hp_old"
+		else
+			echo "demo: could not put $hp back to $hp_old" >&2
+		fi
+	fi
 }
 trap cleanup EXIT
 
@@ -21,12 +35,17 @@ trap cleanup EXIT
 rm -rf "$work"; mkdir -p "$work"
 
 # 2 MiB pages for the pool when we can get them (root); else 4 KiB, logged.
-if [ -w /proc/sys/vm/nr_hugepages ] && [ "$(cat /proc/sys/vm/nr_hugepages)" -lt 64 ]; then
-	echo 64 > /proc/sys/vm/nr_hugepages || true
+# Said, and undone at exit.
+if [ -w "$hp" ] && [ "$(cat "$hp")" -lt 64 ]; then
+	old=$(cat "$hp")
+	if echo 64 > "$hp" 2>/dev/null; then
+		hp_old=$old
+		echo "demo: $hp $old -> 64 for the pool (put back at exit)"
+	fi
 fi
 
-echo "demo: generating 10000 packets (scapy) ..."
-"$py" "$top/scripts/gen_pcap.py" "$work/in.pcap" --count 10000 --flows 32
+echo "demo: generating $count packets (scapy) ..."
+"$py" "$top/scripts/gen_pcap.py" "$work/in.pcap" --count "$count" --flows 32
 
 cat > "$work/demo.ini" <<INI
 ; The demo's configuration: one trust group, two ports, a chain of two NFs.

@@ -26,6 +26,10 @@ pkgs=(
 	util-linux linux-perf
 	# xnv-ctl metrics (Prometheus / OpenMetrics exposition)
 	python3-prometheus-client
+	# sd_notify for xnv-core.service (Type=notify)
+	libsystemd-dev
+	# make deb and its test (tests/integration/test_deb.py), man pages
+	dpkg-dev debhelper dh-dkms lintian groff-base man-db
 )
 
 export DEBIAN_FRONTEND=noninteractive

@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Write a pcap of mixed traffic: TCP/UDP/ICMP over IPv4 and IPv6, sizes
-60..1514 B, several flows.  Used by `make demo`.
+60..1514 B, several flows.  TCP to port 80 carries HTTP requests, which
+the dpi example's sample rules alert on (examples/dpi/sample/rules.txt);
+the rest is random bytes.  Used by `make demo`.
 
 usage: gen_pcap.py OUT.pcap [--count N] [--flows F] [--seed S]
 """
@@ -9,6 +11,13 @@ import random
 import sys
 
 from scapy.all import ICMP, IP, TCP, UDP, Ether, IPv6, Raw, wrpcap
+
+
+# Requests of the TCP flows to port 80: each holds one pattern of the dpi
+# sample's alert rules (ids 1001, 1004, 1003).
+HTTP = (b"GET /download?file=../../etc/passwd HTTP/1.1\r\nHost: example.com\r\n\r\n",
+        b"GET /search?q=<script>alert(1)</script> HTTP/1.1\r\nHost: example.com\r\n\r\n",
+        b"POST /api HTTP/1.1\r\nHost: example.com\r\n\r\nq=SELECT * FROM users")
 
 
 def make_packets(count, flows, seed):
@@ -35,7 +44,11 @@ def make_packets(count, flows, seed):
         hdr = Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02") / l3 / l4
         size = rnd.randint(60, 1514)
         pad = max(0, size - len(hdr))
-        pkts.append(hdr / Raw(bytes(rnd.getrandbits(8) for _ in range(pad))))
+        body = bytes(rnd.getrandbits(8) for _ in range(pad))
+        if proto == "tcp" and dport == 80:
+            req = HTTP[i % len(HTTP)]
+            body = req + body[len(req):]
+        pkts.append(hdr / Raw(body))
     return pkts
 
 

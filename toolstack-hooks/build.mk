@@ -1,6 +1,7 @@
 # toolstack-hooks: xnv-xl (xl wrapper for NF domains).  libxlutil parses
 # the domain configs, libxenstore registers the NF devices.
-XNVXL_SRC := toolstack-hooks/xnv-xl.c toolstack-hooks/nfv_cfg.c
+XNVXL_SRC := toolstack-hooks/xnv-xl.c toolstack-hooks/nfv_cfg.c \
+             toolstack-hooks/xs_dev.c
 XNVXL_OBJ := $(XNVXL_SRC:%.c=$(B)/obj/%.o)
 XLU_LIBS  := $(shell pkg-config --libs xlutil xenstore 2>/dev/null)
 
@@ -9,3 +10,5 @@ all: $(B)/bin/xnv-xl
 $(B)/bin/xnv-xl: $(XNVXL_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $(XNVXL_OBJ) $(XLU_LIBS) $(LDSAN)
+# xnv-xl --version: the project's one version (the top Makefile's VERSION).
+EXTRA_CFLAGS_toolstack-hooks := -DXNV_VERSION=\"$(VERSION)\"

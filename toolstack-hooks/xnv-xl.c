@@ -28,9 +28,7 @@
 #include <gntshare/xen.h>
 
 #include "nfv_cfg.h"
-
-#define ERR(...) do { fprintf(stderr, "xnv-xl: " __VA_ARGS__); \
-		      fputc('\n', stderr); } while (0)
+#include "xs_dev.h"
 
 static const char *xl = "xl";
 
@@ -48,7 +46,9 @@ usage(FILE *f)
 		"destroy  xl destroy NAME and remove its NF devices.\n"
 		"list     NF domains: domid, name, service, group, device states.\n"
 		"Keys: nfv_trust_group (required), nfv_service (required),\n"
-		"      nfv_instances (1..%d, default 1).  Env XNV_XL: the xl binary.\n",
+		"      nfv_instances (1..%d, default 1).  Env XNV_XL: the xl binary.\n"
+		"--version: the version.  Exit status: 0, 2 for a usage error,\n"
+		"1 for any other error.\n",
 		NFV_MAX_INSTANCES);
 }
 
@@ -150,117 +150,6 @@ xl_simple(const char *verb, const char *name)
 	char *argv[] = { (char *)xl, (char *)verb, (char *)name, NULL };
 
 	return run(argv, NULL, 0);
-}
-
-static int
-xs_put(struct xs_handle *xs, xs_transaction_t t, const char *dir,
-       const char *node, const char *val)
-{
-	char path[160];
-
-	snprintf(path, sizeof(path), "%s/%s", dir, node);
-	return xs_write(xs, t, path, val, (unsigned)strlen(val)) ? 0 : -1;
-}
-
-/* Both halves of device @p dev, in Initialising, readable by the domain
- * only (and Dom0). */
-static int
-register_dev(struct xs_handle *xs, const struct nfv_cfg *c, int domid,
-	     int dev)
-{
-	struct xs_permissions be_perm[2] = {
-		{ .id = 0, .perms = XS_PERM_NONE },
-		{ .id = (unsigned)domid, .perms = XS_PERM_READ },
-	};
-	struct xs_permissions fe_perm[1] = {
-		{ .id = (unsigned)domid, .perms = XS_PERM_NONE },
-	};
-	char be[96], fe[96], id[16];
-	xs_transaction_t t;
-	int rc, tries;
-
-	snprintf(be, sizeof(be), "%s/%d/%d", GNTS_XS_BACKEND_ROOT, domid, dev);
-	snprintf(fe, sizeof(fe), "/local/domain/%d/%s/%d", domid,
-		 GNTS_XS_FRONTEND_DIR, dev);
-	snprintf(id, sizeof(id), "%d", domid);
-	for (tries = 0; tries < 16; tries++) {
-		t = xs_transaction_start(xs);
-		if (t == XBT_NULL)
-			return -1;
-		rc = xs_mkdir(xs, t, be) ? 0 : -1;
-		rc |= xs_set_permissions(xs, t, be, be_perm, 2) ? 0 : -1;
-		rc |= xs_put(xs, t, be, GNTS_XS_FRONTEND, fe);
-		rc |= xs_put(xs, t, be, GNTS_XS_FRONTEND_ID, id);
-		rc |= xs_put(xs, t, be, GNTS_XS_NAME, c->name);
-		rc |= xs_put(xs, t, be, GNTS_XS_SERVICE, c->service);
-		rc |= xs_put(xs, t, be, GNTS_XS_TRUST_GROUP, c->group);
-		rc |= xs_put(xs, t, be, GNTS_XS_STATE, gnts_xb_state_str(GNTS_XB_INITIALISING));
-		rc |= xs_mkdir(xs, t, fe) ? 0 : -1;
-		rc |= xs_set_permissions(xs, t, fe, fe_perm, 1) ? 0 : -1;
-		rc |= xs_put(xs, t, fe, GNTS_XS_BACKEND, be);
-		rc |= xs_put(xs, t, fe, GNTS_XS_BACKEND_ID, "0");
-		rc |= xs_put(xs, t, fe, GNTS_XS_STATE, gnts_xb_state_str(GNTS_XB_INITIALISING));
-		if (xs_transaction_end(xs, t, rc != 0))
-			return rc;
-		if (errno != EAGAIN)
-			return -1;
-	}
-	return -1;
-}
-
-/* Wait until xnv-core moved every device to InitWait; 0 or -1 (message
- * printed). */
-static int
-wait_core(struct xs_handle *xs, int domid, int n, double timeout)
-{
-	struct timespec ts = { 0, 20000000 };
-	double waited = 0;
-	char path[160], *v;
-	unsigned len;
-	int dev, ready;
-
-	for (;;) {
-		ready = 0;
-		for (dev = 0; dev < n; dev++) {
-			snprintf(path, sizeof(path), "%s/%d/%d/%s",
-				 GNTS_XS_BACKEND_ROOT, domid, dev,
-				 GNTS_XS_STATE);
-			v = xs_read(xs, XBT_NULL, path, &len);
-			if (v != NULL && strcmp(v, gnts_xb_state_str(
-					GNTS_XB_CLOSED)) == 0) {
-				free(v);
-				snprintf(path, sizeof(path), "%s/%d/%d/%s",
-					 GNTS_XS_BACKEND_ROOT, domid, dev,
-					 GNTS_XS_ERROR);
-				v = xs_read(xs, XBT_NULL, path, &len);
-				ERR("xnv-core refused the domain: %s",
-				    v ? v : "no reason given");
-				free(v);
-				return -1;
-			}
-			ready += v != NULL && strcmp(v, gnts_xb_state_str(
-					GNTS_XB_INITWAIT)) == 0;
-			free(v);
-		}
-		if (ready == n)
-			return 0;
-		if (waited >= timeout) {
-			ERR("xnv-core did not answer within %.0f s (is it "
-			    "running with --backend xen?)", timeout);
-			return -1;
-		}
-		nanosleep(&ts, NULL);
-		waited += 0.02;
-	}
-}
-
-static void
-unregister(struct xs_handle *xs, int domid)
-{
-	char path[96];
-
-	snprintf(path, sizeof(path), "%s/%d", GNTS_XS_BACKEND_ROOT, domid);
-	(void)xs_rm(xs, XBT_NULL, path);
 }
 
 /* create's options, up to CFG (what follows CFG is xl's).  Returns -1 and
@@ -381,12 +270,20 @@ apply_overrides(struct nfv_cfg *c, int argc, char **argv, int first)
 static void
 print_plan(const struct nfv_cfg *c, char *const xargv[], double timeout)
 {
-	int i;
+	int i, n;
 
 	printf("domain %s: service %s, trust group %s, %d NF device%s\n",
 	       c->name, c->service, c->group, c->instances,
 	       c->instances > 1 ? "s" : "");
-	printf("1. run:");
+	/* xl's KEY=VALUE arguments after CFG (xargv: xl create -p CFG ...)
+	 * override the file's settings: say which, and what they change. */
+	printf("overrides of %s on the command line:", xargv[3]);
+	for (i = 4, n = 0; xargv[i] != NULL; i++)
+		if (xargv[i][0] != '-' && strchr(xargv[i], '=') != NULL)
+			printf("%s %s%s", n++ ? "," : "", xargv[i],
+			       strncmp(xargv[i], "name=", 5) == 0 ?
+			       " (the domain's name)" : "");
+	printf("%s\n1. run:", n ? "" : " none");
 	for (i = 0; xargv[i] != NULL; i++)
 		printf(" %s", xargv[i]);
 	printf("\n2. register %s/<domid>/0..%d and "
@@ -412,11 +309,11 @@ register_and_start(struct xs_handle *xs, const struct nfv_cfg *c, int domid,
 	if (rc < 0)
 		ERR("xl created no domain named %s", c->name);
 	for (i = 0; rc == 0 && i < c->instances; i++)
-		if ((rc = register_dev(xs, c, domid, i)) < 0)
+		if ((rc = xs_dev_register(xs, c, domid, i)) < 0)
 			ERR("cannot write XenStore nodes of device %d: %s", i,
 			    strerror(errno));
 	if (rc == 0)
-		rc = wait_core(xs, domid, c->instances, timeout);
+		rc = xs_dev_wait_core(xs, domid, c->instances, timeout);
 	if (rc == 0 && xl_simple("unpause", id) != 0) {
 		ERR("xl unpause %s (domid %d) failed", c->name, domid);
 		rc = -1;
@@ -424,7 +321,7 @@ register_and_start(struct xs_handle *xs, const struct nfv_cfg *c, int domid,
 	if (rc < 0) {
 		if (domid > 0) {
 			(void)xl_simple("destroy", id);
-			unregister(xs, domid);
+			xs_dev_unregister(xs, domid);
 		}
 		ERR("domain %s destroyed", c->name);
 	}
@@ -473,9 +370,10 @@ cmd_create(int argc, char **argv)
 	rc = create_opts(argc, argv, &dry, &timeout);
 	if (rc >= 0)
 		return rc;
-	if (load_cfg(argv[optind], &c) < 0 ||
-	    apply_overrides(&c, argc, argv, optind) < 0)
+	if (load_cfg(argv[optind], &c) < 0)
 		return 1;
+	if (apply_overrides(&c, argc, argv, optind) < 0)
+		return 2;	/* a bad command-line argument */
 	xargv = xl_create_argv(argc, argv, optind);
 	if (xargv == NULL)
 		return 1;
@@ -504,7 +402,7 @@ cmd_destroy(int argc, char **argv)
 	rc = xl_simple("destroy", argv[1]);
 	xs = xs_open(0);
 	if (xs != NULL) {
-		unregister(xs, domid);
+		xs_dev_unregister(xs, domid);
 		xs_close(xs);
 	}
 	if (rc != 0) {
@@ -513,17 +411,6 @@ cmd_destroy(int argc, char **argv)
 	}
 	printf("xnv-xl: domain %s (domid %d) destroyed\n", argv[1], domid);
 	return 0;
-}
-
-/* Read "<dir>/<leaf>" (NULL if missing). */
-static char *
-node(struct xs_handle *xs, const char *dir, const char *leaf)
-{
-	char path[160];
-	unsigned len;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, leaf);
-	return xs_read(xs, XBT_NULL, path, &len);
 }
 
 static int
@@ -559,11 +446,11 @@ cmd_list(void)
 			snprintf(be, sizeof(be), "%s/%d", path, dev);
 			snprintf(fe, sizeof(fe), "%s/%s/%d", dom,
 				 GNTS_XS_FRONTEND_DIR, dev);
-			nm = node(xs, dom, "name");
-			sv = node(xs, be, GNTS_XS_SERVICE);
-			gr = node(xs, be, GNTS_XS_TRUST_GROUP);
-			bs = node(xs, be, GNTS_XS_STATE);
-			fs = node(xs, fe, GNTS_XS_STATE);
+			nm = xs_dev_node(xs, dom, "name");
+			sv = xs_dev_node(xs, be, GNTS_XS_SERVICE);
+			gr = xs_dev_node(xs, be, GNTS_XS_TRUST_GROUP);
+			bs = xs_dev_node(xs, be, GNTS_XS_STATE);
+			fs = xs_dev_node(xs, fe, GNTS_XS_STATE);
 			b = bs ? atoi(bs) : 0;
 			f = fs ? atoi(fs) : 0;
 
@@ -589,6 +476,10 @@ main(int argc, char **argv)
 	    strcmp(argv[1], "-h") == 0) {
 		usage(argc < 2 ? stderr : stdout);
 		return argc < 2 ? 2 : 0;
+	}
+	if (strcmp(argv[1], "--version") == 0) {
+		printf("xnv-xl (XenNetVM) %s\n", XNV_VERSION);
+		return 0;
 	}
 	if (strcmp(argv[1], "create") == 0)
 		return cmd_create(argc - 1, argv + 1);

@@ -2,6 +2,7 @@
 /* Open-addressing hash table (see htab.h). */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "htab.h"
 
@@ -31,7 +32,7 @@ hash_bytes(const void *p, size_t n, uint64_t seed)
 static uint32_t
 home(const struct htab *t, const void *key)
 {
-	return (uint32_t)hash_bytes(key, t->key_size, 0) & t->mask;
+	return (uint32_t)hash_bytes(key, t->key_size, t->seed) & t->mask;
 }
 
 int
@@ -49,6 +50,11 @@ htab_init(struct htab *t, uint32_t max, size_t key_size, size_t val_size)
 	t->slot_size = (uint32_t)((t->val_off + val_size + 7) & ~(size_t)7);
 	t->mask = slots - 1;
 	t->max = max < slots / 2 ? max : slots / 2;
+	/* A seed of its own: keys (flows) an attacker picks to collide
+	 * under a seed known in advance would make every probe walk one
+	 * long run. */
+	if (getrandom(&t->seed, sizeof(t->seed), 0) != sizeof(t->seed))
+		return -1;
 	t->slots = calloc(slots, t->slot_size);
 	return t->slots == NULL ? -1 : 0;
 }

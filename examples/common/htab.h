@@ -4,6 +4,8 @@
  * addressing, linear probing, backward-shift deletion (no tombstones, so
  * lookups stay short however long the NF runs).  Keys are compared and
  * hashed as bytes: zero their padding.  No allocation after htab_init().
+ * Each table hashes with a random seed, so which keys collide cannot be
+ * known in advance (iteration order differs from run to run).
  *
  *   struct htab t;
  *   htab_init(&t, 65536, sizeof(struct flow_key), sizeof(struct counts));
@@ -23,9 +25,11 @@ struct htab {
 	uint32_t n;		/* entries */
 	uint32_t max;		/* entries at most (half the slots) */
 	uint32_t key_size, val_size, key_off, val_off, slot_size;
+	uint64_t seed;		/* of hash_bytes(), random per table */
 };
 
-/** A table for @p max entries.  @return 0 or -1 (out of memory). */
+/** A table for @p max entries, hashing with a random seed of its own
+ *  (getrandom()).  @return 0 or -1 (out of memory, or no random seed). */
 int htab_init(struct htab *t, uint32_t max, size_t key_size,
 	      size_t val_size);
 

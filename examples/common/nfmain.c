@@ -83,36 +83,54 @@ publish_counters(const struct nf_app *app, void *ctx)
 		nf_slot[i] = nf_publish(app->counter_names[i], vals[i]);
 }
 
+/* Index of the "--" that ends libxnv's options (argc if none). */
+int
+nf_dashdash(int argc, char **argv)
+{
+	int dd;
+
+	for (dd = 1; dd < argc && strcmp(argv[dd], "--") != 0; dd++)
+		;
+	return dd;
+}
+
 int
 nf_main(int argc, char **argv, const struct nf_app *app, void *ctx)
 {
 	struct xnv_nf *nf = NULL;
-	int dd, rc, i;
+	int dd = nf_dashdash(argc, argv), status = 1, rc, i;
 
-	for (dd = 1; dd < argc && strcmp(argv[dd], "--") != 0; dd++)
-		;
 	for (i = 1; i < dd; i++)
-		if (strcmp(argv[i], "--help") == 0) {
+		if (strcmp(argv[i], "--help") == 0 ||
+		    strcmp(argv[i], "-h") == 0) {
 			usage(app, argv[0], stdout);
 			fflush(stdout);
-			xnv_nf_init(dd, argv, &nf);	/* libxnv's options */
-			return 0;
+			break;
 		}
+	/* The NF's options, then libxnv's, before any file is read: a
+	 * usage error is said as such (exit 2), with or without a core. */
 	rc = own_options(app, ctx, argc, argv, dd < argc ? dd + 1 : argc);
-	if (rc == 0)
-		rc = app->load(ctx);
-	if (rc != 0)
-		goto out;
-	rc = xnv_nf_init(dd, argv, &nf);
-	if (rc < 0) {
-		rc = rc == -EAGAIN ? 1 : -1;
+	if (rc != 0) {
+		status = rc > 0 ? 0 : 2;	/* -- --help, or a bad option */
 		goto out;
 	}
+	rc = xnv_nf_args(dd, argv);
+	if (rc < 0) {
+		status = xnv_nf_exit_status(rc);
+		goto out;
+	}
+	rc = app->load(ctx);
+	if (rc != 0) {
+		status = rc == NF_USAGE ? 2 : 1;
+		goto out;
+	}
+	if (xnv_nf_init(dd, argv, &nf) < 0)
+		goto out;
 	nf_self = nf;
 	publish_counters(app, ctx);
 	rc = app->attached != NULL ? app->attached(ctx, nf) : 0;
 	if (rc == 0) {
-		rc = xnv_nf_run(nf, app->handler, ctx) < 0 ? -1 : 0;
+		status = xnv_nf_run(nf, app->handler, ctx) < 0 ? 1 : 0;
 		app->report(ctx, stdout);
 		fflush(stdout);
 	}
@@ -120,7 +138,7 @@ nf_main(int argc, char **argv, const struct nf_app *app, void *ctx)
 out:
 	if (app->fini != NULL)
 		app->fini(ctx);
-	return rc < 0 ? 1 : 0;
+	return status;
 }
 
 void

@@ -14,8 +14,9 @@
  *   };
  *   int main(int argc, char **argv) { return nf_main(argc, argv, &app, &r); }
  *
- * Exit status: 0 after a clean stop or --help; 1 on a bad option, a bad
- * file, a refused attach or a lost core.
+ * Exit status: 0 after a clean stop, --help or --version; 2 on a bad
+ * option (libxnv's or the NF's); 1 on a bad file, a refused attach, no
+ * core or a lost core.
  */
 #ifndef XNV_EX_NFMAIN_H
 #define XNV_EX_NFMAIN_H
@@ -26,6 +27,8 @@
 
 #include <xnv/nf.h>
 
+#define NF_USAGE (-2)	/* load(): a usage error */
+
 struct nf_app {
 	const char *name;		/**< "router": binary xnv-router */
 	const char *summary;		/**< one line: what it does */
@@ -34,7 +37,9 @@ struct nf_app {
 	/** One option (getopt's value, its argument or NULL).
 	 *  @return 0, or -1 after printing why. */
 	int (*opt)(void *ctx, int c, const char *arg);
-	/** After the options: check them, load files.  @return 0 or -1. */
+	/** After the options: check them, load files.  @return 0, -1 (a
+	 *  bad file: exit 1) or NF_USAGE (a missing or inconsistent
+	 *  option: exit 2), after printing why. */
 	int (*load)(void *ctx);
 	/** Attached: e.g. check port numbers.  Optional.  @return 0 or -1. */
 	int (*attached)(void *ctx, struct xnv_nf *nf);
@@ -70,6 +75,9 @@ nf_count(uint64_t *vals, unsigned i, uint64_t n)
 int nf_publish(const char *name, uint64_t v);
 
 int nf_main(int argc, char **argv, const struct nf_app *app, void *ctx);
+
+/** Index in @p argv of the "--" after libxnv's options (argc if none). */
+int nf_dashdash(int argc, char **argv);
 
 /** Print "NAME: COUNTER VALUE" for @p n counters, one a line. */
 void nf_counters(FILE *out, const char *nf, const char *const *names,

@@ -244,7 +244,7 @@ load(void *ctx)
 
 	if (d->rules_path == NULL) {
 		fprintf(stderr, "xnv-dpi: --rules FILE is required (see -- --help)\n");
-		return -1;
+		return NF_USAGE;
 	}
 	if (ac_init(&d->ac, d->max_states) < 0) {
 		fprintf(stderr, "xnv-dpi: out of memory\n");

@@ -318,7 +318,7 @@ load(void *ctx)
 	if (fw->rules_path == NULL) {
 		fprintf(stderr, "xnv-firewall: --rules FILE is required "
 			"(see -- --help)\n");
-		return -1;
+		return NF_USAGE;
 	}
 	if (fw->stateful &&
 	    htab_init(&fw->state, fw->max_flows, sizeof(struct flow_key),

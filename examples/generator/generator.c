@@ -20,6 +20,8 @@
 
 #include <xnv/nf.h>
 
+#include "nfmain.h"
+
 struct opts {
 	unsigned long count, size, flows, rate, max_tries;
 	xnv_action_t action;
@@ -88,14 +90,19 @@ parse(int argc, char **argv, struct opts *o)
 	*o = (struct opts){ .count = 1000, .size = 64, .flows = 1,
 			    .action = XNV_OUT(0) };
 	optind = 1;
+	opterr = 0;
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		unsigned long v;
 		char *e;
 
+		if (c == '?')
+			fprintf(stderr, "generator: unknown or incomplete "
+				"option '%s'; ", argv[optind - 1]);
 		if (c == 'h' || c == '?') {
-			fprintf(stderr, "generator options (after --): --count N "
-				"--size 60..1514 --flows N --out PORT | "
-				"--to-service ID [--rate PPS] [--max-tries N]\n");
+			fprintf(c == 'h' ? stdout : stderr, "generator options "
+				"(after --): --count N --size 60..1514 --flows N "
+				"--out PORT | --to-service ID [--rate PPS] "
+				"[--max-tries N]\n");
 			return c == 'h' ? 1 : -1;
 		}
 		v = strtoul(optarg, &e, 10);
@@ -146,15 +153,16 @@ main(int argc, char **argv)
 	struct opts o;
 	unsigned long sent = 0, dry = 0;
 	double t0;
-	int n = xnv_nf_init(argc, argv, &nf), rc = 0;
+	int dd = nf_dashdash(argc, argv), n, rc;
 
+	/* Its own options first (after "--"): -- --help needs no core. */
+	n = dd < argc ? dd : argc - 1;
+	rc = parse(argc - n, argv + n, &o);
+	if (rc != 0)
+		return rc > 0 ? 0 : 2;
+	n = xnv_nf_init(dd, argv, &nf);
 	if (n < 0)
-		return n == -EAGAIN ? 0 : 1;
-	rc = parse(argc - n + 1, argv + n - 1, &o);
-	if (rc != 0) {
-		xnv_nf_close(nf);
-		return rc > 0 ? 0 : 1;
-	}
+		return xnv_nf_exit_status(n);
 	t0 = now_s();
 	while (sent < o.count) {
 		if (o.rate && sent >= (now_s() - t0) * (double)o.rate) {

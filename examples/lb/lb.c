@@ -351,7 +351,7 @@ load(void *ctx)
 	if (lb->path == NULL) {
 		fprintf(stderr, "xnv-lb: --backends FILE is required "
 			"(see -- --help)\n");
-		return -1;
+		return NF_USAGE;
 	}
 	if (maglev_init(&lb->fam[0].mg, lb->table_size) < 0 ||
 	    maglev_init(&lb->fam[1].mg, lb->table_size) < 0 ||

@@ -264,7 +264,7 @@ load(void *ctx)
 	if (n->n_internal == 0 || n->ext[0] == 0) {
 		fprintf(stderr, "xnv-nat: --external ADDR and --internal PREFIX "
 			"are required (see -- --help)\n");
-		return -1;
+		return NF_USAGE;
 	}
 	n->n_ports = n->hi - n->lo + 1;
 	for (int i = 0; i < 2; i++) {

@@ -232,7 +232,7 @@ load(void *ctx)
 	if (r->routes_path == NULL || r->neigh_path == NULL) {
 		fprintf(stderr, "xnv-router: --routes FILE and --neigh FILE "
 			"are required (see -- --help)\n");
-		return -1;
+		return NF_USAGE;
 	}
 	r->max_port = -1;
 	if (lpm_init(&r->lpm4, 32, LPM_MAX_NODES) < 0 ||

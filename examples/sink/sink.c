@@ -18,6 +18,8 @@
 
 #include <xnv/nf.h>
 
+#include "nfmain.h"
+
 #define MAX_SEQ     (1u << 24)	/* sequence numbers tracked exactly */
 #define MAX_SAMPLES (1u << 22)	/* latency samples kept */
 
@@ -125,32 +127,61 @@ report(struct sink *s, const char *path)
 	fclose(f);
 }
 
-int
-main(int argc, char **argv)
+/* Its own options (after "--"): 0, 1 after --help, -1 said why. */
+static int
+parse(int argc, char **argv, struct sink *s, const char **path)
 {
 	static const struct option lo[] = {
 		{ "expect", 1, NULL, 'e' }, { "report", 1, NULL, 'r' },
 		{ "help", 0, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
-	struct sink s = { .last_seq = -1 };
-	const char *path = NULL;
-	int n = xnv_nf_init(argc, argv, &s.nf), c, rc;
+	char *e;
+	int c;
 
-	if (n < 0)
-		return n == -EAGAIN ? 0 : 1;
 	optind = 1;
-	while ((c = getopt_long(argc - n + 1, argv + n - 1, "", lo, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		if (c == 'e') {
-			s.expect = strtoul(optarg, NULL, 10);
+			s->expect = strtoul(optarg, &e, 10);
+			if (*optarg == '\0' || *e != '\0') {
+				fprintf(stderr, "sink: --expect %s: expected a "
+					"number\n", optarg);
+				return -1;
+			}
 		} else if (c == 'r') {
-			path = optarg;
+			*path = optarg;
 		} else {
-			fprintf(stderr, "sink options (after --): [--expect N] "
-				"[--report FILE]\n");
-			xnv_nf_close(s.nf);
-			return c == 'h' ? 0 : 1;
+			if (c != 'h')
+				fprintf(stderr, "sink: unknown or incomplete "
+					"option '%s'; ", argv[optind - 1]);
+			fprintf(c == 'h' ? stdout : stderr, "sink options "
+				"(after --): [--expect N] [--report FILE]\n");
+			return c == 'h' ? 1 : -1;
 		}
 	}
+	if (optind < argc) {
+		fprintf(stderr, "sink: unexpected argument '%s'\n",
+			argv[optind]);
+		return -1;
+	}
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct sink s = { .last_seq = -1 };
+	const char *path = NULL;
+	int dd = nf_dashdash(argc, argv), n, rc;
+
+	/* Its own options first: -- --help needs no core. */
+	n = dd < argc ? dd : argc - 1;
+	rc = parse(argc - n, argv + n, &s, &path);
+	if (rc != 0)
+		return rc > 0 ? 0 : 2;
+	n = xnv_nf_init(dd, argv, &s.nf);
+	if (n < 0)
+		return xnv_nf_exit_status(n);
 	s.seen = calloc(MAX_SEQ / 8, 1);
 	s.lat_ns = malloc(MAX_SAMPLES * sizeof(*s.lat_ns));
 	if (s.seen == NULL || s.lat_ns == NULL) {

@@ -156,11 +156,15 @@ def pytest_sessionstart(session):
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item, nextitem):
     """A hard time limit per test (its fixtures included), on top of the
-    timeout of every wait."""
+    timeout of every wait: TEST_TIMEOUT_S, or a module's
+    `pytest.mark.time_limit(S)` (make deb), times XNV_TIME_SCALE."""
+    mark = item.get_closest_marker("time_limit")
+    limit = round(scaled(mark.args[0] if mark else TEST_TIMEOUT_S))
+
     def on_alarm(signum, frame):
-        raise TimeoutError(f"{item.nodeid}: over {TEST_TIMEOUT_S} s")
+        raise TimeoutError(f"{item.nodeid}: over {limit} s")
     old = signal.signal(signal.SIGALRM, on_alarm)
-    signal.alarm(TEST_TIMEOUT_S)
+    signal.alarm(limit)
     try:
         return (yield)
     finally:

@@ -30,7 +30,7 @@ if str(REPO / "dom0-core" / "python") not in sys.path:
 import xnv.telemetry  # noqa: E402
 from traffic import read_pcap, write_pcap  # noqa: E402
 from xnv.hugepages import hugetlbfs_mounts, meminfo  # noqa: E402,F401 (tests import them from here)
-from xnv.procs import Proc as _Proc, scaled, stop_all, wait_until  # noqa: E402,F401
+from xnv.procs import Proc as _Proc, scaled, stop_all, unstamped, wait_until  # noqa: E402,F401
 
 BUILD = Path(os.environ.get("XNV_BUILD") or REPO / "build").resolve()
 CORE_BIN = BUILD / "bin" / "xnv-core"
@@ -251,12 +251,15 @@ class XnvEnv:
 
     def run(self, argv, timeout=30, env=None, input=None):
         """Run a short command to completion (killed on timeout); `input`:
-        text for its stdin."""
-        return subprocess.run([str(a) for a in argv], capture_output=True,
-                              text=True, timeout=scaled(timeout),
-                              cwd=self.dir,
-                              input=input,
-                              env=env if env is not None else nf_env())
+        text for its stdin.  Its stderr's log lines come without their
+        time and level (xnv.procs.unstamped)."""
+        r = subprocess.run([str(a) for a in argv], capture_output=True,
+                           text=True, timeout=scaled(timeout),
+                           cwd=self.dir,
+                           input=input,
+                           env=env if env is not None else nf_env())
+        r.stderr = unstamped(r.stderr)
+        return r
 
     def close(self):
         alive = [p for p in self.procs if p.alive()]

@@ -302,7 +302,8 @@ def test_forged_strings_are_one_escaped_line(named):
         "(configured: fwd)"), text
     typ, _, text = raw_attach(named.socket, b"ok2", group=FORGED_SVC)
     assert typ == MSG_ERROR and text == (
-        r"unknown trust group 's\x0axnv-core: NF y quarantined\x1b'"), text
+        r"unknown trust group 's\x0axnv-core: NF y quarantined\x1b' "
+        "(configured: blue)"), text
     # the log thread writes the lines out soon after the replies
     wait_until(lambda: len([ln for ln in named.log().splitlines()
                             if " refused: " in ln]) >= 3, 10,

@@ -3,8 +3,9 @@
 file the core writes next to its NF socket (removed at a clean exit), so
 that any spelling of the socket path names the core; the telemetry socket
 or runtime directory given instead; with no socket, the only core running,
-and with several a list and exit 2; a pointer left by a dead core is said
-to be stale.  Each core runs with its own RUNTIME_DIRECTORY, so the cores
+and with several a list and exit 2 (a usage error: choose one); no core,
+or a pointer left by a dead core, one line and exit 1.  Each core runs
+with its own RUNTIME_DIRECTORY, so the cores
 other programs on this machine run are not in sight."""
 import json
 import os
@@ -89,7 +90,7 @@ def test_several_cores_are_listed(xnv):
 
 def test_no_core_and_a_stale_pointer_say_so(xnv):
     r = ctl(xnv, "info")
-    assert r.returncode == 2 and r.stdout == ""
+    assert r.returncode == 1 and r.stdout == ""
     assert re.fullmatch(r"xnv-ctl: no xnv-core running \(none at /run/xnv/xnv\.sock, "
                         r"no telemetry socket answering in \S+/rt/dpdk\)\n", r.stderr), r.stderr
     # a core killed hard leaves its pointer: its pid is checked
@@ -100,7 +101,7 @@ def test_no_core_and_a_stale_pointer_say_so(xnv):
     wait_until(lambda: not core.alive(), 30, "the core to die")
     assert ptr.exists()
     r = ctl(xnv, "--socket", sock, "info")
-    assert r.returncode == 2 and r.stdout == ""
+    assert r.returncode == 1 and r.stdout == ""
     assert f"{ptr} names pid {core.pid}, which is gone: is it running with " \
            f"--socket {sock}?" in r.stderr, r.stderr
     assert len(r.stderr.splitlines()) == 1

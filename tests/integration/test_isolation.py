@@ -216,7 +216,7 @@ def idle_core(xnv):
 
 
 @pytest.mark.parametrize("service,group,reason", [
-    ("fwd-b", "nosuch", "unknown trust group 'nosuch'"),
+    ("fwd-b", "nosuch", "unknown trust group 'nosuch' (configured: A, B)"),
     ("nosuch", "B", "unknown service 'nosuch' (configured: fwd-a, fwd-b)"),
 ], ids=["unknown-group", "unknown-service"])
 def test_nf_attach_refused(xnv, idle_core, service, group, reason):

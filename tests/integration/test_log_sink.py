@@ -27,7 +27,7 @@ import pytest
 
 from harness import CORE_BIN, wait_for_socket, wait_until, write_config
 from xnv.prefix import file_prefix, telemetry_path
-from xnv.procs import stop_popen
+from xnv.procs import STAMP, stop_popen, unstamped
 from xnv.telemetry import Telemetry
 
 F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
@@ -68,8 +68,12 @@ class PipedCore:
         self.reader = threading.Thread(target=loop, daemon=True)
         self.reader.start()
 
-    def text(self):
+    def raw_text(self):
         return bytes(self.data).decode(errors="replace")
+
+    def text(self):
+        """What was read, log lines without their time and level."""
+        return unstamped(self.raw_text())
 
     def stats(self):
         with Telemetry(self.tpath) as t:
@@ -145,6 +149,11 @@ def test_stalled_stderr_does_not_stop_the_data_path(piped):
                20, "the last run's detach line")
     dropped = piped.stats()["log_dropped"]
     lines = piped.text().splitlines()
+    # every line, the notices of dropped ones included, has its time and
+    # level
+    raw = piped.raw_text().splitlines()
+    assert len(raw) == len(lines) and all(STAMP.match(ln) for ln in raw), \
+        [ln for ln in raw if not STAMP.match(ln)][:5]
 
     # each run of drops said once, in its place, adding up
     notes = [int(m.group(1)) for m in map(DROPPED.fullmatch, lines) if m]

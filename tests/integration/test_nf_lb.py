@@ -146,6 +146,6 @@ def test_lb_bad_options(xnv):
     path = xnv.path("backends.txt")
     path.write_text("10.0.0.1\n")
     r = run_bad_file(xnv, "lb", ["--backends", path, "--table-size", "65536"])
-    assert r.returncode == 1 and "not a prime" in r.stderr
+    assert r.returncode == 2 and "not a prime" in r.stderr
     r = run_bad_file(xnv, "lb", ["--backends", path, "--vip", "10.0.0.1/8"])
-    assert r.returncode == 1 and "host bits" in r.stderr
+    assert r.returncode == 2 and "host bits" in r.stderr

@@ -97,6 +97,6 @@ def test_monitor_top_flows_are_the_largest(monitored):
 
 def test_monitor_bad_options(xnv):
     r = run_bad_file(xnv, "monitor", ["--top", "0"])
-    assert r.returncode == 1 and "--top '0'" in r.stderr
+    assert r.returncode == 2 and "--top '0'" in r.stderr
     r = run_bad_file(xnv, "monitor", ["--bogus"])
-    assert r.returncode == 1 and "unknown option" in r.stderr
+    assert r.returncode == 2 and "unknown option" in r.stderr

@@ -126,4 +126,4 @@ def test_nat_ports_freed_after_idle_timeout(xnv):
 ], ids=["required", "v6", "host-bits", "port-0", "range", "timeout"])
 def test_nat_bad_options(xnv, args, msg):
     r = run_bad_file(xnv, "nat", args)
-    assert r.returncode == 1 and msg in r.stderr, r.stderr
+    assert r.returncode == 2 and msg in r.stderr, r.stderr  # usage errors

@@ -211,6 +211,6 @@ def test_router_bad_file_names_file_and_line(xnv, routes, neigh, line, msg):
 
 def test_router_needs_its_files(xnv):
     r = run_bad_file(xnv, "router", [])
-    assert r.returncode == 1 and "--routes FILE and --neigh FILE" in r.stderr
+    assert r.returncode == 2 and "--routes FILE and --neigh FILE" in r.stderr
     r = run_bad_file(xnv, "router", ["--help"])
     assert r.returncode == 0 and "--routes FILE" in r.stdout

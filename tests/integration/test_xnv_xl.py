@@ -56,6 +56,19 @@ def test_name_override_is_the_domain_name(tmp_path):
     assert "the domid of fw2" in p.stdout and "fw1" not in p.stdout
 
 
+def test_dry_run_shows_command_line_overrides(tmp_path):
+    """xl's KEY=VALUE arguments after CFG override the file: the plan
+    lists them (not xl's own options), and says none when there are none."""
+    p, ran = xnv_xl(tmp_path, "create", "--dry-run", "CFG", "-q", 'name="fw2"',
+                    "memory=256", text=BASE)
+    assert p.returncode == 0 and not ran, p.stderr
+    cfg = tmp_path / "dom.cfg"
+    assert (f'overrides of {cfg} on the command line: name="fw2" (the domain\'s '
+            "name), memory=256\n") in p.stdout, p.stdout
+    p, _ = xnv_xl(tmp_path, "create", "--dry-run", "CFG", "-q", text=BASE)
+    assert f"overrides of {cfg} on the command line: none\n" in p.stdout, p.stdout
+
+
 @pytest.mark.parametrize("arg,line", [
     ('nfv_trust_group="red"', "nfv_trust_group=\"red\": nfv_* settings go "
      "in the domain's config file, not on the command line"),
@@ -63,7 +76,7 @@ def test_name_override_is_the_domain_name(tmp_path):
 ])
 def test_bad_override_refused(tmp_path, arg, line):
     p, ran = xnv_xl(tmp_path, "create", "CFG", arg, text=BASE)
-    assert p.returncode == 1 and not ran, p.stderr
+    assert p.returncode == 2 and not ran, p.stderr     # a usage error
     assert p.stderr.strip() == f"xnv-xl: {line}", p.stderr
 
 
@@ -120,24 +133,25 @@ def test_help(tmp_path):
 
 
 def test_bad_backend_options():
+    """Usage errors: exit 2."""
     p = subprocess.run([str(CORE_BIN), "--", "--config", "/x.ini", "--backend", "vmware"],
                        capture_output=True, text=True, timeout=scaled(20))
-    assert p.returncode == 1
+    assert p.returncode == 2
     assert "--backend vmware: expected one of: host, xen" in p.stderr
     p = subprocess.run([str(FWD_BIN), "--backend", "vmware", "--service", "a"],
                        capture_output=True, text=True, timeout=scaled(20))
-    assert p.returncode == 1
+    assert p.returncode == 2
     assert "--backend vmware: expected auto or one of this libxnv's backends (host, xen)" in p.stderr
     p = subprocess.run([str(FWD_BIN), "--backend", "xen", "--dev", "16"],
                        capture_output=True, text=True, timeout=scaled(20))
-    assert p.returncode == 1 and "--dev 16: expected a device number" in p.stderr
+    assert p.returncode == 2 and "--dev 16: expected a device number" in p.stderr
     # In a Xen domain the domain's config names the group and the instance
     for opt, what in (("--group", "trust group"), ("--name", "instance name")):
         p = subprocess.run([str(FWD_BIN), "--backend", "xen", opt, "blue"],
                            capture_output=True, text=True, timeout=scaled(20))
-        assert p.returncode == 1, p.stderr
+        assert p.returncode == 2, p.stderr
         assert f"in a Xen domain the {what} comes from the domain's config" in p.stderr
         assert "attach" not in p.stderr, p.stderr    # refused before trying
     p = subprocess.run([str(FWD_BIN), "--backend", "xen"], capture_output=True,
                        text=True, timeout=scaled(20), env={"XNV_GROUP": "blue"})
-    assert p.returncode == 1 and "--group / XNV_GROUP: in a Xen domain" in p.stderr
+    assert p.returncode == 2 and "--group / XNV_GROUP: in a Xen domain" in p.stderr

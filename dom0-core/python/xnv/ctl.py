@@ -49,7 +49,7 @@ class Core:
                 self.tel = Telemetry(self.path, self.timeout)
             data = self.tel.call(cmd, param)
         except NotListening:
-            raise CtlError(f"no xnv-core answering at {self.path} ({self.hint})", 2) from None
+            raise CtlError(f"no xnv-core answering at {self.path} ({self.hint})") from None
         except TelemetryError as e:
             raise CtlError(str(e)) from None
         if data is None:
@@ -86,7 +86,7 @@ def connect(args):
     try:
         found = locate(sock, getattr(args, "file_prefix", None), DEFAULT_SOCKET)
     except LocateError as e:
-        raise CtlError(str(e), 2) from None
+        raise CtlError(str(e), e.status) from None
     return Core(found.path, found.hint, getattr(args, "timeout", TIMEOUT_S))
 
 

@@ -194,10 +194,10 @@ def build_parser():
                "  xnv-ctl reload                 (the file again: live parts, or nothing)\n"
                "  xnv-ctl metrics --listen 127.0.0.1:9405   (Prometheus)\n"
                "With no --socket: the default socket's core, else the only one running.\n"
-               "Errors: one line on stderr; exit 1 if the core refused, 2 for usage "
-               "or no core.")
+               "Errors: one line on stderr; exit 2 for a usage error (several cores "
+               "and no --socket too),\n1 for any other (no core, the core refused).")
     p.add_argument("--version", action="version",
-                   version=f"xnv-ctl {version()}")
+                   version=f"xnv-ctl (XenNetVM) {version()}")
     sub = p.add_subparsers(dest="cmd", metavar="COMMAND", required=True)
     add = adder(common)
     add_views(sub, add)

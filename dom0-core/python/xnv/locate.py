@@ -32,7 +32,12 @@ class Found:
 
 
 class LocateError(Exception):
-    """No single core: the message (its first line says why), exit 2."""
+    """No single core: the message (its first line says why); `status` 1
+    when there is none, 2 when there are several to choose from."""
+
+    def __init__(self, msg, status):
+        super().__init__(msg)
+        self.status = status
 
 
 def pid_alive(pid):
@@ -125,10 +130,10 @@ def only_core(default_socket):
         return Found(tel, f"the only xnv-core running (socket {info['socket']})")
     if not cores:
         raise LocateError(f"no xnv-core running (none at {default_socket}, no "
-                          f"telemetry socket answering in {', '.join(runtime_dirs())})")
+                          f"telemetry socket answering in {', '.join(runtime_dirs())})", 1)
     lines = [f"{len(cores)} xnv-cores are running: choose one with --socket PATH"]
     lines += [f"  --socket {info['socket']}    (telemetry {tel})" for tel, info in cores]
-    raise LocateError("\n".join(lines))
+    raise LocateError("\n".join(lines), 2)
 
 
 def locate(socket=None, prefix=None, default_socket="/run/xnv/xnv.sock"):

@@ -109,6 +109,18 @@ def stop_popen(popen, name, sig=signal.SIGTERM, grace=5.0):
     return popen.returncode
 
 
+# The start of every log line of xnv-core and libxnv: its UTC time and
+# level (docs/DESIGN.md, "Log lines").  stderr() leaves it out, so that
+# tests compare what the line says; raw_stderr() has it.
+STAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z "
+                   r"(?:EMERG|ALERT|CRIT|ERROR|WARN|NOTICE|INFO|DEBUG) ", re.M)
+
+
+def unstamped(text):
+    """`text` without the time and level that start its log lines."""
+    return STAMP.sub("", text)
+
+
 class Proc:
     """One child process.  stdout goes to `out` (a path); stderr to `err`,
     or with err=None into `out` too, which then starts with the command
@@ -152,6 +164,10 @@ class Proc:
         return self.out_path.read_text(errors="replace")
 
     def stderr(self):
+        """Its stderr, log lines without their time and level."""
+        return unstamped(self.raw_stderr())
+
+    def raw_stderr(self):
         return self.log_path.read_text(errors="replace")
 
     def signal(self, sig):

@@ -21,9 +21,11 @@
  * int main(int argc, char **argv)
  * {
  *         struct xnv_nf *nf;
- *         if (xnv_nf_init(argc, argv, &nf) < 0)
- *                 return 1;
- *         int rc = xnv_nf_run(nf, forward, NULL);
+ *         int rc = xnv_nf_init(argc, argv, &nf);
+ *
+ *         if (rc < 0)                       // --help, bad option, no core
+ *                 return xnv_nf_exit_status(rc);
+ *         rc = xnv_nf_run(nf, forward, NULL);
  *         xnv_nf_close(nf);
  *         return rc < 0 ? 1 : 0;
  * }
@@ -46,14 +48,21 @@
  *                    when set): the core refuses the attach otherwise.
  *                    The core never lets an NF hold more than its quota
  *                    of buffers at once, free ones included
- *   --reattach       when xnv-core stops or dies, wait for a core on the
- *                    same socket and attach again (env XNV_REATTACH=1;
+ *   --reattach       when no xnv-core runs yet, or when it stops or dies,
+ *                    wait for a core on the same socket and attach
+ *                    (again) (env XNV_REATTACH=1;
  *                    default: xnv_nf_run() returns).  Not after the core
  *                    detached this NF on purpose (quarantine, heartbeat).
  *                    Buffers in hand and unsent packets are lost.
  *   --quiet          no statistics line on exit
- *   --help           print these options; xnv_nf_init() returns -EAGAIN
+ *   -h, --help       print these options; xnv_nf_init() returns -EAGAIN
  *                    and the NF should exit 0
+ *   --version        print "PROGRAM (XenNetVM) VERSION"; likewise -EAGAIN
+ * An unknown option is refused with "NF options go after --" (-EINVAL).
+ *
+ * Exit status (xnv_nf_exit_status()): 0 after --help / --version or a
+ * clean stop, 2 for a usage error (bad option), 1 for anything else (no
+ * core, refused attach, lost core).
  *
  * Liveness: xnv_nf_run() and xnv_nf_poll() bump a heartbeat the core
  * watches; an NF that holds packets and does not call either for the
@@ -61,11 +70,15 @@
  * must not block that long.
  *
  * Threading: one NF handle is driven by one thread.
- * Logging: libxnv writes to stderr, prefixed "xnv: ", never to stdout.
+ * Logging: libxnv writes log lines to stderr, never to stdout (only
+ * --help and --version print there), each starting with its UTC time and
+ * level: "2026-11-24T21:54:52.878Z INFO xnv: fwd-1: attached as ...";
+ * a bad option is one plain "xnv: ..." line.
  */
 #ifndef XNV_NF_H
 #define XNV_NF_H
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -123,11 +136,36 @@ typedef xnv_action_t (*xnv_handler_t)(struct xnv_pkt *pkt, void *ctx);
  * trust group's pool and this NF's rings.
  * @return the number of arguments consumed (including a `--`, like
  *   rte_eal_init()), so that the NF's own options start at argv[ret];
- *   -EINVAL on a bad option, -EAGAIN after printing --help, or another
- *   negative errno when the core cannot be reached or refuses (the reason
- *   is on stderr in one line).
+ *   -EINVAL on a bad option, -EAGAIN after printing --help or --version,
+ *   -EHOSTDOWN when no core is running (nothing listens on the socket;
+ *   with --reattach it waits for one instead), or another negative errno
+ *   when the core refuses (the reason is on stderr in one line).
  */
 int xnv_nf_init(int argc, char **argv, struct xnv_nf **nf);
+
+/**
+ * Check libxnv's options in @p argv as xnv_nf_init() does (--help and
+ * --version are printed here too), without attaching: for an NF that
+ * reads its own options and files first, so that mistakes in either need
+ * no running core.
+ * @return what xnv_nf_init() would consume, -EINVAL (bad option, said
+ *   why) or -EAGAIN (--help or --version printed).
+ */
+int xnv_nf_args(int argc, char **argv);
+
+/**
+ * The exit status for a negative return of xnv_nf_init() or
+ * xnv_nf_args(): 0 for -EAGAIN (--help, --version), 2 for -EINVAL (a usage
+ * error), 1 otherwise.  -EINVAL never means anything but a bad option.
+ */
+static inline int
+xnv_nf_exit_status(int rc)
+{
+	return rc == -EAGAIN ? 0 : rc == -EINVAL ? 2 : 1;
+}
+
+/** @return libxnv's version, e.g. "0.1.0" (the project's version). */
+const char *xnv_version(void);
 
 /**
  * Poll the NF's receive ring and call @p handler on every packet, in

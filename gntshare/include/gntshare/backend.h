@@ -213,7 +213,8 @@ struct gnts_cli_ops {
 	int (*available)(void);
 	/* Attach.  The backend may fill name/service/group of @p req with
 	 * what the core decided.  0 and *impl + *rsp, or -errno + @p err
-	 * (the core's own words when it refused). */
+	 * (the core's own words when it refused); -EHOSTDOWN when no core
+	 * is there to ask (host: nothing listens on the socket). */
 	int (*attach)(const struct gnts_cli_cfg *cfg,
 		      struct gnts_attach_req *req, struct gnts_attach_rsp *rsp,
 		      void **impl, char *err, size_t errlen);

@@ -168,8 +168,18 @@ int gnts_hugepages_available(void);
 #define GNTS_LOG_WARNING 4
 #define GNTS_LOG_INFO    6
 
-/** Where gntshare's messages go; default: stderr with a "gntshare: " prefix.
- *  The core routes them into RTE_LOG. */
+/**
+ * The start of every log line of the project (docs/DESIGN.md, "Log
+ * lines"): the UTC time to the millisecond and the level, then a blank:
+ * "2026-11-24T21:50:54.123Z ERROR ".  @p level: a syslog priority
+ * (GNTS_LOG_*; 0..7: EMERG ALERT CRIT ERROR WARN NOTICE INFO DEBUG).
+ * @return its length (< @p len, at most GNTS_LOG_STAMP_MAX - 1).
+ */
+#define GNTS_LOG_STAMP_MAX 40
+size_t gnts_log_stamp(int level, char *buf, size_t len);
+
+/** Where gntshare's messages go; default: stderr, a log line (stamp)
+ *  "gntshare: ...".  The core routes them into RTE_LOG. */
 void gnts_set_logger(void (*fn)(int level, const char *msg));
 
 /** Log through the current logger (printf-style). */

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * xnv-xl's XenStore side: the nodes of a domain's NF devices (keys:
+ * gntshare/include/gntshare/proto.h; protocol: gntshare/xen.h).
+ */
+#ifndef XNV_XL_XS_DEV_H
+#define XNV_XL_XS_DEV_H
+
+#include <xenstore.h>
+
+#include "nfv_cfg.h"
+
+/* ERR(): one line on stderr, "xnv-xl: ..." */
+#define ERR(...) do { fprintf(stderr, "xnv-xl: " __VA_ARGS__); \
+		      fputc('\n', stderr); } while (0)
+
+/** Both halves of device @p dev of domain @p domid, in Initialising,
+ *  readable by the domain only (and Dom0).  @return 0 or -1 (errno). */
+int xs_dev_register(struct xs_handle *xs, const struct nfv_cfg *c, int domid,
+		    int dev);
+
+/** Wait until xnv-core moved each of the @p n devices to InitWait, at
+ *  most @p timeout s.  @return 0, or -1 with the reason printed (the
+ *  core's own when it refused). */
+int xs_dev_wait_core(struct xs_handle *xs, int domid, int n, double timeout);
+
+/** Remove every device node of @p domid. */
+void xs_dev_unregister(struct xs_handle *xs, int domid);
+
+/** "<dir>/<leaf>" read (free it), or NULL if missing. */
+char *xs_dev_node(struct xs_handle *xs, const char *dir, const char *leaf);
+
+#endif
