@@ -5,8 +5,8 @@ that any spelling of the socket path names the core; the telemetry socket
 or runtime directory given instead; with no socket, the only core running,
 and with several a list and exit 2 (a usage error: choose one); no core,
 or a pointer left by a dead core, one line and exit 1.  Each core runs
-with its own RUNTIME_DIRECTORY, so the cores
-other programs on this machine run are not in sight."""
+with its own RUNTIME_DIRECTORY, so the cores other programs on this
+machine run are not in sight."""
 import json
 import os
 import re
