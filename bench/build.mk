@@ -27,7 +27,7 @@ $(B)/obj/bench/flow_cost.o: EXTRA_CFLAGS_bench += $(DPDK_CFLAGS) \
 	-DALLOW_EXPERIMENTAL_API -Idom0-core
 $(FLOW_COST): $(B)/obj/bench/flow_cost.o $(filter-out %/main.o,$(CORE_OBJ)) $(GNTS_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) -o $@ $^ $(DPDK_LIBS) $(XEN_SRV_LIBS) -lpcap $(LDSAN)
+	$(CC) -o $@ $^ $(DPDK_LIBS) $(XEN_SRV_LIBS) $(SYSTEMD_LIBS) -lpcap $(LDSAN)
 
 bench: all $(RING_RT) $(FLOW_COST)
 	$(PYTHON) bench/bench.py --build $(B) $(BENCH_ARGS)

@@ -31,12 +31,17 @@ A rule that matches sends its packets along the port's own chain
 (s1 -> out): the rows differ in classification only.  Each row's note
 carries the core's "built in X ms" for its rule set (the rte_acl build
 at start, median over the reps) and, when it was split, into how many
-parts.
+parts.  Each rule set's row also has "classify alone": flow-cost
+(bench/flow_cost.c) on the same pcap and rules, the flow director's ns
+per packet away from port I/O and the NF, best of many short rounds (a
+figure that holds on a busy machine, where the rates do not).
 """
 import ipaddress
 import random
 import re
 import statistics
+import subprocess
+import sys
 
 from xnvbench import measure, systems
 
@@ -48,6 +53,8 @@ SPLIT = "4096, random sport ranges"
 GOAL_PCT = 85.0                 # 4096 wildcard rules vs 0 rules (the issue)
 BUILD_RE = re.compile(r"(\d+) flow rules from the config \((\d+) exact\), "
                       r"built in ([0-9.]+) ms")
+COST_RE = re.compile(r"classify ([0-9.]+) ns/packet")
+FLOW_COST_RE = re.compile(r"packets: ([0-9.]+) ns per packet")
 PARTS_RE = re.compile(r"flow rules in tries: (\d+) IPv4 and (\d+) IPv6 sets")
 
 
@@ -138,13 +145,39 @@ def sections(rules):
     return "\n".join(out) + "\n" if out else ""
 
 
+def classify_cost(ctx, rules, pcap, label):
+    """ns per packet of the flow director alone on the pcap's packets with
+    these rules (flow-cost, best of its short rounds, on CPU A), or None
+    when there is no rule or flow-cost failed (said on stderr)."""
+    if not rules:
+        return None
+    d, prefix = ctx.new_run(label + "-flow-cost")
+    (d / "rules.txt").write_text("".join(
+        " ".join("%s=%s" % kv for kv in r.items() if kv[0] != "chain") + "\n"
+        for r in rules))
+    argv = ["taskset", "-c", str(ctx.cpu_a),
+            str(ctx.build / "bench" / "flow-cost"), "-l", str(ctx.cpu_a),
+            "--no-pci", "--no-huge", "-m", "256", "--file-prefix", prefix,
+            "--log-level=lib.*:error", "--", str(pcap), str(d / "rules.txt")]
+    r = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+    m = FLOW_COST_RE.search(r.stdout)
+    if r.returncode != 0 or not m:
+        print("  flow-cost failed (%d): %s" % (r.returncode,
+              (r.stderr or r.stdout).strip()[-300:]), file=sys.stderr)
+        return None
+    return float(m.group(1))
+
+
 def points(o, ctx, fwd, point_cls, src, pcap):
     """The Points of this section (bench.py's Point class)."""
     pts = []
+    cost = {}
     for config, rules in rule_sets(traffic_flows(pcap)):
         text = sections(rules)
 
-        def run(label, text=text):
+        def run(label, text=text, config=config, rules=rules):
+            if config not in cost:
+                cost[config] = classify_cost(ctx, rules, pcap, label)
             setup, d = systems.xnv(ctx, 64, [fwd], label, src)
             with open(d / "bench.ini", "a") as f:
                 f.write(text)
@@ -155,6 +188,7 @@ def points(o, ctx, fwd, point_cls, src, pcap):
             s.build = (int(m.group(1)), int(m.group(2)),
                        float(m.group(3)), parts and parts.groups()) \
                 if m else None
+            s.classify_ns = cost[config]
             return s
         pts.append(point_cls(SYSTEM, config, 64, 1, "busy", run))
     return pts
@@ -165,13 +199,17 @@ def notes(p):
     if p.system != SYSTEM:
         return []
     b = [s.build for s in p.samples if getattr(s, "build", None)]
+    ns = [s.classify_ns for s in p.samples
+          if getattr(s, "classify_ns", None) is not None]
+    cost = ["classify %.2f ns/packet (flow-cost)" % ns[0]] if ns else []
     if not b:
-        return [] if p.config == BASE else ["no build line in the log"]
+        return cost if p.config == BASE else ["no build line in the log"]
     split = " as %s IPv4 and %s IPv6 sets" % b[0][3] if b[0][3] else ""
     return ["%d rules (%d exact) built%s in %.1f ms (median of %d; "
             "%.1f..%.1f)" % (b[0][0], b[0][1], split,
                              statistics.median(x[2] for x in b), len(b),
-                             min(x[2] for x in b), max(x[2] for x in b))]
+                             min(x[2] for x in b), max(x[2] for x in b))] \
+        + cost
 
 
 def markdown(rows):
@@ -183,22 +221,25 @@ def markdown(rows):
                  if r["config"] == BASE), None)
     L = ["", "## Flow rules (64 B, 1 NF, 256 UDP/IPv4 flows from a pcap)",
          "", "| rules | Mpps median (min..max) | reps | vs 0 rules | "
-         "rule set built (ms) |", "|---|---|---|---|---|"]
+         "rule set built (ms) | classify alone (ns/packet) |",
+         "|---|---|---|---|---|---|"]
     pct = {}
     for r in rows:
         m = r.get("mpps_median")
         if m in (None, ""):
-            L.append("| %s | not measured | | | |" % r["config"])
+            L.append("| %s | not measured | | | | |" % r["config"])
             continue
         pct[r["config"]] = 100 * m / base if base else None
         b = re.search(r"built(?: as (\d+) IPv4 and (\d+) IPv6 sets)? in "
                       r"([0-9.]+) ms", str(r.get("note", "")))
-        L.append("| %s | %.3f (%.3f..%.3f) | %d%s | %s | %s |" % (
+        c = COST_RE.search(str(r.get("note", "")))
+        L.append("| %s | %.3f (%.3f..%.3f) | %d%s | %s | %s | %s |" % (
             r["config"], m, r["mpps_min"], r["mpps_max"], r["reps"],
             " (%d disturbed)" % r["disturbed"] if r.get("disturbed") else "",
             "%.1f %%" % pct[r["config"]] if pct[r["config"]] else "n/a",
             "-" if not b else b.group(3) if not b.group(1) else
-            "%s (%s + %s sets)" % (b.group(3), b.group(1), b.group(2))))
+            "%s (%s + %s sets)" % (b.group(3), b.group(1), b.group(2)),
+            c.group(1) if c else "-"))
     got = pct.get(WILD_4096)
     L += ["", "Goal: 4096 wildcard rules at most %.0f %% below the no-rule "
           "rate (>= %.0f %% of it): %s." % (

@@ -101,6 +101,14 @@ xnv_key_store(struct xnv_flow_key *k, const uint64_t *w)
 		memcpy((uint8_t *)k + 8 * i, &w[i], 8);
 }
 
+/* TCP, UDP or SCTP: ports in the first 4 bytes of L4.  (TCP 6 and UDP 17
+ * as bits of one word, SCTP 132 on its own.) */
+static inline int
+xnv_key_has_ports(uint8_t proto)
+{
+	return proto < 32 ? (0x20040u >> proto) & 1 : proto == IPPROTO_SCTP;
+}
+
 /* L4 offset of the IPv4 header at @p ip (20 bytes there), 0: no ports. */
 static inline uint32_t
 xnv_key_ipv4(const uint8_t *ip, uint32_t off, struct xnv_key_fields *f)
@@ -156,8 +164,7 @@ xnv_key_fields(const uint8_t *p, uint32_t len, struct xnv_key_fields *f)
 		return XNV_KEY_OTHER;
 	if (l4 == 0)
 		return XNV_KEY_FRAG;
-	if ((f->proto != IPPROTO_TCP && f->proto != IPPROTO_UDP &&
-	     f->proto != IPPROTO_SCTP) || len < l4 + 4)
+	if (!xnv_key_has_ports(f->proto) || len < l4 + 4)
 		return XNV_KEY_IP;
 	memcpy(&f->ports, p + l4, sizeof(f->ports));
 	return XNV_KEY_PORTS;

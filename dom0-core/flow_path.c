@@ -90,14 +90,19 @@ cache_set(struct flow_cache_way *cache, uint32_t hash)
 static inline const struct flow_cache_way *
 cache_get(const struct flow_cache_way *set, const uint64_t *w, uint64_t tag)
 {
+	/* Equal fifth words: both keys IPv4 or both IPv6 (its v6 byte), and
+	 * an IPv4 key's second and fourth words are 0. */
+	int v6 = (w[4] >> 40 & 0xff) != 0;
 	unsigned j;
 
 	for (j = 0; j < 2; j++) {
 		const uint64_t *x = set[j].w;
+		uint64_t d = (x[0] ^ w[0]) | (x[2] ^ w[2]) | (x[4] ^ w[4]) |
+			     (x[5] ^ w[5]) | (set[j].tag ^ tag);
 
-		if (((x[0] ^ w[0]) | (x[1] ^ w[1]) | (x[2] ^ w[2]) |
-		     (x[3] ^ w[3]) | (x[4] ^ w[4]) | (x[5] ^ w[5]) |
-		     (set[j].tag ^ tag)) == 0)
+		if (unlikely(v6))
+			d |= (x[1] ^ w[1]) | (x[3] ^ w[3]);
+		if (d == 0)
 			return &set[j];
 	}
 	return NULL;

@@ -1,7 +1,9 @@
 """bench/: the report is made from rows alone (ratios, goals, plots), the
-example NFs with a bench.args are found, and (opt-in, ~1 min, needs root
-and dpdk-testpmd: XNV_BENCH_TEST=1) `bench.py --quick` runs end to end."""
+example NFs with a bench.args are found, flow-cost measures a rule set and
+names a bad rule, and (opt-in, ~1 min, needs root and dpdk-testpmd:
+XNV_BENCH_TEST=1) `bench.py --quick` runs end to end."""
 import os
+import re
 import subprocess
 import sys
 
@@ -135,3 +137,39 @@ def test_quick_bench_runs(tmp_path):
     for f in ("results.csv", "results.md", "log.txt", "mpps_vs_size.png"):
         assert (run / f).exists(), f
     assert "## Goals" in (run / "results.md").read_text()
+
+
+# --------------------------------------------------------------------------
+# flow-cost (bench/flow_cost.c): make bench's "classify alone" column
+
+def flow_cost(tmp_path, rules, *extra):
+    """Run flow-cost (built by `make` on the plain build) on 64 UDP packets
+    of 8 flows with `rules` (lines); (returncode, stdout + stderr)."""
+    from traffic import flow_packets, write_pcap
+    if BUILD.name != "build":
+        pytest.skip("flow-cost is built for the plain build only")
+    r = subprocess.run(["make", "-C", str(REPO), "build/bench/flow-cost"],
+                       capture_output=True, text=True, timeout=scaled(300))
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    pcap = write_pcap(tmp_path / "in.pcap", flow_packets(8, 8))
+    (tmp_path / "rules.txt").write_text("".join(l + "\n" for l in rules))
+    r = subprocess.run([str(REPO / "build" / "bench" / "flow-cost"), "-l", "0",
+                        "--no-pci", "--no-huge", "-m", "128", "--file-prefix",
+                        "flow-cost-%d" % os.getpid(), "--log-level=lib.*:error",
+                        "--", str(pcap), str(tmp_path / "rules.txt"), *extra],
+                       capture_output=True, text=True, timeout=scaled(120))
+    return r.returncode, r.stdout + r.stderr
+
+
+def test_flow_cost_measures_a_rule_set(tmp_path):
+    rc, out = flow_cost(tmp_path, ["# a comment", "proto=udp dport=53",
+                                   "src=10.0.0.0/8 priority=7"], "20")
+    assert rc == 0, out
+    assert re.search(r"flow-cost: 2 rules, 64 packets: [0-9.]+ ns per "
+                     r"packet \(best of 20 rounds\)", out), out
+
+
+def test_flow_cost_bad_rule_is_one_line(tmp_path):
+    rc, out = flow_cost(tmp_path, ["proto=udp dport=99999"])
+    assert rc == 1, out
+    assert re.search(r"flow-cost: rule 1: .*dport", out), out
