@@ -230,6 +230,9 @@ join_service(struct xnv_core *c, struct xnv_nfrec *nf, uint16_t s,
 	nf->max_held = xnv_quota(c->cfg.max_held, c->cfg.ring_size,
 				 nf->alloc_want);
 	nf->ctl = gnts_ring_region_ctl(nf->ring_region->va);
+	/* The core formatted the region: the area is where proto.h says. */
+	nf->stats = (struct gnts_nf_stat *)((char *)nf->ring_region->va +
+					     GNTS_RING_STATS_OFF);
 	nf->beat_tsc = nf->bad_window_tsc = rte_rdtsc();
 	nf->state = XNV_REC_ATTACHED;
 	xnv_ids_remove(c->active, &c->n_active, nf->id);	/* a drained old slot */
@@ -407,6 +410,7 @@ xnv_rec_finish(struct xnv_core *c, struct xnv_nfrec *nf)
 	c->drops[XNV_DROP_RECLAIMED] += nf->reclaimed;
 	nf->held = 0;
 	nf->ctl = NULL;
+	nf->stats = NULL;
 	gnts_region_destroy(nf->ring_region);
 	nf->ring_region = NULL;
 	xnv_pool_retire(c, nf);
@@ -437,7 +441,8 @@ xnv_rec_detach(struct xnv_core *c, struct xnv_nfrec *nf, const char *why)
 				       nf->detach_code : c->shutting_down ?
 				       GNTS_DETACH_SHUTDOWN : GNTS_DETACH_OTHER);
 	xnv_service_leave(svc, nf->instance, nf->id);
-	gnts_srv_detach(c->srv, nf->dom, c->shutting_down ? -ESHUTDOWN :
+	gnts_srv_detach(c->srv, nf->dom, c->shutting_down ||
+			nf->detach_code == GNTS_DETACH_SHUTDOWN ? -ESHUTDOWN :
 			-ECONNRESET, why);
 	gnts_revoke_domain(nf->dom);
 	/* What it handed back before it went (its tx ring) is the core's:

@@ -48,6 +48,7 @@ struct xnv_nfrec {
 	unsigned busy_frames;		/* xen: frames still mapped, logged */
 	/* guard.c: error budget, quarantine, heartbeat */
 	struct gnts_ring_ctl *ctl;	/* control line of its ring region */
+	struct gnts_nf_stat *stats;	/* its stats area (nf_stats.c) */
 	uint32_t detach_code;		/* GNTS_DETACH_* to tell it */
 	uint8_t quarantined;
 	uint32_t beat_seen;		/* heartbeat value last read */

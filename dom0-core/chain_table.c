@@ -6,8 +6,8 @@
 #include "chain_table.h"
 
 /* Same steps?  (Versions never change, so equal ones can be shared.) */
-static int
-same(const struct xnv_chain *a, const struct xnv_chain *b)
+int
+xnv_chain_same(const struct xnv_chain *a, const struct xnv_chain *b)
 {
 	unsigned i;
 
@@ -26,7 +26,7 @@ xnv_chain_table_get(struct xnv_chain_slot t[XNV_MAX_CHAINS],
 	unsigned i;
 
 	for (i = 0; i < XNV_MAX_CHAINS; i++)
-		if (t[i].used && same(&t[i].ch, ch)) {
+		if (t[i].used && xnv_chain_same(&t[i].ch, ch)) {
 			t[i].users++;
 			return (int)i;
 		}

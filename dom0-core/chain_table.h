@@ -24,6 +24,9 @@ struct xnv_chain_slot {
 	uint8_t used;
 };
 
+/** 1 if @p a and @p b have the same steps. */
+int xnv_chain_same(const struct xnv_chain *a, const struct xnv_chain *b);
+
 /** A version with @p ch's steps, one more user: an equal one if there is
  *  one, else a free slot.  @return its index, or -ENOSPC when full. */
 int xnv_chain_table_get(struct xnv_chain_slot t[XNV_MAX_CHAINS],

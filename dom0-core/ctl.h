@@ -46,6 +46,13 @@ struct rte_tel_data *xnv_ctl_chain_array(const struct xnv_core *c,
  *  changed nothing and may be asked again. */
 int xnv_ctl_busy(struct rte_tel_data *d);
 
+/** Write the pointer file next to the NF socket (ctl_pointer.c): its
+ *  telemetry socket and pid, for xnv-ctl.  A failure is logged only. */
+void xnv_ctl_pointer_write(const struct xnv_core *c);
+
+/** Remove the pointer file, if written (clean exit). */
+void xnv_ctl_pointer_remove(void);
+
 /** A non-negative decimal id, or -1. */
 long xnv_ctl_id(const char *params);
 

@@ -9,7 +9,10 @@
 
 #include "core.h"
 #include "counters.h"
+#include "config_show.h"
 #include "ctl.h"
+#include "ctl_ops.h"
+#include "nf_stats.h"
 #include "logsink.h"
 
 #ifndef XNV_VERSION
@@ -304,6 +307,7 @@ cmd_nf_info(struct xnv_core *c, const char *p, struct rte_tel_data *d)
 	U64(d, "own_pool", nf->pool >= XNV_MAX_GROUPS);
 	U64(d, "pool_bufs", live ? c->pools[nf->pool].n_bufs : 0);
 	U64(d, "pool_free", live ? xnv_pool_free(&c->pools[nf->pool]) : 0);
+	xnv_nf_stats_add(nf, d);
 }
 
 static void
@@ -385,5 +389,21 @@ const struct xnv_ctl_cmd xnv_ctl_cmds[] = {
 	  "with the config file's [flow] sections, at once.", 1 },
 	{ "/xnv/chain/set", cmd_chain_set, 1,
 	  "Set a port's default chain. Param: PORT STEPS", 0 },
+	{ "/xnv/chain/unset", xnv_cmd_chain_unset, 1,
+	  "A port back to tx only: no chain, rx stopped. Param: PORT", 0 },
+	{ "/xnv/config", xnv_cmd_config_core, 0,
+	  "The effective [core] section, and the config file's path.", 0 },
+	{ "/xnv/config/group", xnv_cmd_config_group, 1,
+	  "A [group] section as the core runs it. Param: index.", 0 },
+	{ "/xnv/config/port", xnv_cmd_config_port, 1,
+	  "A [port] section, its chain as it is now. Param: index.", 0 },
+	{ "/xnv/config/service", xnv_cmd_config_service, 1,
+	  "A [service] section. Param: id.", 0 },
+	{ "/xnv/reload", xnv_cmd_reload, 0, "Read the config file again: "
+	  "chains, rx_rate, live limits, flows; or nothing.", 1 },
+	{ "/xnv/clear", xnv_cmd_clear, 0,
+	  "Counters back to 0; 'kept' lists what is not reset.", 0 },
+	{ "/xnv/nf/kick", xnv_cmd_nf_kick, 1, "Detach an NF as at a clean "
+	  "shutdown (with --reattach it attaches again). Param: id or name", 0 },
 	{ NULL, NULL, 0, NULL, 0 },
 };

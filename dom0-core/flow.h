@@ -45,5 +45,11 @@ void xnv_cmd_flow_clear(struct xnv_core *c, const char *p,
 			struct rte_tel_data *d);
 void xnv_cmd_flow_reload(struct xnv_core *c, const char *p,
 			 struct rte_tel_data *d);
+/** What /xnv/flow/reload does (telemetry thread): every rule replaced by
+ *  the config file's [flow] sections at once; *@p n rules now, *@p was
+ *  before.  0, -ETIMEDOUT (the loop did not answer: nothing changed), or
+ *  another -errno with one line in @p err (nothing changed). */
+int xnv_flows_reload(struct xnv_core *c, unsigned *n, unsigned *was,
+		     char *err, size_t errlen);
 
 #endif /* XNV_FLOW_H */

@@ -340,28 +340,39 @@ reload(struct xnv_core *c, struct flow_slot *old, unsigned *n, char *err,
 	return rc;
 }
 
-void
-xnv_cmd_flow_reload(struct xnv_core *c, const char *p, struct rte_tel_data *d)
+int
+xnv_flows_reload(struct xnv_core *c, unsigned *n, unsigned *was, char *err,
+		 size_t errlen)
 {
 	struct xnv_flows *f = c->flows;
 	struct flow_slot *old = malloc(sizeof(f->slot));
-	char err[RTE_TEL_MAX_STRING_LEN];
-	unsigned n = 0, was;
 	int rc;
 
-	(void)p;
 	if (old == NULL) {
-		xnv_ctl_error(d, "out of memory");
-		return;
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
 	}
 	pthread_mutex_lock(&f->mu);
-	was = xnv_flows_count(c);
+	*was = xnv_flows_count(c);
 	err[0] = '\0';
-	rc = reload(c, old, &n, err, sizeof(err));
+	rc = reload(c, old, n, err, errlen);
 	if (rc == 0)
 		drop_all(old, XNV_MAX_FLOWS);
 	pthread_mutex_unlock(&f->mu);
 	free(old);
+	return rc;
+}
+
+void
+xnv_cmd_flow_reload(struct xnv_core *c, const char *p, struct rte_tel_data *d)
+{
+	struct xnv_flows *f = c->flows;
+	char err[RTE_TEL_MAX_STRING_LEN];
+	unsigned n = 0, was = 0;
+	int rc;
+
+	(void)p;
+	rc = xnv_flows_reload(c, &n, &was, err, sizeof(err));
 	if (rc == -ETIMEDOUT) {
 		xnv_ctl_busy(d);
 		return;

@@ -40,3 +40,14 @@ xnv_lat_quantile(const struct xnv_lat *l, double q)
 	}
 	return l->max;
 }
+
+uint64_t
+xnv_lat_count_le(const struct xnv_lat *l, uint64_t bound)
+{
+	uint64_t n = 0;
+	unsigned b;
+
+	for (b = 0; b < XNV_LAT_BUCKETS && xnv_lat_bucket_max(b) <= bound; b++)
+		n += l->b[b];
+	return n;
+}

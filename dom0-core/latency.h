@@ -58,6 +58,11 @@ xnv_lat_add(struct xnv_lat *l, uint64_t v)
  *  under it (exact max for q == 1); 0 when empty. */
 uint64_t xnv_lat_quantile(const struct xnv_lat *l, double q);
 
+/** How many values lie in buckets whose upper bound is at most @p bound
+ *  (a cumulative histogram bucket: a value is counted at its bucket's
+ *  bound, at most 6.25 % above it). */
+uint64_t xnv_lat_count_le(const struct xnv_lat *l, uint64_t bound);
+
 struct xnv_core;
 struct xnv_port;
 struct rte_mbuf;

@@ -2,6 +2,8 @@
 /* Port-to-port latency, the DPDK half: histograms' memory, recording at
  * tx, the control commands.  See latency.h. */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <rte_common.h>
@@ -60,6 +62,27 @@ lat_port(struct xnv_core *c, const char *p, struct rte_tel_data *d)
 	return i;
 }
 
+/* Cumulative counts at fixed bounds (1 µs .. 1 s, 1-2-5 steps), keyed by
+ * the bound in ns: a Prometheus histogram's buckets. */
+static void
+lat_le(const struct xnv_core *c, const struct xnv_lat *l,
+       struct rte_tel_data *le)
+{
+	static const uint64_t bound_ns[] = { 1000, 2000, 5000, 10000, 20000,
+		50000, 100000, 200000, 500000, 1000000, 2000000, 5000000,
+		10000000, 100000000, 1000000000 };
+	char key[24];
+	unsigned k;
+
+	rte_tel_data_start_dict(le);
+	for (k = 0; k < RTE_DIM(bound_ns); k++) {
+		snprintf(key, sizeof(key), "%" PRIu64, bound_ns[k]);
+		rte_tel_data_add_dict_u64(le, key, xnv_lat_count_le(l,
+			(uint64_t)((double)bound_ns[k] * (double)c->tsc_hz /
+				   1e9)));
+	}
+}
+
 void
 xnv_cmd_port_latency(struct xnv_core *c, const char *p,
 		     struct rte_tel_data *d)
@@ -71,10 +94,16 @@ xnv_cmd_port_latency(struct xnv_core *c, const char *p,
 	};
 	long i = lat_port(c, p, d);
 	const struct xnv_lat *l;
+	struct rte_tel_data *le;
 	unsigned k;
 
 	if (i < 0)
 		return;
+	le = rte_tel_data_alloc();
+	if (le == NULL) {
+		xnv_ctl_error(d, "out of memory");
+		return;
+	}
 	l = c->ports[i].lat;
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_u64(d, "index", (uint64_t)i);
@@ -86,6 +115,10 @@ xnv_cmd_port_latency(struct xnv_core *c, const char *p,
 		rte_tel_data_add_dict_u64(d, qs[k].key,
 			(uint64_t)((double)xnv_lat_quantile(l, qs[k].q) *
 				   1e9 / (double)c->tsc_hz));
+	rte_tel_data_add_dict_u64(d, "sum_ns", (uint64_t)((double)l->sum *
+				  1e9 / (double)c->tsc_hz));
+	lat_le(c, l, le);
+	rte_tel_data_add_dict_container(d, "le_ns", le, 0);
 }
 
 void

@@ -312,6 +312,7 @@ setup(struct xnv_core *c, const char *backend)
 		     "by a port (/xnv/port/latency)\n");
 	if ((rc = open_backend(c, backend, err, sizeof(err))) < 0)
 		goto fail;
+	xnv_ctl_pointer_write(c);
 	xnv_dom_setup(c);
 	/* gntalloc cannot share a region: a pool per NF, whatever the
 	 * config says. */
@@ -350,6 +351,7 @@ quiesce(struct xnv_core *c)
 	c->n_active = 0;
 	gnts_srv_close(c->srv);
 	c->srv = NULL;
+	xnv_ctl_pointer_remove();
 	for (i = 0; i < c->cfg.n_ports; i++) {
 		c->drops[XNV_DROP_SHUTDOWN] += c->ports[i].pend.n;
 		xnv_free_parked(&c->ports[i].pend);

@@ -112,6 +112,7 @@ let_go(struct xnv_nf *nf)
 	nf->pool = NULL;
 	nf->ring_va = NULL;
 	nf->ctl = NULL;
+	nf->stat_shm = NULL;
 	nf->cli = NULL;
 	nf->n_spare = nf->n_sends = 0;
 	nf->gone_code = GNTS_DETACH_NONE;

@@ -354,6 +354,7 @@ libxnv_map(struct xnv_nf *nf)
 	nf->tx = ports[GNTS_RING_TX];
 	nf->free = ports[GNTS_RING_FREE];
 	nf->ctl = gnts_ring_region_ctl(nf->ring_va);
+	libxnv_stats_publish(nf);
 	rc = gnts_cli_map(nf->cli, a->pool_ref, &va, &sz, err, sizeof(err));
 	if (rc < 0) {
 		LOG(ERR, "%s: cannot map the pool of group '%s': %s", nf->name,

@@ -53,6 +53,13 @@ struct xnv_nf {
 	int reattach;
 	struct gnts_attach_req req;	/* to attach again */
 	char sock[108];			/* sun_path (cfg.socket points here) */
+	/* stats.c: the NF's own counters, kept here and mirrored into the
+	 * region's stats area (NULL: none mapped, or an older core). */
+	char stat_name[XNV_NF_STATS_MAX][XNV_NF_STAT_NAME_MAX + 1];
+	uint64_t stat_val[XNV_NF_STATS_MAX];
+	unsigned n_stats;
+	struct gnts_nf_stat *stat_shm;
+	unsigned n_stat_shm;
 };
 
 /* Internal names start with libxnv_; libxnv.map exports none of them. */
@@ -60,6 +67,10 @@ extern volatile sig_atomic_t libxnv_signalled;
 
 /* nf.c: map the regions of nf->att (ring, pool). */
 int libxnv_map(struct xnv_nf *nf);
+
+/* stats.c: find the mapped region's stats area and write every counter
+ * registered so far into it (after a map). */
+void libxnv_stats_publish(struct xnv_nf *nf);
 
 /* liveness.c */
 int libxnv_core_alive(struct xnv_nf *nf);

@@ -23,9 +23,11 @@ gnts_ring_region_format(void *region, size_t region_size, uint32_t ring_size)
 	h->ring_size = ring_size;
 	h->desc_size = sizeof(struct gnts_desc);
 	h->region_size = (uint32_t)region_size;
+	h->stats_off = GNTS_RING_STATS_OFF;
+	h->n_stats = GNTS_NF_STATS_MAX;
 	for (i = 0; i < GNTS_RING_COUNT; i++)
-		h->ring_off[i] = (uint32_t)(sizeof(*h) +
-					    sizeof(struct gnts_ring_ctl) +
+		h->ring_off[i] = (uint32_t)(GNTS_RING_STATS_OFF +
+					    GNTS_RING_STATS_BYTES +
 					    i * gnts_ring_bytes(ring_size));
 	/* The peer attaches only after the core tells it the region's
 	 * reference over the rendezvous channel, which orders these plain
@@ -40,6 +42,7 @@ gnts_ring_region_attach(void *region, size_t region_size,
 {
 	const volatile struct gnts_ring_region_hdr *vh = region;
 	struct gnts_ring_region_hdr h;
+	size_t first;
 	uint32_t i;
 
 	if (region_size < sizeof(h))
@@ -56,12 +59,20 @@ gnts_ring_region_attach(void *region, size_t region_size,
 	    (expect_size != 0 && h.ring_size != expect_size) ||
 	    h.region_size > region_size)
 		return -EINVAL;
+	/* Rings start after the header, the control line and the stats
+	 * area if there is one (version 3). */
+	first = sizeof(h) + sizeof(struct gnts_ring_ctl);
+	if (h.version >= 3 && h.stats_off != 0) {
+		if (h.stats_off != GNTS_RING_STATS_OFF || h.n_stats == 0 ||
+		    h.n_stats > GNTS_NF_STATS_MAX)
+			return -EINVAL;
+		first = GNTS_RING_STATS_OFF +
+			h.n_stats * sizeof(struct gnts_nf_stat);
+	}
 	for (i = 0; i < GNTS_RING_COUNT; i++) {
 		uint32_t off = h.ring_off[i];
 
-		/* Rings start after the header and the control line. */
-		if (off % GNTS_CACHE_LINE != 0 ||
-		    off < sizeof(h) + sizeof(struct gnts_ring_ctl) ||
+		if (off % GNTS_CACHE_LINE != 0 || off < first ||
 		    (size_t)off + gnts_ring_bytes(h.ring_size) > region_size)
 			return -EINVAL;
 		/* Rings follow each other without overlapping. */
@@ -76,4 +87,22 @@ gnts_ring_region_attach(void *region, size_t region_size,
 		ports[i].broken = 0;
 	}
 	return 0;
+}
+
+struct gnts_nf_stat *
+gnts_ring_region_stats(void *region, size_t region_size, unsigned *n)
+{
+	const volatile struct gnts_ring_region_hdr *vh = region;
+	struct gnts_ring_region_hdr h;
+
+	/* Once into private memory, checked as gnts_ring_region_attach
+	 * checked it (the peer may have changed it since). */
+	memcpy(&h, (const void *)vh, sizeof(h));
+	if (h.version < 3 || h.stats_off != GNTS_RING_STATS_OFF ||
+	    h.n_stats == 0 || h.n_stats > GNTS_NF_STATS_MAX ||
+	    GNTS_RING_STATS_OFF + (size_t)h.n_stats *
+	    sizeof(struct gnts_nf_stat) > region_size)
+		return NULL;
+	*n = h.n_stats;
+	return (struct gnts_nf_stat *)((char *)region + GNTS_RING_STATS_OFF);
 }

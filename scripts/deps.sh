@@ -24,6 +24,8 @@ pkgs=(
 	# tests (libclang-rt: libFuzzer and the sanitizers' runtimes for clang)
 	libcmocka-dev python3 python3-venv python3-pip iproute2 libclang-rt-14-dev
 	util-linux linux-perf
+	# xnv-ctl metrics (Prometheus / OpenMetrics exposition)
+	python3-prometheus-client
 	# sd_notify for xnv-core.service (Type=notify)
 	libsystemd-dev
 	# make deb and its test (tests/integration/test_deb.py), man pages

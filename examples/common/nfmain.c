@@ -55,6 +55,34 @@ own_options(const struct nf_app *app, void *ctx, int argc, char **argv,
 	return rc;
 }
 
+struct xnv_nf *nf_self;
+int nf_slot[XNV_NF_STATS_MAX] = { [0 ... XNV_NF_STATS_MAX - 1] = -1 };
+
+int
+nf_publish(const char *name, uint64_t v)
+{
+	int slot = xnv_nf_stat_register(nf_self, name);
+
+	if (slot < 0)
+		fprintf(stderr, "%s: counter %s not published: %s\n",
+			xnv_nf_name(nf_self), name, strerror(-slot));
+	else
+		xnv_nf_stat_set(nf_self, slot, v);
+	return slot;
+}
+
+/* The app's counters, registered with their values so far. */
+static void
+publish_counters(const struct nf_app *app, void *ctx)
+{
+	uint64_t *vals = app->counters != NULL ? app->counters(ctx) : NULL;
+	unsigned i;
+
+	for (i = 0; vals != NULL && i < app->n_counters &&
+	     i < XNV_NF_STATS_MAX; i++)
+		nf_slot[i] = nf_publish(app->counter_names[i], vals[i]);
+}
+
 /* Index of the "--" that ends libxnv's options (argc if none). */
 int
 nf_dashdash(int argc, char **argv)
@@ -98,6 +126,8 @@ nf_main(int argc, char **argv, const struct nf_app *app, void *ctx)
 	}
 	if (xnv_nf_init(dd, argv, &nf) < 0)
 		goto out;
+	nf_self = nf;
+	publish_counters(app, ctx);
 	rc = app->attached != NULL ? app->attached(ctx, nf) : 0;
 	if (rc == 0) {
 		status = xnv_nf_run(nf, app->handler, ctx) < 0 ? 1 : 0;

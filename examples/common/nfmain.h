@@ -3,7 +3,9 @@
  * The main() every example NF shares: libxnv's options, then `--`, then
  * the NF's own.  The NF's options are parsed and its files loaded before
  * attaching, so `--help` and a bad rule file need no running xnv-core;
- * counters go to stdout on exit (libxnv logs on stderr).
+ * counters go to stdout on exit (libxnv logs on stderr), and are published
+ * live while it runs (xnv_nf_stat_register: `xnv-ctl nf stats NAME`) when
+ * the app names them (.counter_names) and counts with nf_count().
  *
  *   static const struct nf_app app = {
  *           .name = "router", .usage = "  --routes FILE ...\n",
@@ -44,7 +46,33 @@ struct nf_app {
 	xnv_handler_t handler;
 	void (*report)(void *ctx, FILE *out);	/**< on exit, to stdout */
 	void (*fini)(void *ctx);		/**< free; optional */
+	/** Its counters, published live: names (n_counters of them) and
+	 *  where their values are in ctx (counters(ctx)).  Optional. */
+	const char *const *counter_names;
+	unsigned n_counters;
+	uint64_t *(*counters)(void *ctx);
 };
+
+/** This NF once attached (NULL before), and the slot of each of the app's
+ *  counters (-1: not published). */
+extern struct xnv_nf *nf_self;
+extern int nf_slot[XNV_NF_STATS_MAX];
+
+/** Add @p n to counter @p i of the app's counters @p vals (its exit
+ *  report) and to its published copy (nothing before the attach: the
+ *  value so far is published at the attach). */
+static inline void
+nf_count(uint64_t *vals, unsigned i, uint64_t n)
+{
+	vals[i] += n;
+	if (i < XNV_NF_STATS_MAX && nf_slot[i] >= 0)
+		xnv_nf_stat_add(nf_self, nf_slot[i], n);
+}
+
+/** Publish one more counter named @p name (e.g. a firewall rule's hits),
+ *  starting at @p v: its slot, or < 0 (all slots taken: not published;
+ *  xnv_nf_stat_add() of a negative slot does nothing). */
+int nf_publish(const char *name, uint64_t v);
 
 int nf_main(int argc, char **argv, const struct nf_app *app, void *ctx);
 

@@ -172,7 +172,7 @@ on_match(uint32_t rule, uint32_t len, uint32_t end, void *arg)
 	r->hits++;
 	d->matched = 1;
 	d->drop |= r->drop;
-	d->c[C_ALERTS]++;
+	nf_count(d->c, C_ALERTS, 1);
 	flow_key_get(d->frame, d->pi, &k);
 	fprintf(d->alerts, "alert pkt=%llu rule=%u id=%u action=%s "
 		"offset=%u %s\n", (unsigned long long)d->pkt_no, rule + 1,
@@ -190,25 +190,25 @@ inspect(struct xnv_pkt *pkt, void *ctx)
 	uint64_t now;
 
 	d->pkt_no++;
-	d->c[C_PACKETS]++;
+	nf_count(d->c, C_PACKETS, 1);
 	switch (pkt_parse(p, xnv_pkt_len(pkt), &pi)) {
 	case PKT_NOT_IP:
-		d->c[C_NOT_IP]++;
+		nf_count(d->c, C_NOT_IP, 1);
 		return XNV_NEXT;
 	case PKT_BAD_IP:
 	case PKT_BAD_L4:
-		d->c[C_MALFORMED]++;
+		nf_count(d->c, C_MALFORMED, 1);
 		return XNV_NEXT;
 	}
 	d->frame = p;
 	d->pi = &pi;
 	d->drop = d->matched = 0;
-	d->c[C_SCANNED]++;
-	d->c[C_SCANNED_BYTES] += pi.pay_len;
+	nf_count(d->c, C_SCANNED, 1);
+	nf_count(d->c, C_SCANNED_BYTES, pi.pay_len);
 	ac_scan(&d->ac, p + pi.pay_off, pi.pay_len, on_match, d);
 	if (!d->matched)
 		return XNV_NEXT;
-	d->c[C_MATCHED]++;
+	nf_count(d->c, C_MATCHED, 1);
 	now = coarse_ns();
 	if (now - d->last_flush >= FLUSH_NS) {
 		fflush(d->alerts);
@@ -216,7 +216,7 @@ inspect(struct xnv_pkt *pkt, void *ctx)
 	}
 	if (!d->drop)
 		return XNV_NEXT;
-	d->c[C_DROPPED]++;
+	nf_count(d->c, C_DROPPED, 1);
 	return XNV_DROP;
 }
 
@@ -259,6 +259,13 @@ load(void *ctx)
 		return -1;
 	}
 	return 0;
+}
+
+/* Where its counters are, for nf_main to publish them. */
+static uint64_t *
+counters(void *ctx)
+{
+	return ((struct dpi *)ctx)->c;
 }
 
 static void
@@ -305,6 +312,8 @@ main(int argc, char **argv)
 		"                    about the total bytes of all patterns)\n",
 		.opts = opts, .opt = on_opt, .load = load,
 		.handler = inspect, .report = report, .fini = fini,
+		.counter_names = counter_names, .n_counters = C_N,
+		.counters = counters,
 	};
 	static struct dpi d = { .max_states = 65536 };
 

@@ -36,6 +36,7 @@ struct rule {
 	uint32_t sp_lo, sp_hi, dp_lo, dp_hi;
 	unsigned line;
 	uint64_t hits;
+	int slot;		/* its hits published as ruleN_hits; -1: not */
 };
 
 struct firewall {
@@ -192,7 +193,7 @@ state_gone(const void *key, void *val, void *arg)
 	(void)key;
 	if (fw->now - *(uint64_t *)val <= fw->timeout_ns)
 		return 0;
-	fw->c[C_STATE_EXPIRED]++;
+	nf_count(fw->c, C_STATE_EXPIRED, 1);
 	return 1;
 }
 
@@ -226,15 +227,15 @@ filter(struct xnv_pkt *pkt, void *ctx)
 	uint32_t i;
 	uint8_t allow;
 
-	fw->c[C_PACKETS]++;
+	nf_count(fw->c, C_PACKETS, 1);
 	switch (pkt_parse(p, xnv_pkt_len(pkt), &pi)) {
 	case PKT_NOT_IP:
-		fw->c[C_NOT_IP]++;
+		nf_count(fw->c, C_NOT_IP, 1);
 		allow = fw->non_ip_allow;
 		goto out;
 	case PKT_BAD_IP:
 	case PKT_BAD_L4:
-		fw->c[C_MALFORMED]++;
+		nf_count(fw->c, C_MALFORMED, 1);
 		allow = 0;
 		goto out;
 	}
@@ -245,7 +246,7 @@ filter(struct xnv_pkt *pkt, void *ctx)
 		htab_sweep(&fw->state, &fw->sweep_at, SWEEP_BUDGET, state_gone,
 			   fw);
 		if (state_reply(fw, &k)) {
-			fw->c[C_STATE_REPLIES]++;
+			nf_count(fw->c, C_STATE_REPLIES, 1);
 			allow = 1;
 			goto out;
 		}
@@ -255,19 +256,20 @@ filter(struct xnv_pkt *pkt, void *ctx)
 			break;
 	if (i < fw->n_rules) {
 		fw->rules[i].hits++;
+		xnv_nf_stat_add(nf_self, fw->rules[i].slot, 1);
 		allow = fw->rules[i].allow;
 	} else {
-		fw->c[C_DEFAULT_HITS]++;
+		nf_count(fw->c, C_DEFAULT_HITS, 1);
 		allow = fw->default_allow;
 	}
 	if (allow && tracked) {
 		if ((last = htab_insert(&fw->state, &k, &is_new)) != NULL)
 			*last = fw->now;
 		else
-			fw->c[C_STATE_FULL]++;
+			nf_count(fw->c, C_STATE_FULL, 1);
 	}
 out:
-	fw->c[allow ? C_ALLOWED : C_DENIED]++;
+	nf_count(fw->c, allow ? C_ALLOWED : C_DENIED, 1);
 	return allow ? XNV_NEXT : XNV_DROP;
 }
 
@@ -327,6 +329,31 @@ load(void *ctx)
 	return load_rules(fw);
 }
 
+/* Attached: the hits of the first rules published too, in the slots the
+ * counters leave (the exit report has every rule). */
+static int
+attached(void *ctx, struct xnv_nf *nf)
+{
+	struct firewall *fw = ctx;
+	char name[XNV_NF_STAT_NAME_MAX + 1];
+	uint32_t i;
+
+	(void)nf;
+	for (i = 0; i < fw->n_rules; i++) {
+		snprintf(name, sizeof(name), "rule%u_hits", i + 1);
+		fw->rules[i].slot = i < XNV_NF_STATS_MAX - C_N ?
+				    nf_publish(name, 0) : -1;
+	}
+	return 0;
+}
+
+/* Where its counters are, for nf_main to publish them. */
+static uint64_t *
+counters(void *ctx)
+{
+	return ((struct firewall *)ctx)->c;
+}
+
 static void
 report(void *ctx, FILE *out)
 {
@@ -372,7 +399,10 @@ main(int argc, char **argv)
 		"  --state-timeout S    an idle flow is forgotten after S s (120)\n"
 		"  --max-flows N        flows remembered at most (65536)\n",
 		.opts = opts, .opt = on_opt, .load = load,
+		.attached = attached,
 		.handler = filter, .report = report, .fini = fini,
+		.counter_names = counter_names, .n_counters = C_N,
+		.counters = counters,
 	};
 	static struct firewall fw = {
 		.max_flows = 65536, .timeout_ns = 120000000000ull,

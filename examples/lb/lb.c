@@ -147,7 +147,7 @@ conn_orphaned(const void *key, void *val, void *arg)
 	memcpy(b.addr, c->rev ? k->src : c->addr, sizeof(b.addr));
 	if (htab_find(&lb->listed, &b) != NULL)
 		return 0;
-	lb->c[C_FLOWS_MOVED] += !c->rev;
+	nf_count(lb->c, C_FLOWS_MOVED, !c->rev);
 	return 1;
 }
 
@@ -160,7 +160,7 @@ conn_idle(const void *key, void *val, void *arg)
 	(void)key;
 	if (lb->now - c->last_ns <= lb->timeout_ns)
 		return 0;
-	lb->c[C_EXPIRED] += !c->rev;
+	nf_count(lb->c, C_EXPIRED, !c->rev);
 	return 1;
 }
 
@@ -171,7 +171,7 @@ reload(struct lb *lb)
 	struct htab listed;
 	uint32_t at = 0;
 
-	lb->c[C_RELOADS]++;
+	nf_count(lb->c, C_RELOADS, 1);
 	if (htab_init(&listed, 2 * MAX_BACKENDS, sizeof(struct backend), 0) < 0)
 		goto fail;
 	for (int v = 0; v < 2; v++) {
@@ -194,7 +194,7 @@ reload(struct lb *lb)
 		lb->path, lb->fam[0].n, lb->fam[1].n);
 	return;
 fail:
-	lb->c[C_RELOAD_ERRORS]++;
+	nf_count(lb->c, C_RELOAD_ERRORS, 1);
 	fprintf(stderr, "xnv-lb: reload of %s failed: keeping %u IPv4 and "
 		"%u IPv6 backends\n", lb->path, lb->fam[0].n, lb->fam[1].n);
 }
@@ -226,7 +226,7 @@ add_conn(struct lb *lb, const struct flow_key *k, const struct backend *b,
 	if (rc == NULL) {
 		if (c != NULL)
 			htab_remove(&lb->conns, k);
-		lb->c[C_TABLE_FULL]++;
+		nf_count(lb->c, C_TABLE_FULL, 1);
 		return;
 	}
 	memcpy(c->addr, b->addr, sizeof(c->addr));
@@ -250,13 +250,13 @@ balance(struct xnv_pkt *pkt, void *ctx)
 	struct conn *c;
 	int is_new;
 
-	lb->c[C_PACKETS]++;
+	nf_count(lb->c, C_PACKETS, 1);
 	if (reload_asked) {
 		reload_asked = 0;
 		reload(lb);
 	}
 	if (pkt_parse(p, xnv_pkt_len(pkt), &pi) != PKT_IP || !pi.has_ports) {
-		lb->c[C_PASSED]++;		/* not TCP/UDP with ports */
+		nf_count(lb->c, C_PASSED, 1);		/* not TCP/UDP with ports */
 		return XNV_NEXT;
 	}
 	flow_key_get(p, &pi, &k);
@@ -270,7 +270,7 @@ balance(struct xnv_pkt *pkt, void *ctx)
 	if (c != NULL && c->rev) {
 		c->last_ns = lb->now;
 		pkt_set_addr(p, &pi, PKT_SRC, c->addr);
-		lb->c[C_REPLIES]++;
+		nf_count(lb->c, C_REPLIES, 1);
 		return XNV_NEXT;
 	}
 	if (c != NULL) {
@@ -279,12 +279,12 @@ balance(struct xnv_pkt *pkt, void *ctx)
 		memcpy(b.addr, c->addr, sizeof(b.addr));
 	} else {
 		if (!is_vip(lb, k.ver, k.dst)) {
-			lb->c[C_PASSED]++;
+			nf_count(lb->c, C_PASSED, 1);
 			return XNV_NEXT;
 		}
 		f = &lb->fam[k.ver == 6];
 		if (f->n == 0) {
-			lb->c[C_NO_BACKEND]++;
+			nf_count(lb->c, C_NO_BACKEND, 1);
 			return XNV_DROP;
 		}
 		b = f->b[maglev_lookup(&f->mg, hash_bytes(&k, sizeof(k),
@@ -292,14 +292,14 @@ balance(struct xnv_pkt *pkt, void *ctx)
 		if ((st = htab_insert(&lb->seen, &b, &is_new)) == NULL)
 			st = htab_find(&lb->seen, &b);	/* full: NULL if new */
 		add_conn(lb, &k, &b, st);
-		lb->c[C_NEW_FLOWS]++;
+		nf_count(lb->c, C_NEW_FLOWS, 1);
 		if (st != NULL)
 			st->flows++;
 	}
 	if (st != NULL)
 		st->packets++;
 	pkt_set_addr(p, &pi, PKT_DST, b.addr);
-	lb->c[C_BALANCED]++;
+	nf_count(lb->c, C_BALANCED, 1);
 	return XNV_NEXT;
 }
 
@@ -373,6 +373,13 @@ load(void *ctx)
 	return 0;
 }
 
+/* Where its counters are, for nf_main to publish them. */
+static uint64_t *
+counters(void *ctx)
+{
+	return ((struct lb *)ctx)->c;
+}
+
 static void
 report(void *ctx, FILE *out)
 {
@@ -425,6 +432,8 @@ main(int argc, char **argv)
 		"  --max-flows N     flows remembered at most (65536)\n",
 		.opts = opts, .opt = on_opt, .load = load,
 		.handler = balance, .report = report, .fini = fini,
+		.counter_names = counter_names, .n_counters = C_N,
+		.counters = counters,
 	};
 	static struct lb lb = {
 		.table_size = 65537, .max_flows = 65536,

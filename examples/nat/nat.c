@@ -91,7 +91,7 @@ sweep(struct nat *n, struct portmap *pm, uint32_t budget)
 		pm->sweep_at = (i + 1) % n->n_ports;
 		if (pm->map[i].in.proto != 0 && idle(n, &pm->map[i])) {
 			free_port(n, pm, i);
-			n->c[C_EXPIRED]++;
+			nf_count(n->c, C_EXPIRED, 1);
 		}
 	}
 }
@@ -114,7 +114,7 @@ map_out(struct nat *n, const struct endpoint *e)
 			return *ext;
 		}
 		free_port(n, pm, *ext - n->lo);
-		n->c[C_EXPIRED]++;
+		nf_count(n->c, C_EXPIRED, 1);
 	}
 	if (pm->n_free == 0)
 		sweep(n, pm, n->n_ports);	/* out of ports: look at all */
@@ -128,7 +128,7 @@ map_out(struct nat *n, const struct endpoint *e)
 	m->last_ns = n->now;
 	ext = htab_insert(&n->by_in, e, &is_new);	/* room: one per port */
 	*ext = (uint16_t)(n->lo + i);
-	n->c[C_NEW_MAPPINGS]++;
+	nf_count(n->c, C_NEW_MAPPINGS, 1);
 	return *ext;
 }
 
@@ -150,7 +150,7 @@ translate_out(struct nat *n, uint8_t *p, struct pkt_info *pi,
 	uint16_t port;
 
 	if (pi->kind != PKT_IP || !pi->has_ports) {
-		n->c[C_UNTRANSLATABLE]++;	/* never leak inside addresses */
+		nf_count(n->c, C_UNTRANSLATABLE, 1);	/* never leak inside addresses */
 		return XNV_DROP;
 	}
 	n->now = coarse_ns();
@@ -159,12 +159,12 @@ translate_out(struct nat *n, uint8_t *p, struct pkt_info *pi,
 	e.port = pi->sport;
 	memcpy(e.addr, src, 4);
 	if ((port = map_out(n, &e)) == 0) {
-		n->c[C_NO_PORT]++;
+		nf_count(n->c, C_NO_PORT, 1);
 		return XNV_DROP;
 	}
 	pkt_set_addr(p, pi, PKT_SRC, n->ext);
 	pkt_set_port(p, pi, PKT_SRC, port);
-	n->c[C_OUT]++;
+	nf_count(n->c, C_OUT, 1);
 	return XNV_NEXT;
 }
 
@@ -176,9 +176,9 @@ translate(struct xnv_pkt *pkt, void *ctx)
 	struct pkt_info pi;
 	struct mapping *m;
 
-	n->c[C_PACKETS]++;
+	nf_count(n->c, C_PACKETS, 1);
 	if (pkt_parse(p, xnv_pkt_len(pkt), &pi) == PKT_BAD_IP) {
-		n->c[C_MALFORMED]++;		/* no addresses to read */
+		nf_count(n->c, C_MALFORMED, 1);		/* no addresses to read */
 		return XNV_DROP;
 	}
 	if (pi.kind == PKT_NOT_IP || pi.ver != 4)
@@ -192,7 +192,7 @@ translate(struct xnv_pkt *pkt, void *ctx)
 	}
 	if (pi.kind != PKT_IP || !pi.has_ports || pi.dport < n->lo ||
 	    pi.dport > n->hi) {
-		n->c[C_NO_MAPPING]++;
+		nf_count(n->c, C_NO_MAPPING, 1);
 		return XNV_DROP;
 	}
 	n->now = coarse_ns();
@@ -200,18 +200,18 @@ translate(struct xnv_pkt *pkt, void *ctx)
 	if (m->in.proto != pi.proto || idle(n, m)) {
 		if (m->in.proto == pi.proto) {
 			free_port(n, portmap(n, pi.proto), pi.dport - n->lo);
-			n->c[C_EXPIRED]++;
+			nf_count(n->c, C_EXPIRED, 1);
 		}
-		n->c[C_NO_MAPPING]++;
+		nf_count(n->c, C_NO_MAPPING, 1);
 		return XNV_DROP;
 	}
 	m->last_ns = n->now;
 	pkt_set_addr(p, &pi, PKT_DST, m->in.addr);
 	pkt_set_port(p, &pi, PKT_DST, m->in.port);
-	n->c[C_IN]++;
+	nf_count(n->c, C_IN, 1);
 	return XNV_NEXT;
 pass:
-	n->c[C_PASSED]++;
+	nf_count(n->c, C_PASSED, 1);
 	return XNV_NEXT;
 }
 
@@ -286,6 +286,13 @@ nomem:
 	return -1;
 }
 
+/* Where its counters are, for nf_main to publish them. */
+static uint64_t *
+counters(void *ctx)
+{
+	return ((struct nat *)ctx)->c;
+}
+
 static void
 report(void *ctx, FILE *out)
 {
@@ -328,6 +335,8 @@ main(int argc, char **argv)
 		"  --timeout S       an idle mapping is freed after S s (60)\n",
 		.opts = opts, .opt = on_opt, .load = load,
 		.handler = translate, .report = report, .fini = fini,
+		.counter_names = counter_names, .n_counters = C_N,
+		.counters = counters,
 	};
 	static struct nat n = {
 		.lo = 1024, .hi = 65535, .timeout_ns = 60000000000ull,

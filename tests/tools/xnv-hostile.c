@@ -27,17 +27,28 @@
  * its free ring, keeps its heartbeat going and never returns a buffer,
  * until it is detached or --wait seconds have passed.
  *
+ * --stats instead writes its stats area (gntshare/proto.h) over and over,
+ * heartbeat going, until detached or --wait seconds have passed: slot 0
+ * "good" = 2^64-1, slot 1 "good2" = a random value each time, slot 2 a
+ * name without NUL, slot 3 one with ESC bytes, slot 4 one with a quote,
+ * slot 5 "good" again, slot 6 unused, slots 7..15 random bytes (never a
+ * valid name: the first is 0xff), and random stats_off / n_stats in the
+ * region header.  The core must show "good" and "good2" alone, and 13
+ * invalid slots.
+ *
  * stdout, one line each:
  *
  *   ATTACH domain=D pool_bufs=N buf_size=B
  *   SENT n=N random=.. index=.. double=.. foreign=.. bounds=.. action=.. dest=..
- *                                             (or HOARDED n=N with --hoard)
+ *                                             (or HOARDED n=N with --hoard,
+ *                                                 STATS n=N with --stats)
  *   DETACHED reason=<the core's words>        (or NOT-DETACHED)
  *
  * Options: --socket PATH --service NAME --group NAME --name NAME
  *          --count N (1000000) --rate PER_S (0: as fast as the ring takes)
  *          --finish ring|free|none (ring) --seed N --alloc N (0: the
- *          attach request's alloc_bufs, sent as given) --hoard --wait S (10)
+ *          attach request's alloc_bufs, sent as given) --hoard --stats
+ *          --wait S (10)
  * Exit: 0 when it was detached, 1 when not, 2 on usage / attach errors
  * (attach refused: "xnv-hostile: attach failed: <the core's words>").
  */
@@ -80,6 +91,7 @@ struct opts {
 	unsigned long count, rate;
 	double wait_s;
 	int hoard;
+	int stats;
 };
 
 static uint64_t
@@ -246,6 +258,50 @@ hoard(double wait_s, char *why, size_t len)
 	return 0;
 }
 
+/* --stats: one round of garbage in the stats area of @p ring. */
+static void
+stats_garbage(void *ring)
+{
+	struct gnts_ring_region_hdr *hdr = ring;
+	struct gnts_nf_stat *s = (struct gnts_nf_stat *)((char *)ring +
+							 GNTS_RING_STATS_OFF);
+	unsigned i, j;
+
+	strcpy(s[0].name, "good");
+	atomic_store(&s[0].value, UINT64_MAX);
+	strcpy(s[1].name, "good2");
+	atomic_store(&s[1].value, rnd());
+	memset(s[2].name, 'A', sizeof(s[2].name));
+	strcpy(s[3].name, "\x1b[31mred\x1b[0m");
+	strcpy(s[4].name, "a\"b");
+	strcpy(s[5].name, "good");
+	atomic_store(&s[5].value, 1);
+	for (i = 7; i < GNTS_NF_STATS_MAX; i++) {
+		for (j = 0; j < sizeof(s[i].name); j++)
+			s[i].name[j] = (char)rnd();
+		s[i].name[0] = (char)0xff;
+		atomic_store(&s[i].value, rnd());
+	}
+	hdr->stats_off = (uint32_t)rnd();
+	hdr->n_stats = (uint32_t)rnd();
+}
+
+static int
+stats(void *ring, double wait_s, char *why, size_t len)
+{
+	double end = now_s() + wait_s;
+
+	while (now_s() < end) {
+		gnts_ring_beat(h.ctl);
+		stats_garbage(ring);
+		h.hoarded++;
+		if (detached(why, len))
+			return 1;
+		nap_us(1000);
+	}
+	return 0;
+}
+
 /* --finish: one impossible index, random, into a ring it must not move
  * that way. */
 static void
@@ -283,6 +339,7 @@ parse_opts(int argc, char **argv, struct opts *o, struct gnts_attach_req *req)
 		{ "seed", required_argument, NULL, 'z' },
 		{ "alloc", required_argument, NULL, 'a' },
 		{ "hoard", no_argument, NULL, 'H' },
+		{ "stats", no_argument, NULL, 'T' },
 		{ "wait", required_argument, NULL, 'w' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -300,6 +357,7 @@ parse_opts(int argc, char **argv, struct opts *o, struct gnts_attach_req *req)
 		case 'z': h.rnd = strtoull(optarg, NULL, 0) | 1; break;
 		case 'a': req->alloc_bufs = (uint32_t)strtoul(optarg, NULL, 0); break;
 		case 'H': o->hoard = 1; break;
+		case 'T': o->stats = 1; break;
 		case 'w': o->wait_s = strtod(optarg, NULL); break;
 		default: return -1;
 		}
@@ -370,7 +428,10 @@ main(int argc, char **argv)
 		return 2;
 	if (attach(o.sock, &req, &ring, &ring_len, &pool, &pool_len) < 0)
 		return 2;
-	if (o.hoard) {
+	if (o.stats) {
+		gone = stats(ring, o.wait_s, why, sizeof(why));
+		printf("STATS n=%lu\n", h.hoarded);
+	} else if (o.hoard) {
 		gone = hoard(o.wait_s, why, sizeof(why));
 		printf("HOARDED n=%lu\n", h.hoarded);
 	} else {

@@ -76,12 +76,36 @@ TEST(quantiles)
 	assert_int_equal(xnv_lat_quantile(&lat, 1.0), 1000000);
 }
 
+/* Cumulative counts: every value at most its bucket's bound ahead, all
+ * of them under the largest bound, none under a bound below them all. */
+static void
+count_le(void **state)
+{
+	static struct xnv_lat lat;
+	uint64_t v;
+
+	(void)state;
+	for (v = 1; v <= 1000; v++)
+		xnv_lat_add(&lat, v * 10);
+	assert_int_equal(xnv_lat_count_le(&lat, 9), 0);
+	assert_int_equal(xnv_lat_count_le(&lat, 10), 1);
+	assert_int_equal(xnv_lat_count_le(&lat, 100000), 1000);
+	assert_int_equal(xnv_lat_count_le(&lat, UINT64_MAX), 1000);
+	/* values <= 5000: 500 of them; counted at most 1/16 later */
+	assert_true(xnv_lat_count_le(&lat, 5000) <= 500);
+	assert_true(xnv_lat_count_le(&lat, 5000 + 5000 / 16) >= 500);
+	for (v = 10; v < 20000; v += 97)
+		assert_true(xnv_lat_count_le(&lat, v) <=
+			    xnv_lat_count_le(&lat, v + 97));
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(buckets_hold_their_values),
 		cmocka_unit_test(quantiles),
+		cmocka_unit_test(count_le),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

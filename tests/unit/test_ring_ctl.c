@@ -42,7 +42,8 @@ TEST(test_ctl_after_header_and_zeroed)
 	assert_memory_equal(c, zero, sizeof(*c));
 	assert_int_equal(gnts_ring_beat_read(c), 0);
 	assert_int_equal(gnts_ring_detached(c), GNTS_DETACH_NONE);
-	assert_int_equal(bytes, 128 + GNTS_RING_COUNT * gnts_ring_bytes(64));
+	assert_int_equal(bytes, 128 + GNTS_RING_STATS_BYTES +
+			 GNTS_RING_COUNT * gnts_ring_bytes(64));
 	free(mem);
 }
 
@@ -57,7 +58,8 @@ TEST(test_ctl_untouched_by_full_rings)
 	memset(d, 0xff, sizeof(d));
 	assert_int_equal(gnts_ring_region_attach(mem, bytes, 16, p), 0);
 	for (int i = 0; i < GNTS_RING_COUNT; i++) {
-		assert_true((char *)p[i].r >= (char *)mem + 128);
+		assert_true((char *)p[i].r >= (char *)mem + 128 +
+			    GNTS_RING_STATS_BYTES);
 		assert_int_equal(gnts_ring_enqueue_burst(&p[i], d, 16), 16);
 	}
 	assert_memory_equal(gnts_ring_region_ctl(mem), zero, GNTS_CACHE_LINE);
@@ -104,6 +106,77 @@ TEST(test_version_1_region_refused)
 	h->version = 1;		/* an old core: no control line */
 	assert_int_equal(gnts_ring_region_attach(mem, bytes, 0, p), -EPROTO);
 	free(mem);
+}
+
+/* Version 3: the stats area right after the control line, zeroed, found
+ * by the reader; untouched by full rings. */
+TEST(test_stats_area_after_ctl)
+{
+	struct gnts_ring_port p[GNTS_RING_COUNT];
+	static const uint8_t zero[GNTS_RING_STATS_BYTES];
+	struct gnts_desc d[16];
+	size_t bytes;
+	void *mem = formatted(16, &bytes);
+	struct gnts_nf_stat *s;
+	unsigned n = 0;
+
+	assert_int_equal(GNTS_RING_STATS_OFF, 128);
+	assert_int_equal(GNTS_RING_STATS_BYTES, 640);
+	s = gnts_ring_region_stats(mem, bytes, &n);
+	assert_ptr_equal(s, (char *)mem + 128);
+	assert_int_equal(n, GNTS_NF_STATS_MAX);
+	memset(d, 0xff, sizeof(d));
+	assert_int_equal(gnts_ring_region_attach(mem, bytes, 16, p), 0);
+	for (int i = 0; i < GNTS_RING_COUNT; i++)
+		assert_int_equal(gnts_ring_enqueue_burst(&p[i], d, 16), 16);
+	assert_memory_equal(s, zero, sizeof(zero));
+	free(mem);
+}
+
+/* A version 2 region (no stats area: stats_off 0) still attaches, and
+ * has no stats area; a bad stats_off or n_stats is refused. */
+TEST(test_stats_area_versions)
+{
+	struct gnts_ring_port p[GNTS_RING_COUNT];
+	struct gnts_ring_region_hdr *h;
+	size_t bytes;
+	void *mem = formatted(16, &bytes);
+	unsigned n = 0;
+
+	h = mem;
+	h->version = 2;
+	h->stats_off = h->n_stats = 0;
+	assert_int_equal(gnts_ring_region_attach(mem, bytes, 0, p), 0);
+	assert_null(gnts_ring_region_stats(mem, bytes, &n));
+	h->version = 3;
+	assert_null(gnts_ring_region_stats(mem, bytes, &n));
+	h->stats_off = 64;		/* over the control line */
+	h->n_stats = GNTS_NF_STATS_MAX;
+	assert_int_equal(gnts_ring_region_attach(mem, bytes, 0, p), -EINVAL);
+	assert_null(gnts_ring_region_stats(mem, bytes, &n));
+	h->stats_off = GNTS_RING_STATS_OFF;
+	h->n_stats = GNTS_NF_STATS_MAX + 1;
+	assert_int_equal(gnts_ring_region_attach(mem, bytes, 0, p), -EINVAL);
+	assert_null(gnts_ring_region_stats(mem, bytes, &n));
+	free(mem);
+}
+
+/* The one name rule of libxnv and the core. */
+TEST(test_stat_names)
+{
+	char name[GNTS_NF_STAT_NAME_LEN];
+
+	assert_true(gnts_nf_stat_name_ok("rule1_hits"));
+	assert_true(gnts_nf_stat_name_ok("a.b-C_9"));
+	assert_false(gnts_nf_stat_name_ok(""));
+	assert_false(gnts_nf_stat_name_ok("a b"));
+	assert_false(gnts_nf_stat_name_ok("a\"b"));
+	assert_false(gnts_nf_stat_name_ok("\x1b[31m"));
+	assert_false(gnts_nf_stat_name_ok("\xc3\xa9"));
+	memset(name, 'a', sizeof(name));	/* no NUL in 32 bytes */
+	assert_false(gnts_nf_stat_name_ok(name));
+	name[31] = '\0';			/* 31 characters */
+	assert_true(gnts_nf_stat_name_ok(name));
 }
 
 /* A beater thread and a reader: the reader sees it move (and TSan, in the
@@ -153,6 +226,9 @@ main(void)
 		cmocka_unit_test(test_beat_counts_and_wraps),
 		cmocka_unit_test(test_detached_codes),
 		cmocka_unit_test(test_version_1_region_refused),
+		cmocka_unit_test(test_stats_area_after_ctl),
+		cmocka_unit_test(test_stats_area_versions),
+		cmocka_unit_test(test_stat_names),
 		cmocka_unit_test(test_beat_seen_by_another_thread),
 	};
 

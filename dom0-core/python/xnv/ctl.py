@@ -4,19 +4,18 @@
 It speaks DPDK telemetry v2: a SOCK_SEQPACKET unix socket at
 <runtime dir>/dpdk/<prefix>/dpdk_telemetry.v2 that greets with a JSON object,
 then answers each request "CMD[,PARAMS]" with one JSON object {CMD: data}.
-The core's prefix is xnv-<FNV-1a 32 of its NF socket path> (eal_args.c,
-prefix.py); its commands are listed in dom0-core/CONTROL.md.  Run by
+Which core: locate.py (the pointer file a core writes next to its NF
+socket, or the only core running); its commands are listed in dom0-core/CONTROL.md.  Run by
 dom0-core/xnv-ctl; Python 3 standard library only.
 """
-import argparse
 import json
 import os
+import signal
 import sys
 import time
 
-from .prefix import file_prefix, telemetry_path
+from .locate import LocateError, locate
 from .telemetry import NotListening, Telemetry, TelemetryError
-from .version import version
 
 DEFAULT_SOCKET = "/run/xnv/xnv.sock"
 TIMEOUT_S = 5.0         # default --timeout; the core gives up on a command after 2 s
@@ -81,13 +80,14 @@ class Core:
 
 
 def connect(args):
-    prefix = getattr(args, "file_prefix", None)
-    if prefix is not None:
-        hint = f"is it running with --file-prefix {prefix}?"
-    else:
-        sock = getattr(args, "socket", None) or os.environ.get("XNV_SOCKET") or DEFAULT_SOCKET
-        prefix, hint = file_prefix(sock), f"is it running with --socket {sock}?"
-    return Core(telemetry_path(prefix), hint, getattr(args, "timeout", TIMEOUT_S))
+    """The core the options name (locate.py); CtlError (exit 2) when there
+    is no single one."""
+    sock = getattr(args, "socket", None) or os.environ.get("XNV_SOCKET")
+    try:
+        found = locate(sock, getattr(args, "file_prefix", None), DEFAULT_SOCKET)
+    except LocateError as e:
+        raise CtlError(str(e), e.status) from None
+    return Core(found.path, found.hint, getattr(args, "timeout", TIMEOUT_S))
 
 
 # --------------------------------------------------------------------------
@@ -214,6 +214,31 @@ def cmd_nf_release(core, args):
         f'{r["refused"]} attaches refused meanwhile)'))
 
 
+def find_nf(core, name):
+    """The /xnv/nf/info of the NF called `name` (or with that id); the
+    attached one when a gone one had the name too."""
+    nfs = [n for n in core.infos("nf") if n["name"] == name or str(n["id"]) == name]
+    nfs.sort(key=lambda n: n["state"] != "attached")
+    if not nfs:
+        raise CtlError(f"no NF named '{name}' (see xnv-ctl nfs)")
+    return nfs[0]
+
+
+def cmd_nf_stats(core, args):
+    """The counters an NF publishes itself (xnv_nf_stat_register)."""
+    n = find_nf(core, args.name)
+    if "stats" not in n:
+        raise CtlError("the core does not show NF counters (an older xnv-core)")
+    r = {"id": n["id"], "name": n["name"], "state": n["state"], "stats": n["stats"],
+         "stats_invalid": n["stats_invalid"]}
+
+    def human(r):
+        table(["STAT", "VALUE"], [[k, v] for k, v in r["stats"].items()])
+        if r["stats_invalid"]:
+            print(f"({r['stats_invalid']} slots with a bad or repeated name not shown)")
+    show(args, r, human)
+
+
 def cmd_flow_list(core, args):
     show(args, core.infos("flow"), lambda fs: table(
         ["ID", "NAME", "PRIO", "IN_PORT", "VLAN", "PROTO", "SRC", "DST", "SPORT",
@@ -293,6 +318,66 @@ def cmd_chain_set(core, args):
          lambda r: print(f"port {r['port']}: chain {chain_text(r['chain'])}"))
 
 
+def config_sections(core):
+    """[(section header, {key: value text})] of the effective config, in
+    the config file's order: [core], groups, ports, services, flows."""
+    def keys(d):
+        out = {}
+        for k, v in d.items():
+            if k in ("section", "path") or v in ("", [], "any"):
+                continue
+            out[k] = chain_text(v) if isinstance(v, list) else str(v)
+        return out
+    secs = [("core", keys(core.call("/xnv/config")))]
+    for kind in ("group", "port", "service"):
+        for i in core.ids(kind):
+            d = core.call(f"/xnv/config/{kind}", i)
+            secs.append((f"{kind} {d['section']}", keys(d)))
+    for f in core.infos("flow"):
+        d = {k: f[k] for k in MATCH_KEYS}
+        d["chain"] = f["chain"]
+        secs.append((f"flow {f['name'] or 'rule' + str(f['id'])}", keys(d)))
+    return secs
+
+
+def cmd_show_config(core, args):
+    """The config as the core runs it, in the config file's syntax."""
+    path = core.call("/xnv/config")["path"]
+    secs = config_sections(core)
+
+    def human(secs):
+        print(f"; xnv-core's effective config (loaded from {path}; chains and "
+              "flow rules as they are now)")
+        for name, kv in secs:
+            print(f"\n[{name}]")
+            for k, v in kv.items():
+                print(f"{k} = {v}")
+    show(args, dict(secs) if getattr(args, "json", False) else secs, human)
+
+
+def cmd_reload(core, args):
+    r = core.call("/xnv/reload")
+    show(args, r, lambda r: print(f"reloaded {r['path']}: chains, rx_rate, limits; "
+                                  f"{r['rules']} flow rules in force ({r['removed']} before)"))
+
+
+def cmd_chain_unset(core, args):
+    r = core.call("/xnv/chain/unset", args.port)
+    show(args, r, lambda r: print(f"port {r['port']}: no chain, rx stopped (tx only)"))
+
+
+def cmd_clear(core, args):
+    r = core.call("/xnv/clear")
+    show(args, r, lambda r: print(f"counters cleared: {r['cleared']}\nnot reset: "
+                                  + "; ".join(r["kept"])))
+
+
+def cmd_nf_kick(core, args):
+    r = core.call("/xnv/nf/kick", args.name)
+    show(args, r, lambda r: print(f"NF {r['name']} (id {r['id']}) detached: with "
+                                  "--reattach it attaches again"))
+
+
 def sample(core):
     """Counters now; NFs keyed by (id, pid): a reused id is another NF."""
     return {"t": time.monotonic(), "stats": core.call("/xnv/stats"),
@@ -352,162 +437,31 @@ def cmd_watch(core, args):
         prev = cur
 
 
-# --------------------------------------------------------------------------
-# command line
-
-def seconds(text):
-    """argparse type of --interval, --timeout: a finite number > 0."""
+def cmd_metrics(core, args):
+    """Prometheus text once on stdout, or served over HTTP (--listen)."""
     try:
-        v = float(text)
-    except ValueError:
-        v = 0.0
-    if not 0 < v < float("inf"):
-        raise argparse.ArgumentTypeError(f"'{text}' is not a number > 0")
-    return v
-
-
-def count(text):
-    """argparse type of --count: an integer >= 0."""
-    if not text.strip().isdigit():
-        raise argparse.ArgumentTypeError(f"'{text}' is not an integer >= 0")
-    return int(text)
-
-
-class Parser(argparse.ArgumentParser):
-    def error(self, message):       # one line, not usage + message
-        sys.stderr.write(f"{self.prog}: {message} (see {self.prog} --help)\n")
-        sys.exit(2)
-
-
-def common_options():
-    """The options valid before or after the subcommand."""
-    S = argparse.SUPPRESS
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--socket", metavar="PATH", default=S,
-                        help="xnv-core's NF socket, exactly as it was given to it "
-                        f"(default: $XNV_SOCKET or {DEFAULT_SOCKET})")
-    common.add_argument("--file-prefix", metavar="P", default=S,
-                        help="the core's DPDK file-prefix instead (xnv-XXXXXXXX)")
-    common.add_argument("--json", action="store_true", default=S,
-                        help="machine output: the same data as JSON")
-    common.add_argument("--timeout", type=seconds, default=S, metavar="S",
-                        help=f"give up on a reply after S seconds; a busy core is asked "
-                        f"again meanwhile (default {TIMEOUT_S:g})")
-    return common
-
-
-def adder(common):
-    """add(parent, name, fn, help, **kw): a subcommand running fn."""
-    def add(parent, name, fn, hlp, **kw):
-        sp = parent.add_parser(name, parents=[common], help=hlp, description=hlp,
-                               formatter_class=argparse.RawDescriptionHelpFormatter, **kw)
-        sp.set_defaults(fn=fn)
-        return sp
-    return add
-
-
-def add_views(sub, add):
-    """The read-only views, and watch."""
-    add(sub, "info", cmd_info, "core summary")
-    add(sub, "ports", cmd_ports, "ports: device, group, counters, chain")
-    add(sub, "groups", cmd_groups, "trust groups: pool size, free buffers, copies")
-    lt = add(sub, "latency", cmd_latency,
-             "per port: rx-to-tx latency of the packets it sent ([core] latency = on)")
-    lt.add_argument("--reset", action="store_true",
-                    help="empty the histograms after reading them")
-    add(sub, "services", cmd_services, "services: NF instances and replica picks")
-    add(sub, "nfs", cmd_nfs, "NFs: service, group, state, counters, rx ring use")
-    add(sub, "domains", cmd_domains,
-        "domains with NFs or a quarantine: NFs, grant frames, quarantine")
-    add(sub, "stats", cmd_stats, "totals and core drop counters")
-    add(sub, "control", cmd_control,
-        "control plane: NF requests, refusals, limits hit")
-    w = add(sub, "watch", cmd_watch, "live rates: port and NF packets/s, drops/s")
-    w.add_argument("--interval", type=seconds, default=1.0, metavar="S",
-                   help="seconds between refreshes (default 1)")
-    w.add_argument("--count", type=count, default=0, metavar="N",
-                   help="stop after N refreshes (default: until Ctrl-C)")
-
-
-FLOW_ADD_EPILOG = """\
-MATCH: any of these KEY=VALUE fields; an omitted field (or one given as `any`)
-matches anything:
-  priority=N       0..65535, default 32768; the highest wins, then the older rule
-  in_port=PORT     the port the packet came in on
-  vlan=N|none      outermost VLAN id 0..4095; none: untagged frames only
-  proto=NAME|N     tcp, udp, icmp, icmp6, sctp, gre, esp or 0..255 (or just the
-                   name as a word: udp)
-  src=ADDR[/LEN]   IPv4 or IPv6 address or prefix (no /LEN: one host)
-  dst=ADDR[/LEN]
-  sport=N[-M]      a port or a range FIRST-LAST (needs proto tcp, udp or sctp)
-  dport=N[-M]
-Rules match IPv4 and IPv6 packets only. Everything after 'chain' is the chain:
-'fwd-b -> out', or steps as words: fwd-b out (services, ports or drop).
-The rule is printed back as the core understood it, every field written.
-examples:
-  xnv-ctl flow add proto=udp src=10.0.0.1 dst=10.0.0.2 dport=53 chain drop
-  xnv-ctl flow add tcp dst=10.1.0.0/16 dport=8000-8080 chain 'fwd-b -> out'
-  xnv-ctl flow add priority=40000 in_port=in vlan=none chain fwd-a out"""
-
-
-def add_steering(sub, add, common):
-    """flow list|add|del|clear|reload, nf release and chain set."""
-    flow = sub.add_parser("flow", help="flow rules (matching packets take their "
-                          "own chain)", parents=[common]).add_subparsers(
-        dest="flow_cmd", metavar="list|add|del|clear|reload", required=True)
-    add(flow, "list", cmd_flow_list, "flow rules: name, every field, hits, chain")
-    a = add(flow, "add", cmd_flow_add, "add a rule steering the packets it "
-            "matches to a chain", epilog=FLOW_ADD_EPILOG)
-    a.add_argument("spec", nargs=argparse.REMAINDER, metavar="MATCH... chain STEPS")
-    d = add(flow, "del", cmd_flow_del, "remove a flow rule")
-    d.add_argument("id", type=int, metavar="ID", help="rule id (see flow list)")
-    add(flow, "clear", cmd_flow_clear, "remove every flow rule, at once")
-    add(flow, "reload", cmd_flow_reload,
-        "replace every flow rule with the config file's [flow NAME] sections",
-        epilog="The core reads its config file again, only its [flow NAME] sections, "
-        "and puts\nthose rules in force at once, in place of all the rules it has "
-        "(rules added\nwith `flow add` too); ids are 1..N in file order. A bad "
-        "section changes\nnothing.\nexample:\n  xnv-ctl flow reload")
-    nf = sub.add_parser("nf", help="NF domains", parents=[common]).add_subparsers(
-        dest="nf_cmd", metavar="release", required=True)
-    r = add(nf, "release", cmd_nf_release,
-            "end a domain's quarantine: its NFs may attach again",
-            epilog="DOMAIN: the Xen domid (host mode: the domain of the NF's "
-            "connection), as `xnv-ctl domains` shows it\nexample:\n  xnv-ctl nf release 7")
-    r.add_argument("domain", type=int, metavar="DOMAIN", help="domain number")
-    chain = sub.add_parser("chain", help="port chains", parents=[common]).add_subparsers(
-        dest="chain_cmd", metavar="set", required=True)
-    c = add(chain, "set", cmd_chain_set, "set a port's default chain",
-            epilog="example:\n  xnv-ctl chain set in 'fwd-b -> out'    "
-            "(or: xnv-ctl chain set in fwd-b out)")
-    c.add_argument("port", metavar="PORT", help="port name")
-    c.add_argument("steps", nargs=argparse.REMAINDER, metavar="STEPS",
-                   help="services, ports or drop")
-
-
-def build_parser():
-    common = common_options()
-    p = Parser(prog="xnv-ctl", parents=[common],
-               description="Inspect and steer a running xnv-core (DPDK telemetry).",
-               formatter_class=argparse.RawDescriptionHelpFormatter,
-               epilog="examples:\n  xnv-ctl --socket /run/xnv/xnv.sock nfs\n"
-               "  xnv-ctl flow add proto=udp src=10.0.0.1 dst=10.0.0.2 dport=53 "
-               "chain 'fwd-b -> out'\n  xnv-ctl flow del 1\n  xnv-ctl flow reload\n"
-               "  xnv-ctl chain set in 'fwd-a -> fwd-b -> out'\n"
-               "  xnv-ctl watch --interval 1\n"
-               "Errors: one line on stderr; exit 2 for a usage error, 1 for any other "
-               "(no core, the core refused).")
-    p.add_argument("--version", action="version",
-                   version=f"xnv-ctl (XenNetVM) {version()}")
-    sub = p.add_subparsers(dest="cmd", metavar="COMMAND", required=True)
-    add = adder(common)
-    add_views(sub, add)
-    add_steering(sub, add, common)
-    return p
+        from . import metrics
+    except ImportError as e:
+        raise CtlError(f"metrics: needs python3-prometheus-client ({e})") from None
+    collector = metrics.Collector(lambda: connect(args), CtlError)
+    if args.listen is None:
+        sys.stdout.write(metrics.text(collector))
+        return
+    host, port = args.listen
+    try:
+        srv = metrics.serve(collector, host, port)
+    except OSError as e:
+        raise CtlError(f"metrics: cannot listen on {host}:{port}: {e.strerror}") from None
+    signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))
+    print(f"xnv-ctl: serving metrics on http://{host}:{srv.server_address[1]}/metrics",
+          file=sys.stderr, flush=True)
+    with srv:
+        srv.serve_forever()
 
 
 def main(argv=None):
     """xnv-ctl's command line (default sys.argv[1:]); the exit status."""
+    from .ctl_cli import build_parser     # the parser names the commands here
     args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
     for key in ("spec", "steps"):       # REMAINDER also swallows a late --json
         rest = getattr(args, key, None)

@@ -239,6 +239,40 @@ struct xnv_nf_stats {
 /** Copy the counters into @p st. */
 void xnv_nf_get_stats(const struct xnv_nf *nf, struct xnv_nf_stats *st);
 
+/*
+ * NF counters of its own, visible live: `xnv-ctl nf stats NAME`,
+ * `/xnv/nf/info` (stats), `xnv-ctl metrics` (xnv_nf_stat).  They live in
+ * memory this NF shares with the core (next to its rings), written by the
+ * NF alone; they survive a --reattach (published again in the new region).
+ *
+ * @code
+ * int hits = xnv_nf_stat_register(nf, "rule_hits");   // once, after init
+ * ...
+ * xnv_nf_stat_add(nf, hits, 1);                       // in the handler
+ * @endcode
+ */
+#define XNV_NF_STATS_MAX     16	/**< counters one NF may publish */
+#define XNV_NF_STAT_NAME_MAX 31	/**< characters of a counter's name */
+
+/**
+ * Publish a counter named @p name (1..XNV_NF_STAT_NAME_MAX characters of
+ * A-Z a-z 0-9 _ . -), starting at 0.
+ * @return its slot (0..XNV_NF_STATS_MAX-1) for xnv_nf_stat_add(), or
+ *   -EINVAL (bad name), -EEXIST (this name is published already),
+ *   -ENOSPC (all XNV_NF_STATS_MAX slots taken).  A core older than the
+ *   stats area does not see the counters; they are still kept.
+ */
+int xnv_nf_stat_register(struct xnv_nf *nf, const char *name);
+
+/** Add @p n to the counter in @p slot (a slot not registered: nothing).
+ *  Cheap enough for the handler: two stores, no lock, no call into the
+ *  core. */
+void xnv_nf_stat_add(struct xnv_nf *nf, int slot, uint64_t n);
+
+/** Set the counter in @p slot to @p v (e.g. a gauge such as a table's
+ *  fill). */
+void xnv_nf_stat_set(struct xnv_nf *nf, int slot, uint64_t v);
+
 /** Service id the core gave this NF (for XNV_TO_SERVICE peers). */
 uint16_t xnv_nf_service_id(const struct xnv_nf *nf);
 

@@ -30,7 +30,10 @@ extern "C" {
 /* ---- 1. shared memory ---------------------------------------------------- */
 
 #define GNTS_RING_MAGIC       0x52564e58u	/* "XNVR" little-endian */
-#define GNTS_RING_VERSION     2u	/* 2: control line at offset 64 */
+#define GNTS_RING_VERSION     3u	/* 2: control line at offset 64;
+					 * 3: NF stats area at offset 128
+					 * (a version 2 reader may read it:
+					 * the rings are where ring_off says) */
 #define GNTS_RING_VERSION_MIN 2u	/* oldest layout this side reads */
 #define GNTS_CACHE_LINE       64u
 #define GNTS_MAX_RINGS        4u
@@ -104,7 +107,10 @@ struct gnts_ring_region_hdr {
 	uint32_t ring_off[GNTS_MAX_RINGS]; /* byte offset of each ring */
 	uint32_t min_version;		/* oldest version a reader may read
 					 * this region as (0: = version) */
-	uint8_t reserved[GNTS_CACHE_LINE - 7 * 4 - GNTS_MAX_RINGS * 4];
+	uint32_t stats_off;		/* version 3: GNTS_RING_STATS_OFF, the
+					 * NF stats area; 0: none (version 2) */
+	uint32_t n_stats;		/* version 3: GNTS_NF_STATS_MAX slots */
+	uint8_t reserved[GNTS_CACHE_LINE - 9 * 4 - GNTS_MAX_RINGS * 4];
 };
 
 _Static_assert(sizeof(struct gnts_ring_region_hdr) == GNTS_CACHE_LINE,
@@ -131,6 +137,49 @@ struct gnts_ring_ctl {
 
 _Static_assert(sizeof(struct gnts_ring_ctl) == GNTS_CACHE_LINE,
 	       "control line is one cache line");
+
+/*
+ * The NF stats area (version 3): counters an NF publishes by name
+ * (xnv_nf_stat_register in <xnv/nf.h>), written only by the NF, read by
+ * the core as untrusted input: a slot whose name[0] is 0 is unused; a
+ * name must pass gnts_nf_stat_name_ok (1..31 of A-Z a-z 0-9 _ . -, then
+ * NUL), or the core counts the slot as invalid and shows nothing of it; a
+ * value is read once (relaxed: it orders nothing, any value is possible).
+ */
+#define GNTS_RING_STATS_OFF (2 * GNTS_CACHE_LINE)	/* after the ctl line */
+#define GNTS_NF_STATS_MAX   16u		/* slots */
+#define GNTS_NF_STAT_NAME_LEN 32u	/* name bytes, NUL included */
+
+struct gnts_nf_stat {
+	char name[GNTS_NF_STAT_NAME_LEN];	/* NF writes once, then NUL */
+	_Atomic uint64_t value;			/* NF writes, core reads */
+};
+
+_Static_assert(sizeof(struct gnts_nf_stat) == 40, "a stat slot is 40 bytes");
+
+/** 1 if @p name (at most GNTS_NF_STAT_NAME_LEN bytes are looked at) is a
+ *  stat name: 1..31 characters of A-Z a-z 0-9 _ . - and a NUL.  The one
+ *  rule, for libxnv (what it publishes) and the core (what it shows). */
+static inline int
+gnts_nf_stat_name_ok(const char *name)
+{
+	unsigned i;
+
+	for (i = 0; i < GNTS_NF_STAT_NAME_LEN; i++) {
+		char ch = name[i];
+
+		if (ch == '\0')
+			return i > 0;
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		      (ch >= '0' && ch <= '9') || ch == '_' || ch == '.' ||
+		      ch == '-'))
+			return 0;
+	}
+	return 0;
+}
+#define GNTS_RING_STATS_BYTES \
+	((GNTS_NF_STATS_MAX * sizeof(struct gnts_nf_stat) + GNTS_CACHE_LINE - 1) \
+	 & ~(size_t)(GNTS_CACHE_LINE - 1))
 
 /* ---- 2. attach facts ----------------------------------------------------- */
 

@@ -25,12 +25,16 @@
  *                | struct gnts_ring_region_hdr (64 B)               |
  *                |  magic "XNVR", version, n_rings, ring_size,      |
  *                |  desc_size, ring_off[] (byte offsets of rings),  |
- *                |  min_version                                     |
+ *                |  min_version, stats_off, n_stats                 |
  *   offset 64    +--------------------------------------------------+
  *                | struct gnts_ring_ctl (64 B)                      |
  *                |  heartbeat (u32)         NF writes, core reads   |
  *                |  detached  (u32)         core writes, NF reads   |
  *   offset 128   +--------------------------------------------------+
+ *   (version 3)  | struct gnts_nf_stat[GNTS_NF_STATS_MAX] (640 B)   |
+ *                |  name[32] (NUL-terminated) NF writes, core reads |
+ *                |  value (u64)               NF writes, core reads |
+ *   offset 768   +--------------------------------------------------+
  *   ring_off[i]  | struct gnts_ring                                 |
  *                |  +0    prod  (u32, own cache line)  PRODUCER writes|
  *                |  +64   cons  (u32, own cache line)  CONSUMER writes|
@@ -61,6 +65,12 @@
  * nothing by writing it.  The core writes `detached` (GNTS_DETACH_*) once,
  * before it takes the NF's buffers back; the NF polls it so that it learns
  * it was detached without a socket.
+ *
+ * NF stats (version 3).  The NF names its own counters in the stats area
+ * and keeps their values there; the core only reads it, and checks every
+ * name and reads every value once, as from any hostile peer (proto.h).  A
+ * version 2 region has none (stats_off 0): the NF then keeps its counters
+ * to itself.
  *
  * Calls: *_burst return how many were done (0..n); nothing here blocks.
  */
@@ -112,7 +122,7 @@ static inline size_t
 gnts_ring_region_bytes(uint32_t ring_size)
 {
 	return sizeof(struct gnts_ring_region_hdr) +
-	       sizeof(struct gnts_ring_ctl) +
+	       sizeof(struct gnts_ring_ctl) + GNTS_RING_STATS_BYTES +
 	       GNTS_RING_COUNT * gnts_ring_bytes(ring_size);
 }
 
@@ -122,6 +132,14 @@ gnts_ring_region_ctl(void *region)
 {
 	return (struct gnts_ring_ctl *)((char *)region + GNTS_RING_CTL_OFF);
 }
+
+/**
+ * The NF stats area of a region that passed gnts_ring_region_attach, or
+ * NULL when it has none (an older writer); @p n gets its slot count
+ * (1..GNTS_NF_STATS_MAX).  The header is read once.
+ */
+struct gnts_nf_stat *gnts_ring_region_stats(void *region, size_t region_size,
+					    unsigned *n);
 
 /** NF: say "still alive".  Only the NF writes the counter, so a plain
  *  load + store is enough; relaxed: it orders nothing else. */
