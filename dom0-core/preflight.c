@@ -2,6 +2,8 @@
 /* Checks before EAL starts; see preflight.h. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -102,6 +104,43 @@ check_socket(const char *path, char *err, size_t errlen)
 	return -1;
 }
 
+/*
+ * One core per socket also when two start at the same moment, before
+ * either listens: each binds an abstract unix socket named after the
+ * path (FNV-1a of it: abstract names are short), and the second bind
+ * fails.  The fd is kept for the life of the process, which is what holds
+ * the claim; the kernel lets it go when the process ends, however it
+ * ends, so there is no file to go stale.
+ */
+static int
+claim_socket(const char *path, char *err, size_t errlen)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	uint64_t h = 0xcbf29ce484222325ull;
+	const char *c;
+	int fd, n;
+
+	for (c = path; *c != '\0'; c++)
+		h = (h ^ (uint8_t)*c) * 0x100000001b3ull;
+	n = snprintf(sa.sun_path + 1, sizeof(sa.sun_path) - 1,
+		     "xnv-core:%016llx", (unsigned long long)h);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd >= 0 && bind(fd, (const struct sockaddr *)&sa,
+			    (socklen_t)(offsetof(struct sockaddr_un, sun_path) +
+					1 + (size_t)n)) == 0)
+		return 0;	/* fd held until exit: the claim */
+	if (errno == EADDRINUSE)
+		snprintf(err, errlen, "another xnv-core is starting on %s: "
+			 "stop it first, or give this one another socket",
+			 path);
+	else
+		snprintf(err, errlen, "cannot claim the socket %s: %s", path,
+			 strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	return -1;
+}
+
 /* @p path can be written (made and removed again if it was not there;
  * opened non-blocking: a FIFO nobody reads must not hang the start). */
 static int
@@ -129,7 +168,8 @@ int
 xnv_preflight_start(const struct xnv_config *cfg, const char *stats_json,
 		    char *err, size_t errlen)
 {
-	if (check_socket(cfg->socket, err, errlen) < 0)
+	if (check_socket(cfg->socket, err, errlen) < 0 ||
+	    claim_socket(cfg->socket, err, errlen) < 0)
 		return -1;
 	if (stats_json != NULL && check_writable(stats_json, err, errlen) < 0)
 		return -1;

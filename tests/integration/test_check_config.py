@@ -6,14 +6,16 @@ warnings), or exit 1 and one error; every line starts with FILE:LINE.
 A normal start refuses the same things in the same words before DPDK
 starts.  docs/CONFIG.md documents exactly the keys the parser knows
 (dom0-core/config_keys.c).  Before EAL too: a second core on a socket
-in use (named with the first one's pid), an unwritable --stats-json, a
+in use (named with the first one's pid; two started at once: the
+second), an unwritable --stats-json, a
 socket directory that cannot be made; usage errors exit 2."""
 import os
 import re
+import subprocess
 
 import pytest
 
-from harness import CORE_BIN, REPO
+from harness import CORE_BIN, REPO, scaled, unstamped
 from test_bad_input import NOISE, config
 from traffic import read_pcap, write_pcap
 
@@ -241,6 +243,39 @@ def test_second_core_refused_before_eal(xnv):
         f"{xnv.socket}: stop it first, or give this one another socket"], r.stderr
     assert not xnv.path("b.pcap").exists()
     assert core.alive() and xnv.socket.is_socket()
+
+
+def test_two_cores_started_at_once(xnv):
+    """Two cores on one socket started at the same moment, before either
+    listens (three times): one runs, the other is refused in one line
+    before EAL and before its device (its own tx_pcap is never made)."""
+    for i in range(3):
+        procs = []
+        for side in ("a", "b"):
+            cfg = xnv.path(f"race{i}{side}.ini")
+            cfg.write_text(config(out=f"[port out]\ndev = net_pcap1,tx_pcap="
+                                      f"race{i}{side}.pcap\ngroup = g\n"))
+            procs.append(subprocess.Popen(
+                [CORE_BIN, "-l", "0", "--", "--config", cfg, "--socket",
+                 xnv.socket, "--duration", str(round(scaled(3)))],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+        try:
+            outs = [p.communicate(timeout=scaled(60)) for p in procs]
+        finally:
+            for p in procs:             # stopped by PID if still there
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
+        rcs = [p.returncode for p in procs]
+        assert sorted(rcs) == [0, 1], (rcs, outs)
+        lost = rcs.index(1)
+        err = unstamped(outs[lost][1]).splitlines()
+        assert len(err) == 1 and re.fullmatch(
+            r"xnv-core: another xnv-core (\(pid \d+\) is listening|is "
+            rf"starting) on {re.escape(str(xnv.socket))}: stop it first, or "
+            r"give this one another socket", err[0]), err
+        assert not xnv.path(f"race{i}{'ab'[lost]}.pcap").exists()
+        assert xnv.path(f"race{i}{'ab'[1 - lost]}.pcap").exists()
 
 
 def test_stats_json_unwritable(xnv):
