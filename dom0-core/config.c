@@ -2,7 +2,6 @@
 /* xnv-core configuration; see config.h for the format. */
 #include <ctype.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,30 +14,6 @@
 #include "config.h"
 #include "config_file.h"
 
-static int
-fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
-
-static char *
-trim(char *s)
-{
-	char *e;
-
-	while (isspace((unsigned char)*s))
-		s++;
-	e = s + strlen(s);
-	while (e > s && isspace((unsigned char)e[-1]))
-		*--e = '\0';
-	return s;
-}
-
 int
 xnv_config_u32(const char *sec, const char *key, const char *v, uint32_t min,
 	       uint32_t max, uint32_t *out, char *err, size_t errlen)
@@ -50,11 +25,11 @@ xnv_config_u32(const char *sec, const char *key, const char *v, uint32_t min,
 	x = strtoull(v, &end, 10);
 	if (errno != 0 || end == v || *end != '\0' || !isdigit((unsigned
 	    char)v[0]) || x < min || x > max)
-		return fail(err, errlen, "[%s] %s = %s: expected a number "
+		return xnv_cfg_fail(err, errlen, "[%s] %s = %s: expected a number "
 			    "from %u to %u", sec, key, v, min, max);
 	/* 010 is not 8 here, nor 10: say it rather than guess */
 	if (v[0] == '0' && v[1] != '\0')
-		return fail(err, errlen, "[%s] %s = %s: expected a number "
+		return xnv_cfg_fail(err, errlen, "[%s] %s = %s: expected a number "
 			    "from %u to %u, without leading zeros", sec, key,
 			    v, min, max);
 	*out = (uint32_t)x;
@@ -112,12 +87,12 @@ xnv_config_parse_chain(const struct xnv_config *c, const char *text,
 
 		if (arrow != NULL)
 			*arrow = '\0';
-		step = trim(p);
+		step = xnv_cfg_trim(p);
 		p = arrow != NULL ? arrow + 2 : NULL;
 		if (*step == '\0')
-			return fail(err, errlen, "chain has an empty step");
+			return xnv_cfg_fail(err, errlen, "chain has an empty step");
 		if (ch->n == XNV_MAX_CHAIN)
-			return fail(err, errlen, "chain has more than %d steps",
+			return xnv_cfg_fail(err, errlen, "chain has more than %d steps",
 				    XNV_MAX_CHAIN);
 		if (strcmp(step, "drop") == 0) {
 			ch->s[ch->n++] = (struct xnv_step){ XNV_STEP_DROP, 0 };
@@ -128,7 +103,7 @@ xnv_config_parse_chain(const struct xnv_config *c, const char *text,
 			ch->s[ch->n++] = (struct xnv_step){ XNV_STEP_PORT,
 							    (uint16_t)i };
 		} else {
-			return fail(err, errlen, "chain step '%.31s' is not a "
+			return xnv_cfg_fail(err, errlen, "chain step '%.31s' is not a "
 				    "declared service, a port, or 'drop'", step);
 		}
 	}
@@ -190,7 +165,7 @@ load_core(struct rte_cfgfile *f, struct xnv_config *c, char *err,
 		return 0;
 	if ((v = GET(f, "core", "socket")) != NULL) {
 		if (strlen(v) >= sizeof(c->socket) || v[0] != '/')
-			return fail(err, errlen, "[core] socket = %s: expected "
+			return xnv_cfg_fail(err, errlen, "[core] socket = %s: expected "
 				    "an absolute path shorter than %zu", v,
 				    sizeof(c->socket));
 		strcpy(c->socket, v);
@@ -200,7 +175,7 @@ load_core(struct rte_cfgfile *f, struct xnv_config *c, char *err,
 				    &c->ring_size, err, errlen)) < 0)
 			return rc;
 		if (!gnts_ring_size_ok(c->ring_size))
-			return fail(err, errlen, "[core] ring_size = %s: must "
+			return xnv_cfg_fail(err, errlen, "[core] ring_size = %s: must "
 				    "be a power of two from 16 to 65536", v);
 	}
 	if ((v = GET(f, "core", "burst")) != NULL &&
@@ -229,7 +204,7 @@ load_core(struct rte_cfgfile *f, struct xnv_config *c, char *err,
 		return rc;
 	if ((v = GET(f, "core", "latency")) != NULL) {
 		if (strcmp(v, "on") != 0 && strcmp(v, "off") != 0)
-			return fail(err, errlen, "[core] latency = %s: expected "
+			return xnv_cfg_fail(err, errlen, "[core] latency = %s: expected "
 				    "'on' or 'off'", v);
 		c->latency = strcmp(v, "on") == 0;
 	}
@@ -237,7 +212,7 @@ load_core(struct rte_cfgfile *f, struct xnv_config *c, char *err,
 		if (strcmp(v, "own") == 0)
 			c->own_pools = 1;
 		else if (strcmp(v, "group") != 0)
-			return fail(err, errlen, "[core] nf_pools = %s: "
+			return xnv_cfg_fail(err, errlen, "[core] nf_pools = %s: "
 				    "expected 'group' or 'own'", v);
 	}
 	if ((rc = xnv_config_load_limits(f, c, err, errlen)) < 0)
@@ -286,7 +261,7 @@ load_group(struct rte_cfgfile *f, const char *sec, const char *name,
 				    XNV_BUF_SIZE_MAX, &g->buf_size, err, errlen)) < 0)
 			return rc;
 		if (g->buf_size % 64 != 0)
-			return fail(err, errlen, "[%s] buf_size = %s: must be "
+			return xnv_cfg_fail(err, errlen, "[%s] buf_size = %s: must be "
 				    "a multiple of 64", sec, v);
 	}
 	c->n_groups++;
@@ -305,7 +280,7 @@ load_port(const struct xnv_ini *ini, const char *sec, const char *name,
 
 	snprintf(p->name, sizeof(p->name), "%s", name);
 	if ((v = GET(f, sec, "dev")) == NULL || *v == '\0')
-		return fail(err, errlen, "[%s]: missing 'dev' (a vdev such as "
+		return xnv_cfg_fail(err, errlen, "[%s]: missing 'dev' (a vdev such as "
 			    "net_null0 or a PCI address)", sec);
 	if ((rc = xnv_config_port_dev(c, c->n_ports, v, xnv_ini_line(ini, sec,
 				      "dev"), err, errlen)) < 0)
@@ -328,7 +303,7 @@ load_port(const struct xnv_ini *ini, const char *sec, const char *name,
 		if (strcmp(v, "immediately") == 0)
 			p->rx_when_ready = 0;
 		else if (strcmp(v, "chain-ready") != 0)
-			return fail(err, errlen, "[%s] rx_start = %s: expected "
+			return xnv_cfg_fail(err, errlen, "[%s] rx_start = %s: expected "
 				    "'chain-ready' or 'immediately'", sec, v);
 	}
 	if ((v = GET(f, sec, "rx_rate")) != NULL &&
@@ -350,12 +325,12 @@ link_port(struct rte_cfgfile *f, const char *sec, struct xnv_port_cfg *p,
 	int g = v != NULL ? xnv_config_group(c, v) : 0;
 
 	if (g < 0)
-		return fail(err, errlen, "[%s] group = %s: no such [group]",
+		return xnv_cfg_fail(err, errlen, "[%s] group = %s: no such [group]",
 			    sec, v);
 	p->group = (uint16_t)g;
 	if ((v = GET(f, sec, "chain")) != NULL &&
 	    xnv_config_parse_chain(c, v, &p->chain, cerr, sizeof(cerr)) < 0)
-		return fail(err, errlen, "[%s] %s", sec, cerr);
+		return xnv_cfg_fail(err, errlen, "[%s] %s", sec, cerr);
 	return 0;
 }
 
@@ -375,7 +350,7 @@ load_service(struct rte_cfgfile *f, const char *sec, const char *name,
 			    errlen)) < 0)
 		return rc;
 	if (c->service_by_id[id] >= 0)
-		return fail(err, errlen, "[%s] id = %u: already used by "
+		return xnv_cfg_fail(err, errlen, "[%s] id = %u: already used by "
 			    "service %s", sec, id,
 			    c->services[c->service_by_id[id]].name);
 	snprintf(s->name, sizeof(s->name), "%s", name);
@@ -417,14 +392,14 @@ load_section(const struct xnv_ini *ini, unsigned hdr, int pass,
 	}
 	if (sscanf(sec, "%63s %63s", kind, name) != 2 ||
 	    strlen(sec) != strlen(kind) + 1 + strlen(name))
-		return fail(err, errlen, "[%s]: unknown section (expected "
+		return xnv_cfg_fail(err, errlen, "[%s]: unknown section (expected "
 			    "[core], [group|port|service|flow NAME])", sec);
 	if (!valid_name(name))
-		return fail(err, errlen, "[%s]: '%s' is not a valid name "
+		return xnv_cfg_fail(err, errlen, "[%s]: '%s' is not a valid name "
 			    "(letters, digits, - _ ., under %d characters, "
 			    "not 'drop')", sec, name, XNV_NAME_LEN);
 	if (xnv_config_keys(kind) == NULL)
-		return fail(err, errlen, "[%s]: unknown section kind '%s' "
+		return xnv_cfg_fail(err, errlen, "[%s]: unknown section kind '%s' "
 			    "(expected core, group, port, service or flow)",
 			    sec, kind);
 	/* [flow]: the rule parser names an unknown field itself */
@@ -441,9 +416,9 @@ load_section(const struct xnv_ini *ini, unsigned hdr, int pass,
 					 errlen);
 		if (xnv_config_port(c, name) >= 0 ||
 		    xnv_config_service(c, name) >= 0)
-			return fail(err, errlen, "[%s]: name already used", sec);
+			return xnv_cfg_fail(err, errlen, "[%s]: name already used", sec);
 		if (c->n_ports == XNV_MAX_PORTS)
-			return fail(err, errlen, "[%s]: more than %d ports", sec,
+			return xnv_cfg_fail(err, errlen, "[%s]: more than %d ports", sec,
 				    XNV_MAX_PORTS);
 		return load_port(ini, sec, name, c, err, errlen);
 	}
@@ -457,22 +432,22 @@ load_section(const struct xnv_ini *ini, unsigned hdr, int pass,
 	}
 	if (strcmp(kind, "group") == 0) {
 		if (xnv_config_group(c, name) >= 0)
-			return fail(err, errlen, "[%s]: declared twice", sec);
+			return xnv_cfg_fail(err, errlen, "[%s]: declared twice", sec);
 		if (c->n_groups == XNV_MAX_GROUPS)
-			return fail(err, errlen, "[%s]: more than %d groups",
+			return xnv_cfg_fail(err, errlen, "[%s]: more than %d groups",
 				    sec, XNV_MAX_GROUPS);
 		return load_group(f, sec, name, c, err, errlen);
 	}
 	if (strcmp(kind, "service") == 0) {
 		i = xnv_config_service(c, name);
 		if (i >= 0 || xnv_config_port(c, name) >= 0)
-			return fail(err, errlen, "[%s]: name already used", sec);
+			return xnv_cfg_fail(err, errlen, "[%s]: name already used", sec);
 		if (c->n_services == XNV_MAX_SERVICES)
-			return fail(err, errlen, "[%s]: more than %d services",
+			return xnv_cfg_fail(err, errlen, "[%s]: more than %d services",
 				    sec, XNV_MAX_SERVICES);
 		return load_service(f, sec, name, c, err, errlen);
 	}
-	return fail(err, errlen, "[%s]: [core] takes no name", sec);
+	return xnv_cfg_fail(err, errlen, "[%s]: [core] takes no name", sec);
 }
 
 /* What a config is without keys. */
@@ -519,7 +494,7 @@ xnv_config_load(const char *path, struct xnv_config *c, char *err,
 		}
 	}
 	if (rc == 0 && c->n_ports == 0)
-		rc = fail(err, errlen, "%s: no [port NAME] section", path);
+		rc = xnv_cfg_fail(err, errlen, "%s: no [port NAME] section", path);
 	if (rc == 0)
 		xnv_config_warn(c, &ini);
 	if (rc < 0) {

@@ -11,8 +11,8 @@
 
 #define LINE_MAX_LEN 1024
 
-static int
-fail(char *err, size_t errlen, const char *fmt, ...)
+int
+xnv_cfg_fail(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -22,8 +22,8 @@ fail(char *err, size_t errlen, const char *fmt, ...)
 	return -EINVAL;
 }
 
-static char *
-trim(char *s)
+char *
+xnv_cfg_trim(char *s)
 {
 	char *e;
 
@@ -80,18 +80,18 @@ header(struct xnv_ini *ini, char *s, unsigned lineno, char *sec,
 	unsigned first;
 
 	if (s[strlen(s) - 1] != ']')
-		return fail(err, errlen, "%s:%u: section header without "
+		return xnv_cfg_fail(err, errlen, "%s:%u: section header without "
 			    "closing ']'", p, lineno);
 	s[strlen(s) - 1] = '\0';
-	s = trim(s + 1);
+	s = xnv_cfg_trim(s + 1);
 	if (strlen(s) >= CFG_NAME_LEN)
-		return fail(err, errlen, "%s:%u: section name too long", p,
+		return xnv_cfg_fail(err, errlen, "%s:%u: section name too long", p,
 			    lineno);
 	if (*s == '\0')
-		return fail(err, errlen, "%s:%u: empty section name", p,
+		return xnv_cfg_fail(err, errlen, "%s:%u: empty section name", p,
 			    lineno);
 	if ((first = xnv_ini_line(ini, s, NULL)) != 0)
-		return fail(err, errlen, "%s:%u: [%s]: declared twice (first "
+		return xnv_cfg_fail(err, errlen, "%s:%u: [%s]: declared twice (first "
 			    "on line %u)", p, lineno, s, first);
 	strcpy(sec, s);
 	if (rte_cfgfile_add_section(ini->cf, sec) < 0 ||
@@ -123,24 +123,24 @@ entry(struct xnv_ini *ini, char *s, unsigned lineno, const char *sec,
 	unsigned first;
 
 	if (eq == NULL)
-		return fail(err, errlen, "%s:%u: expected 'key = value' or "
+		return xnv_cfg_fail(err, errlen, "%s:%u: expected 'key = value' or "
 			    "'[section]', got '%s'", p, lineno, s);
 	if (*sec == '\0')
-		return fail(err, errlen, "%s:%u: 'key = value' before any "
+		return xnv_cfg_fail(err, errlen, "%s:%u: 'key = value' before any "
 			    "[section]", p, lineno);
 	*eq = '\0';
-	k = trim(s);
-	v = trim(eq + 1);
+	k = xnv_cfg_trim(s);
+	v = xnv_cfg_trim(eq + 1);
 	if (*k == '\0')
-		return fail(err, errlen, "%s:%u: empty key", p, lineno);
+		return xnv_cfg_fail(err, errlen, "%s:%u: empty key", p, lineno);
 	if (*v == '\0')
-		return fail(err, errlen, "%s:%u: empty value (leave the key "
+		return xnv_cfg_fail(err, errlen, "%s:%u: empty value (leave the key "
 			    "out instead)", p, lineno);
 	if (strlen(k) >= CFG_NAME_LEN || strlen(v) >= CFG_VALUE_LEN)
-		return fail(err, errlen, "%s:%u: key or value too long", p,
+		return xnv_cfg_fail(err, errlen, "%s:%u: key or value too long", p,
 			    lineno);
 	if ((first = key_line(ini, k)) != 0)
-		return fail(err, errlen, "%s:%u: [%s]: %s given twice (first "
+		return xnv_cfg_fail(err, errlen, "%s:%u: [%s]: %s given twice (first "
 			    "on line %u)", p, lineno, sec, k, first);
 	if (rte_cfgfile_add_entry(ini->cf, sec, k, v) < 0 ||
 	    remember(ini, sec, k, lineno) < 0)
@@ -160,19 +160,19 @@ read_lines(struct xnv_ini *ini, FILE *f, char *err, size_t errlen)
 
 		lineno++;
 		if (strchr(line, '\n') == NULL && !feof(f))
-			return fail(err, errlen, "%s:%u: line longer than %d "
+			return xnv_cfg_fail(err, errlen, "%s:%u: line longer than %d "
 				    "characters", ini->path, lineno,
 				    LINE_MAX_LEN);
 		if ((c = strchr(line, ';')) != NULL)
 			*c = '\0';
-		s = trim(line);
+		s = xnv_cfg_trim(line);
 		if (*s == '\0' || *s == '#')
 			continue;
 		rc = *s == '[' ? header(ini, s, lineno, sec, err, errlen) :
 				 entry(ini, s, lineno, sec, err, errlen);
 	}
 	if (rc == 0 && ferror(f))
-		rc = fail(err, errlen, "%s: %s", ini->path, strerror(errno));
+		rc = xnv_cfg_fail(err, errlen, "%s: %s", ini->path, strerror(errno));
 	if (rc == -ENOMEM)
 		snprintf(err, errlen, "%s: out of memory", ini->path);
 	return rc;
@@ -189,12 +189,12 @@ xnv_ini_read(const char *path, struct xnv_ini *ini, char *err, size_t errlen)
 	f = fopen(path, "r");
 	if (f == NULL) {
 		rc = -errno;
-		fail(err, errlen, "%s: %s", path, strerror(-rc));
+		xnv_cfg_fail(err, errlen, "%s: %s", path, strerror(-rc));
 		return rc;
 	}
 	ini->cf = rte_cfgfile_create(0);
 	if (ini->cf == NULL)
-		rc = -ENOMEM, fail(err, errlen, "%s: out of memory", path);
+		rc = -ENOMEM, xnv_cfg_fail(err, errlen, "%s: out of memory", path);
 	else
 		rc = read_lines(ini, f, err, errlen);
 	fclose(f);

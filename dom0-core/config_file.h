@@ -30,6 +30,13 @@
 
 #include <rte_cfgfile.h>
 
+/** Format @p fmt into @p err.  @return -EINVAL (for `return
+ *  xnv_cfg_fail(...)`).  The config readers' one error maker. */
+int xnv_cfg_fail(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/** @p s without its leading blanks, its trailing ones cut in place. */
+char *xnv_cfg_trim(char *s);
+
 /* Where one section header (key "") or one key is. */
 struct xnv_ini_at {
 	char sec[CFG_NAME_LEN];

@@ -22,17 +22,6 @@ static const char *const memif_paths[] = { "socket=", NULL };
 static const char *const rx_keys[] = { "rx_pcap=", "rx_iface=",
 	"rx_iface_in=", "iface=", NULL };
 
-static int
-fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
-
 /* "0000:01:00.0" or "01:00.0": a PCI address. */
 static int
 pci_addr(const char *s)
@@ -119,7 +108,7 @@ xnv_config_port_dev(struct xnv_config *c, uint16_t idx, const char *v,
 
 	snprintf(name, sizeof(name), "%.*s", (int)strcspn(v, ","), v);
 	if (strncmp(name, "net_", 4) != 0 && !pci_addr(name))
-		return fail(err, errlen, "[port %s] dev = %s: '%s' is neither "
+		return xnv_cfg_fail(err, errlen, "[port %s] dev = %s: '%s' is neither "
 			    "a DPDK vdev (net_DRIVERn[,key=value...], such as "
 			    "net_pcap0,rx_pcap=in.pcap) nor a PCI address "
 			    "(0000:01:00.0); a kernel interface is "
@@ -128,13 +117,13 @@ xnv_config_port_dev(struct xnv_config *c, uint16_t idx, const char *v,
 	for (i = 0; i < idx; i++) {
 		dev_name(c->ports[i].dev, other, sizeof(other));
 		if (strcmp(name, other) == 0)
-			return fail(err, errlen, "[port %s] dev = %s: device %s "
+			return xnv_cfg_fail(err, errlen, "[port %s] dev = %s: device %s "
 				    "is [port %s]'s already (line %u): one "
 				    "device per port", p->name, v, name,
 				    c->ports[i].name, c->ports[i].line);
 	}
 	if (resolve_paths(c, v, p->dev, sizeof(p->dev)) < 0)
-		return fail(err, errlen, "[port %s] dev = %s: longer than %d "
+		return xnv_cfg_fail(err, errlen, "[port %s] dev = %s: longer than %d "
 			    "characters once its files are found from the "
 			    "config's directory", p->name, v, XNV_DEV_LEN - 1);
 	p->line = line;

@@ -35,17 +35,11 @@ TIMEOUT = ("--timeout", "30")
 DPDK_TELEMETRY = Path("/usr/bin/dpdk-telemetry.py")
 
 
-class Ctl:
-    """The running scenario, and xnv-ctl pointed at it."""
+class CtlClient:
+    """xnv-ctl pointed at the core on the env's socket."""
 
-    def __init__(self, env, core, nfs, cfg, sections, dev_in):
-        self.env, self.core, self.nfs = env, core, nfs
-        self.cfg, self.sections, self.dev_in = cfg, sections, dev_in
-
-    def write_flows(self, flows):
-        """The core's config file again, with these [flow NAME] sections
-        ([(name, {key: value})]) after its own: what `flow reload` reads."""
-        write_config(self.cfg, self.sections + [(f"flow {n}", kv) for n, kv in flows])
+    def __init__(self, env):
+        self.env = env
 
     def run(self, *args):
         return self.env.run([CTL_BIN, "--socket", self.env.socket, *TIMEOUT, *args],
@@ -59,6 +53,21 @@ class Ctl:
 
     def json(self, *args):
         return json.loads(self.ok(*args, "--json"))
+
+
+class Ctl(CtlClient):
+    """The running scenario, and xnv-ctl pointed at it."""
+
+    def __init__(self, env, core, nfs, cfg, sections, dev_in):
+        super().__init__(env)
+        self.core, self.nfs = core, nfs
+        self.cfg, self.sections, self.dev_in = cfg, sections, dev_in
+
+    def write_flows(self, flows):
+        """The core's config file again, with these [flow NAME] sections
+        ([(name, {key: value})]) after its own: what `flow reload` reads."""
+        write_config(self.cfg, self.sections + [(f"flow {n}", kv) for n, kv in flows])
+
 
     def table(self, *args):
         return parse_table(self.ok(*args))

@@ -9,28 +9,11 @@ exits 0; each bad input is one line, exit 1 (the core refused) or 2
 import json
 
 from harness import CTL_BIN, FWD_BIN, Telemetry, wait_until, write_config
-from test_ctl import flow_frames
+from test_ctl import TIMEOUT, CtlClient, flow_frames
 from traffic import write_pcap
 
-TIMEOUT = ("--timeout", "30")
 
-
-class Ctl:
-    def __init__(self, env):
-        self.env = env
-
-    def run(self, *args):
-        return self.env.run([CTL_BIN, "--socket", self.env.socket, *TIMEOUT, *args],
-                            timeout=120)
-
-    def ok(self, *args):
-        r = self.run(*args)
-        assert r.returncode == 0 and r.stderr == "", (args, r.returncode, r.stderr)
-        return r.stdout
-
-    def json(self, *args):
-        return json.loads(self.ok(*args, "--json"))
-
+class Ctl(CtlClient):
     def port(self, name):
         return {p["name"]: p for p in self.json("ports")}[name]
 
