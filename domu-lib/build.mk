@@ -10,9 +10,11 @@ XNV_PC   := $(B)/lib/pkgconfig/libxnv.pc
 # The Xen client is referenced weakly (gntshare/cli.c): a static link pulls
 # it in only when asked to, which libxnv.pc does where it was built (with
 # --static; as Libs.private, not Requires.private, so that a plain
-# `pkg-config libxnv` never needs the Xen libraries' .pc files).
+# `pkg-config libxnv` never needs the Xen libraries' .pc files; their own
+# static dependencies, xentoollog and xentoolcore, are listed with them).
 ifeq ($(HAVE_XEN),1)
-XNV_PC_LIBS     := -Wl,-u,gnts_xen_cli_ops $(XEN_LIBS)
+XNV_PC_LIBS     := -Wl,-u,gnts_xen_cli_ops \
+                   $(shell pkg-config --static --libs xenstore xengnttab 2>/dev/null)
 endif
 
 all: $(XNV_A) $(XNV_SO) $(XNV_PC)
