@@ -12,7 +12,8 @@ xnv_lat_bucket_max(unsigned b)
 		return b;
 	e = (b >> XNV_LAT_SUB_BITS) + XNV_LAT_SUB_BITS - 1;
 	sub = b & ((1u << XNV_LAT_SUB_BITS) - 1);
-	if (e >= 63 && sub == (1u << XNV_LAT_SUB_BITS) - 1)
+	/* Past 2^64 (the top buckets' upper ends): every value is in. */
+	if (e > 63 || (e == 63 && sub == (1u << XNV_LAT_SUB_BITS) - 1))
 		return UINT64_MAX;
 	/* (1 sub-bucket wide) * (sub + 1) past 2^e, minus one */
 	return (1ull << e) + ((uint64_t)(sub + 1) << (e - XNV_LAT_SUB_BITS)) - 1;
