@@ -511,7 +511,8 @@ main(int argc, char **argv)
 	}
 	if (o.socket != NULL)
 		snprintf(c->cfg.socket, sizeof(c->cfg.socket), "%s", o.socket);
-	if (xnv_preflight_start(&c->cfg, o.stats_json, err, sizeof(err)) < 0) {
+	if (xnv_preflight_start(&c->cfg, o.backend, o.stats_json, err,
+				sizeof(err)) < 0) {
 		fprintf(stderr, "xnv-core: %s\n", err);
 		xnv_config_free(&c->cfg);
 		free(eal_argv);

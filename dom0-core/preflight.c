@@ -11,6 +11,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <gntshare/backend.h>
+
 #include "pcap_check.h"
 #include "preflight.h"
 
@@ -165,10 +167,17 @@ check_writable(const char *path, char *err, size_t errlen)
 }
 
 int
-xnv_preflight_start(const struct xnv_config *cfg, const char *stats_json,
-		    char *err, size_t errlen)
+xnv_preflight_start(const struct xnv_config *cfg, const char *backend,
+		    const char *stats_json, char *err, size_t errlen)
 {
-	if (check_socket(cfg->socket, err, errlen) < 0 ||
+	const struct gnts_srv_ops *ops = gnts_srv_backend(backend ? backend :
+							  "host");
+
+	/* The socket is checked where NFs connect on it; the path is
+	 * claimed whatever the backend (it names the core: its EAL file
+	 * prefix, its control pointer). */
+	if ((ops != NULL && ops->listens &&
+	     check_socket(cfg->socket, err, errlen) < 0) ||
 	    claim_socket(cfg->socket, err, errlen) < 0)
 		return -1;
 	if (stats_json != NULL && check_writable(stats_json, err, errlen) < 0)

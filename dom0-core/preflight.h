@@ -7,7 +7,8 @@
  *
  * Usage:
  *	if (xnv_preflight_config(&cfg, err, sizeof(err)) < 0 ||
- *	    xnv_preflight_start(&cfg, stats_json, err, sizeof(err)) < 0)
+ *	    xnv_preflight_start(&cfg, backend, stats_json, err,
+ *				sizeof(err)) < 0)
  *		fprintf(stderr, "xnv-core: %s\n", err);
  */
 #ifndef XNV_PREFLIGHT_H
@@ -26,12 +27,14 @@ int xnv_preflight_config(const struct xnv_config *cfg, char *err,
 			 size_t errlen);
 
 /**
- * What this start needs: no core listening on cfg->socket already (the
- * line names its pid when the socket says it), the socket's directory
- * there or makable, and @p stats_json (NULL: none) writable.
+ * What this start needs: for a @p backend NFs connect to on cfg->socket
+ * (NULL: host), no core listening there already (the line names its pid
+ * when the socket says it) and the socket's directory there or makable;
+ * for any backend, no other core starting on the same path at this
+ * moment; and @p stats_json (NULL: none) writable.
  * @return 0, or -1 with one line in @p err.
  */
-int xnv_preflight_start(const struct xnv_config *cfg, const char *stats_json,
-			char *err, size_t errlen);
+int xnv_preflight_start(const struct xnv_config *cfg, const char *backend,
+			const char *stats_json, char *err, size_t errlen);
 
 #endif /* XNV_PREFLIGHT_H */

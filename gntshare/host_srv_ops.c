@@ -82,6 +82,7 @@ host_srv_counters(void *impl, struct gnts_srv_counters *ct)
 
 const struct gnts_srv_ops gnts_host_srv_ops = {
 	.name = "host",
+	.listens = 1,
 	.open = host_srv_open,
 	.poll = host_srv_poll,
 	.detach = host_srv_detach,

@@ -110,6 +110,9 @@ struct gnts_srv_counters {
 
 struct gnts_srv_ops {
 	const char *name;
+	/* 1: NFs connect on cfg->socket, whose directory open() makes
+	 * (host); 0: the backend does not use the socket (xen). */
+	int listens;
 	/* Listen / watch.  0 and *impl, or -errno + @p err. */
 	int (*open)(const struct gnts_srv_cfg *cfg, void **impl, char *err,
 		    size_t errlen);
