@@ -163,7 +163,9 @@ htab_sweep(struct htab *t, uint32_t *cursor, uint32_t budget,
 {
 	uint32_t removed = 0, i = *cursor & t->mask;
 
-	while (budget-- > 0 && t->n > 0) {
+	/* The budget counts slots moved past, not removals: a sweep of
+	 * mask + 1 slots sees every entry however many it removes. */
+	while (budget > 0 && t->n > 0) {
 		uint8_t *s = SLOT(t, i);
 
 		/* after a removal slot i holds a pulled-back entry: look
@@ -174,6 +176,7 @@ htab_sweep(struct htab *t, uint32_t *cursor, uint32_t budget,
 			continue;
 		}
 		i = (i + 1) & t->mask;
+		budget--;
 	}
 	*cursor = i;
 	return removed;

@@ -2,7 +2,8 @@
 /*
  * examples/common/htab: each table hashes with a seed of its own, so keys
  * chosen to collide under a seed known in advance (0, as it once was)
- * spread out instead of filling one probe run.
+ * spread out instead of filling one probe run; a sweep of every slot sees
+ * every entry.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -74,12 +75,50 @@ test_keys_colliding_under_seed_0_spread(void **state)
 	htab_free(&t);
 }
 
+static int
+odd_key(const void *key, void *val, void *arg)
+{
+	uint64_t k;
+
+	(void)val;
+	(void)arg;
+	memcpy(&k, key, sizeof(k));
+	return k & 1;
+}
+
+/* A sweep of every slot removes every entry it is asked to, however many
+ * (each removal pulls later entries back, and once the budget counted
+ * them, the slots at the end of a full sweep were never seen). */
+static void
+test_full_sweep_sees_every_entry(void **state)
+{
+	(void)state;
+	for (unsigned round = 0; round < 200; round++) {
+		uint32_t at = 0, pos = 0, left = 0, removed;
+		const void *key;
+		struct htab t;
+		int is_new;
+
+		assert_int_equal(htab_init(&t, MAX, sizeof(uint64_t), 8), 0);
+		for (uint64_t k = 0; k < MAX; k++)
+			assert_non_null(htab_insert(&t, &k, &is_new));
+		removed = htab_sweep(&t, &at, t.mask + 1, odd_key, NULL);
+		while (htab_next(&t, &pos, &key) != NULL)
+			left += odd_key(key, NULL, NULL);
+		assert_int_equal(left, 0);
+		assert_int_equal(removed, MAX / 2);
+		assert_int_equal(t.n, MAX / 2);
+		htab_free(&t);
+	}
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tables_have_their_own_seed),
 		cmocka_unit_test(test_keys_colliding_under_seed_0_spread),
+		cmocka_unit_test(test_full_sweep_sees_every_entry),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
