@@ -86,6 +86,12 @@ wait_for 60 sh -c "kill -USR1 $CORE; sleep 0.5; awk '/nf-c[12].0/ && \$3 > 0' $L
 snap
 if [ "$(col nf-c1.0 3)" != 0 ]; then V=nf-c1 S=nf-c2; else V=nf-c2 S=nf-c1; fi
 t1=$(col nout 3)
+# Paused first, so that it surely holds buffers when it goes: the core
+# keeps filling its rx ring (at nin's paced rate a running NF is often
+# empty-handed, and "reclaimed > 0" would be luck).
+holds() { snap; [ "$(col $V.0 3)" -gt "$(col $V.0 4)" ]; }	# rx > tx
+xl pause $V
+wait_for 60 holds
 xl destroy $V
 wait_for 60 finished $V.0
 fin=$?
