@@ -31,7 +31,6 @@
 #include <rte_hash.h>
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
-#include <rte_prefetch.h>
 
 #include "classify.h"
 #include "core.h"
