@@ -65,6 +65,7 @@ static const char *const mem_opts[] = { "--no-huge", "--in-memory",
 	"--huge-dir", "-m", "--socket-mem", "--legacy-mem", "--no-shconf",
 	NULL };
 static const char *const prefix_opts[] = { "--file-prefix", NULL };
+static const char *const iova_opts[] = { "--iova-mode", NULL };
 static const char *const dev_opts[] = { "-a", "--allow", "-b", "--block",
 	"--no-pci", "-w", "--pci-whitelist", NULL };
 
@@ -74,8 +75,12 @@ xnv_split_args(int argc, char **argv, int *eal_argc, char ***eal_argv,
 {
 	static char *huge[] = { "--in-memory" };
 	static char *nohuge[] = { "--no-huge", "-m", "512", "--no-shconf" };
+	/* The pools are memory DPDK did not allocate (extmem): one IOVA
+	 * range each only when IOVA is VA.  EAL would pick PA wherever
+	 * physical addresses can be read and no bus asks for VA. */
+	static char iova_va[] = "--iova-mode=va";
 	char **extra = NULL, **ev;
-	int sep = -1, n_extra = 0, i, k;
+	int sep = -1, n_extra = 0, i, k, iova;
 	long freehp;
 
 	for (i = 1; i < argc; i++)
@@ -99,7 +104,8 @@ xnv_split_args(int argc, char **argv, int *eal_argc, char ***eal_argv,
 				 "no hugetlbfs mounted");
 		}
 	}
-	ev = calloc((size_t)(argc + n_extra + 1), sizeof(*ev));
+	iova = !has_opt(sep > 0 ? sep : 1, argv, iova_opts);
+	ev = calloc((size_t)(argc + n_extra + iova + 1), sizeof(*ev));
 	if (ev == NULL) {
 		fprintf(stderr, "xnv-core: out of memory\n");
 		return -1;
@@ -108,6 +114,8 @@ xnv_split_args(int argc, char **argv, int *eal_argc, char ***eal_argv,
 	ev[k++] = argv[0];
 	for (i = 0; i < n_extra; i++)
 		ev[k++] = extra[i];
+	if (iova)
+		ev[k++] = iova_va;
 	for (i = 1; i < sep; i++)
 		ev[k++] = argv[i];
 	*eal_argc = k;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Unit tests of xnv-core's EAL file-prefix (xnv_eal_prefix,
- * dom0-core/eal_args.c): the FNV-1a 32 hash of the NF socket path, pinned
+ * Unit tests of xnv-core's EAL argument defaults (dom0-core/eal_args.c):
+ * --iova-mode=va unless given (xnv_split_args), and the file-prefix
+ * (xnv_eal_prefix): the FNV-1a 32 hash of the NF socket path, pinned
  * to the same strings as tests/integration/test_prefix.py pins xnv-ctl's
  * Python copy (dom0-core/python/xnv/prefix.py) to.  The two must agree, or
  * xnv-ctl --socket looks for the core's telemetry socket in the wrong place.
@@ -73,12 +74,47 @@ TEST(user_prefix_is_kept)
 	free(ev);
 }
 
+static int
+count_opt(int ec, char **ev, const char *opt)
+{
+	int i, n = 0;
+
+	for (i = 0; i < ec; i++)
+		n += strncmp(ev[i], opt, strlen(opt)) == 0;
+	return n;
+}
+
+/* --iova-mode=va is added to EAL's options once, before the user's, and
+ * never after the --; an --iova-mode the user gave is left alone. */
+TEST(iova_va_unless_given)
+{
+	static char prog[] = "xnv-core", l[] = "-l", zero[] = "0",
+		    sep[] = "--", cfg[] = "--config", pa[] = "--iova-mode=pa";
+	char *plain[] = { prog, l, zero, sep, cfg, zero, NULL };
+	char *given[] = { prog, pa, sep, cfg, zero, NULL };
+	char **ev, **av;
+	int ec, ac;
+
+	assert_int_equal(xnv_split_args(6, plain, &ec, &ev, &ac, &av), 0);
+	assert_int_equal(count_opt(ec, ev, "--iova-mode"), 1);
+	assert_int_equal(count_opt(ec, ev, "--iova-mode=va"), 1);
+	assert_string_equal(ev[ec - 2], "-l");
+	assert_int_equal(ac, 3);
+	assert_string_equal(av[1], "--config");
+	free(ev);
+	assert_int_equal(xnv_split_args(5, given, &ec, &ev, &ac, &av), 0);
+	assert_int_equal(count_opt(ec, ev, "--iova-mode"), 1);
+	assert_int_equal(count_opt(ec, ev, "--iova-mode=pa"), 1);
+	free(ev);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(prefix_is_fnv1a_of_the_socket_path),
 		cmocka_unit_test(user_prefix_is_kept),
+		cmocka_unit_test(iova_va_unless_given),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
