@@ -74,7 +74,9 @@ usage(FILE *f)
 		"Exit status: 0 after a clean stop, 2 for a usage error, 1 for\n"
 		"any other error.\n"
 		"EAL memory: unless given, --in-memory when 2 MiB hugepages are free,\n"
-		"else --no-huge (logged).  SIGUSR1 prints the counters.\n",
+		"else --no-huge (logged); --iova-mode=va unless given (the pools\n"
+		"are DMA-mapped by virtual address: PCI NICs on vfio-pci).\n"
+		"SIGUSR1 prints the counters.\n",
 		gnts_srv_kinds());
 }
 

@@ -21,6 +21,7 @@
 #include <rte_errno.h>
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
+#include <rte_mbuf_pool_ops.h>
 #include <rte_memory.h>
 
 #include "core.h"
@@ -44,6 +45,21 @@ find_linear_layout(struct xnv_pool *p)
 	p->mbuf_stride = stride;
 }
 
+/* Why a mempool cannot be made when EAL loaded no mempool driver: with
+ * DPDK as shared libraries the drivers are plugins, each its own package. */
+static const char *
+mempool_ops_hint(void)
+{
+	const char *want = rte_mbuf_best_mempool_ops();
+	unsigned i;
+
+	for (i = 0; i < rte_mempool_ops_table.num_ops; i++)
+		if (strcmp(rte_mempool_ops_table.ops[i].name, want) == 0)
+			return "";
+	return " (no mempool driver is loaded: install DPDK's "
+	       "librte_mempool_ring plugin, Debian package librte-mempool-ring23)";
+}
+
 /*
  * Build pool @p idx over c->pools[idx].region (made by the caller, with
  * n_bufs and buf_size set): extmem, mempool, buffer tables.  @p what
@@ -58,6 +74,13 @@ pool_build(struct xnv_core *c, uint16_t idx, const char *what,
 	uint32_t i, cache;
 	int rc;
 
+	if (rte_eal_iova_mode() != RTE_IOVA_VA) {
+		rc = -ENOTSUP;
+		snprintf(err, errlen, "%s: EAL runs with IOVA as PA: a pool is "
+			 "DMA-mapped by virtual address only (drop --iova-mode=pa; "
+			 "PCI NICs on vfio-pci, not igb_uio)", what);
+		goto fail;
+	}
 	/* Tell DPDK about the memory so drivers may use it (DMA map). */
 	rc = rte_extmem_register(p->region->va, p->region->size, NULL, 0,
 				 p->region->page_size);
@@ -79,8 +102,8 @@ pool_build(struct xnv_core *c, uint16_t idx, const char *what,
 					       (uint16_t)p->buf_size,
 					       (int)rte_socket_id(), &ext, 1);
 	if (p->mp == NULL) {
-		snprintf(err, errlen, "%s: mempool over the pool region: %s",
-			 what, rte_strerror(rte_errno));
+		snprintf(err, errlen, "%s: mempool over the pool region: %s%s",
+			 what, rte_strerror(rte_errno), mempool_ops_hint());
 		rc = -ENOMEM;
 		goto fail;
 	}
