@@ -166,6 +166,23 @@ check_writable(const char *path, char *err, size_t errlen)
 	return 0;
 }
 
+/* EAL's VFIO setup (run whatever the devices) gives up, with "Cannot init
+ * VFIO", when sysfs has no module directory: a container that mounts only
+ * part of /sys (systemd-nspawn --private-network) looks like that. */
+static int
+check_sysfs_modules(char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (stat("/sys/module", &st) == 0)
+		return 0;
+	snprintf(err, errlen, "/sys/module: %s: DPDK's EAL needs it to start "
+		 "(its VFIO check); in a container, bind-mount it read-only "
+		 "(systemd-nspawn --bind-ro=/sys/module, docker -v "
+		 "/sys/module:/sys/module:ro)", strerror(errno));
+	return -1;
+}
+
 int
 xnv_preflight_start(const struct xnv_config *cfg, const char *backend,
 		    const char *stats_json, char *err, size_t errlen)
@@ -182,5 +199,5 @@ xnv_preflight_start(const struct xnv_config *cfg, const char *backend,
 		return -1;
 	if (stats_json != NULL && check_writable(stats_json, err, errlen) < 0)
 		return -1;
-	return 0;
+	return check_sysfs_modules(err, errlen);
 }
