@@ -30,6 +30,9 @@ pkgs=(
 	libsystemd-dev
 	# make deb and its test (tests/integration/test_deb.py), man pages
 	dpkg-dev debhelper dh-dkms lintian groff-base man-db
+	# scripts/container-smoke.sh: the packages on a fresh bookworm root
+	# booted with systemd (test_deb.py)
+	mmdebstrap systemd-container
 )
 
 export DEBIAN_FRONTEND=noninteractive
