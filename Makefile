@@ -1,7 +1,8 @@
 # XenNetVM top-level Makefile.  Everything is built under build/.
 #   make              all: libgntshare, libxnv (static + shared + libxnv.pc),
 #                     xnv-core, xnv-ctl, xnv-xl, the example NFs
-#   make deps         install Debian packages + Python venv (root, idempotent)
+#   make deps         install Debian packages + Python venv (root, idempotent);
+#                     XEN=1: the Xen suite's hypervisor and QEMU too
 #   make demo         host-mode demo: pcap -> xnv-core -> 2 forwarder NFs -> pcap
 #   make install      everything under PREFIX (default /usr/local), DESTDIR
 #                     for staging (scripts/install.mk); install-libxnv: libxnv,
@@ -65,7 +66,7 @@ $(B)/obj/%.o: %.c
 -include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
 
 deps:
-	bash scripts/deps.sh
+	bash scripts/deps.sh $(if $(filter 1,$(XEN)),--xen)
 
 demo: all
 	bash scripts/demo.sh

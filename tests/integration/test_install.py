@@ -14,6 +14,10 @@
 - `systemd-analyze verify` accepts both units, as installed (PID 1 here
   need not be systemd: the units are checked, not started).
 - Bash completion offers xnv-ctl's commands as its --help lists them.
+- scripts/deps.sh (make deps): the host-mode list carries libxen-dev and
+  none of the Xen suite's hypervisor / QEMU packages, which --xen adds and
+  --xen-only installs alone (DEPS_DRY_RUN=1: nothing is installed); an
+  unknown argument is one line, exit 2.
 - xnv-nf-run: a bad name (exit 2), a missing or bad file (exit 1), one
   line each; a good file runs the NF with --name, --reattach, ARGS, --,
   NF_ARGS, in place (same PID).
@@ -26,7 +30,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import BUILD, scaled
+from harness import BUILD, REPO, scaled
 from installtree import (INSTALL_FILES, LIBDIR, LIBXNV_FILES, VERSION,
                          build_nf, files_under, make)
 
@@ -173,3 +177,27 @@ def test_nf_run_execs_the_nf(staged, tmp_path):
     assert int(pid) == r.args           # exec'd in place: the unit's main PID
     assert argv == ["--name", "fw-1", "--reattach", "--service", "fw",
                     "--group", "blue", "--", "--rules", "/etc/r.txt", "*"]
+
+
+def deps(*args):
+    r = subprocess.run(["bash", REPO / "scripts" / "deps.sh", *args], capture_output=True,
+                       text=True, timeout=scaled(30), env=dict(os.environ, DEPS_DRY_RUN="1"))
+    return r
+
+
+def would_install(*args):
+    r = deps(*args)
+    assert r.returncode == 0, r.stderr
+    line = [ln for ln in r.stdout.splitlines() if ln.startswith("deps: would install: ")]
+    assert len(line) == 1, r.stdout
+    return set(line[0].split(": ", 2)[2].split())
+
+
+def test_deps_leave_the_xen_suite_to_xen_1():
+    base, xen, only = would_install(), would_install("--xen"), would_install("--xen-only")
+    assert {"xen-hypervisor-4.17-amd64", "qemu-system-x86"} <= only
+    assert "libxen-dev" in base and not base & only
+    assert xen == base | only
+    r = deps("--bogus")
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.count("\n") == 1 and "--bogus" in r.stderr

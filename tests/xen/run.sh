@@ -12,6 +12,7 @@
 # XT_WATCHDOG (1020 x scale) XT_QEMU_MEM (3072) XT_KPKG (linux-image-<KV>-amd64)
 # XT_HEADERS (auto|cache) XT_OUT (build/xen) XT_VERBOSE (0)
 # XT_PVH (0; 1: PVH Dom0 with 2 MiB hugepage pools, make check-xen-pvh)
+# XT_INSTALL (1; 0: skip instead of installing the Xen suite's packages)
 # XT_BENCH (0; 1: make bench-xen: bench/xen/tcg/scenario.sh instead of the
 # checks, XB_SIZES XB_REPS XB_WIN XB_WARM passed to it) XT_CACHE (XT_OUT/cache)
 set -uo pipefail
@@ -38,6 +39,17 @@ libdir=/usr/lib/x86_64-linux-gnu
 CC=${CC:-gcc}
 
 skip() { echo "SKIP: tests/xen: $*"; exit 0; }
+# What make deps leaves out (make deps XEN=1 puts in): installed here,
+# saying which, when this runs as root; XT_INSTALL=0 skips instead.
+missing=$(bash "$top/scripts/deps.sh" --xen-missing | tr '\n' ' ')
+if [ -n "$missing" ]; then
+	[ "$(id -u)" = 0 ] && [ "${XT_INSTALL:-1}" != 0 ] ||
+		skip "not installed: $missing(make deps XEN=1)"
+	echo "tests/xen: installing the Xen suite's packages: $missing(as make deps XEN=1 does)"
+	mkdir -p "$out"
+	bash "$top/scripts/deps.sh" --xen-only > "$out/deps.log" 2>&1 ||
+		skip "could not install $missing: $(tail -1 "$out/deps.log")"
+fi
 command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 not installed (make deps)"
 [ -r /boot/xen-4.17-amd64.gz ] || skip "/boot/xen-4.17-amd64.gz missing (xen-hypervisor-4.17-amd64, make deps)"
 [ -r /usr/include/xenstore.h ] && [ -r $libdir/libxengnttab.a ] ||
