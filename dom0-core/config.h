@@ -281,7 +281,8 @@ int xnv_config_key_check(const char *sec, const char *kind, const char *key,
 struct rte_cfgfile;
 struct xnv_ini;
 /** [port] dev @p v of port @p idx of @p c, at @p line: a vdev or a PCI
- *  address, on no other port; the files it names (rx_pcap=, tx_pcap=, a
+ *  address, on no other port, a known driver's devargs with its keys
+ *  only (config_devargs.h); the files it names (rx_pcap=, tx_pcap=, a
  *  memif socket= file) relative to the config's directory (config_port.c). */
 int xnv_config_port_dev(struct xnv_config *c, uint16_t idx, const char *v,
 			unsigned line, char *err, size_t errlen);
