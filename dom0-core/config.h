@@ -248,6 +248,7 @@ struct xnv_config {
 	uint32_t max_nfs_per_domain;	/* attached or draining */
 	uint32_t max_grant_frames_per_domain;	/* 0: derived (domain.c) */
 	uint8_t on_hostile;		/* enum xnv_on_hostile */
+	unsigned on_hostile_line;	/* where it is set; 0: not set */
 	uint8_t latency;		/* port-to-port latency histograms */
 	uint8_t own_pools;		/* nf_pools = own */
 	uint16_t n_groups, n_ports, n_services;

@@ -4,7 +4,10 @@
 `xnv-core --check-config FILE`: exit 0 and "FILE: ok" (after its
 warnings), or exit 1 and one error; every line starts with FILE:LINE.
 A normal start refuses the same things in the same words before DPDK
-starts.  docs/CONFIG.md documents exactly the keys the parser knows
+starts; what only the backend can tell is checked for the host one
+unless --backend names another.  Known vdev drivers' devargs: their
+keys (dom0-core/config_devargs.c) and the interfaces they name.
+docs/CONFIG.md documents exactly the keys the parser knows
 (dom0-core/config_keys.c).  Before EAL too: a second core on a socket
 in use (named with the first one's pid; two started at once: the
 second), an unwritable --stats-json, a
@@ -133,6 +136,12 @@ BAD = {
     "key-before-section": (
         "ring_size = 64\n" + config(), 1,
         r"'key = value' before any \[section\]$"),
+    # what the backend cannot do: --check-config and a start without
+    # --backend are for the host one
+    "on-hostile-pause-host": (
+        config(core="[core]\non_hostile = pause\n"), 2,
+        r"\[core\] on_hostile = pause: the host backend cannot pause or destroy "
+        r"a domain \(xen can\); use refuse$"),
     # a known vdev driver's devargs, parsed as DPDK 22.11 parses them
     # (dom0-core/config_devargs.c); unknown drivers are left to DPDK
     "devargs-af-packet-key": (
@@ -216,6 +225,17 @@ def test_devargs_good_af_packet_on_lo(xnv):
     cfg, r = check(xnv, config(out="[port out]\ndev = net_af_packet0,iface=lo,"
                                    "qpairs=1,blocksz=4096,framesz=2048,"
                                    "framecnt=512,qdisc_bypass=1\ngroup = g\n"))
+    assert (r.returncode, r.stdout, r.stderr) == (0, f"{cfg}: ok\n", ""), r
+
+
+def test_on_hostile_checked_for_the_backend_named(xnv):
+    """--check-config --backend xen: what the xen backend can do."""
+    if "xen" not in xnv.run([CORE_BIN, "--help"]).stdout.split("this build has:")[-1]:
+        pytest.skip("built without the xen backend")
+    cfg, r = check(xnv, config(core="[core]\non_hostile = destroy\n"))
+    assert r.returncode == 1 and f"{cfg}:2: [core] on_hostile = destroy: " \
+        in r.stderr, r
+    r = xnv.run([CORE_BIN, "--check-config", cfg, "--backend", "xen"])
     assert (r.returncode, r.stdout, r.stderr) == (0, f"{cfg}: ok\n", ""), r
 
 
