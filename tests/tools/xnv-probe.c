@@ -109,6 +109,24 @@ add_ref(gnts_ref_t *l, unsigned *n, const char *v)
 	return 0;
 }
 
+/* --refs @p v: refs 1..v tried.  0, or -EINVAL said in one line. */
+static int
+add_first_refs(struct opts *o, const char *v)
+{
+	char *end;
+	unsigned long n = strtoul(v, &end, 0);
+
+	if (end == v || *end != '\0' || n == 0 || n > MAX_REFS) {
+		fprintf(stderr, "xnv-probe: --refs %s: expected 1..%d\n", v,
+			MAX_REFS);
+		return -EINVAL;
+	}
+	for (unsigned long i = 1; i <= n; i++)
+		if (!in_list(o->refs, o->n_refs, (gnts_ref_t)i))
+			o->refs[o->n_refs++] = (gnts_ref_t)i;
+	return 0;
+}
+
 static void
 usage(FILE *f)
 {
@@ -141,8 +159,6 @@ parse(int argc, char **argv, struct opts *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	unsigned long n;
-	char *end;
 	int c;
 
 	memset(o, 0, sizeof(*o));
@@ -157,16 +173,8 @@ parse(int argc, char **argv, struct opts *o)
 		case 'g': o->group = optarg; break;
 		case 'n': o->name = optarg; break;
 		case 'N':
-			n = strtoul(optarg, &end, 0);
-			if (end == optarg || *end != '\0' || n == 0 ||
-			    n > MAX_REFS) {
-				fprintf(stderr, "xnv-probe: --refs %s: expected "
-					"1..%d\n", optarg, MAX_REFS);
+			if (add_first_refs(o, optarg) < 0)
 				return -EINVAL;
-			}
-			for (unsigned long i = 1; i <= n; i++)
-				if (!in_list(o->refs, o->n_refs, (gnts_ref_t)i))
-					o->refs[o->n_refs++] = (gnts_ref_t)i;
 			break;
 		case 'r':
 			if (add_ref(o->refs, &o->n_refs, optarg) < 0)
