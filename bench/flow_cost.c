@@ -7,6 +7,11 @@
  *
  *   flow-cost [EAL args] -- PCAP RULES [ROUNDS]
  *
+ * The command line splits as xnv-core's does (dom0-core/eal_args.h: no
+ * `--`, no EAL args; the same memory defaults).  Exit status
+ * (xnv_nf_exit_status(), as the NFs): 0, or after -h / --help; 2 for a
+ * usage error (one line); 1 for any other error.
+ *
  * Prints the best (lowest) ns per packet over ROUNDS rounds (default 500) of 2^10
  * bursts each: the best round is the one nothing interrupted, so the
  * figure holds on a busy machine, where rates do not.  A rule set with
@@ -23,13 +28,17 @@
 #include <rte_eal.h>
 #include <rte_mbuf.h>
 
+#include <xnv/nf.h>
+
 #include "core.h"
+#include "eal_args.h"
 #include "flow.h"
 #include "flow_pvt.h"
 
 #define BURST 32u
 #define MAX_PKTS 4096u
 #define ROUND_BURSTS (1u << 10)
+#define MAX_ROUNDS 1000000u
 
 int xnv_logtype;	/* the core's (main.c): its log lines go there */
 
@@ -114,6 +123,60 @@ load_rules(const char *path, struct xnv_flows *f)
 	return n;
 }
 
+static void
+usage(FILE *f)
+{
+	fprintf(f, "usage: flow-cost [EAL args] -- PCAP RULES [ROUNDS]\n"
+		"  PCAP    packets to classify (the first %u)\n"
+		"  RULES   flow rules, one a line (xnv-ctl flow add's fields, "
+		"no chain=)\n"
+		"  ROUNDS  rounds of %u bursts of %u, the best one printed "
+		"(default 500)\n"
+		"Exit status: 0, 2 for a usage error, 1 for any other error.\n",
+		MAX_PKTS, ROUND_BURSTS, BURST);
+}
+
+/* The args after "--" (@p argv[0] is the "--" or the program): 0,
+ * -EAGAIN (-h / --help said) or -EINVAL (a usage error said in one line). */
+static int
+parse_args(int argc, char **argv, const char **pcap, const char **rules,
+	   unsigned *rounds)
+{
+	unsigned long v;
+	char *end;
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+			usage(stdout);
+			return -EAGAIN;
+		}
+		if (argv[i][0] == '-' && argv[i][1] != '\0') {
+			fprintf(stderr, "flow-cost: unknown option '%s' (EAL "
+				"args go before '--'; see --help)\n", argv[i]);
+			return -EINVAL;
+		}
+	}
+	if (argc < 3 || argc > 4) {
+		fprintf(stderr, "flow-cost: expected PCAP RULES [ROUNDS] "
+			"after '--' (see --help)\n");
+		return -EINVAL;
+	}
+	*pcap = argv[1];
+	*rules = argv[2];
+	if (argc == 4) {
+		v = strtoul(argv[3], &end, 10);
+		if (argv[3][0] < '0' || argv[3][0] > '9' || *end != '\0' ||
+		    v == 0 || v > MAX_ROUNDS) {
+			fprintf(stderr, "flow-cost: ROUNDS %s: expected a "
+				"number from 1 to %u\n", argv[3], MAX_ROUNDS);
+			return -EINVAL;
+		}
+		*rounds = (unsigned)v;
+	}
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -123,22 +186,20 @@ main(int argc, char **argv)
 	struct rte_mempool *mp;
 	unsigned n, rules, r, k, rounds = 500;
 	double best = 1e9;
-	char err[256] = "";
-	int used = rte_eal_init(argc, argv);
+	char err[256] = "", **eal_argv, **app_argv;
+	const char *pcap, *rules_path;
+	int eal_argc, app_argc, rc;
 
-	if (used < 0 || c == NULL)
+	if (xnv_split_args(argc, argv, &eal_argc, &eal_argv, &app_argc,
+			   &app_argv) < 0)
+		return 1;
+	rc = parse_args(app_argc, app_argv, &pcap, &rules_path, &rounds);
+	if (rc < 0)
+		return xnv_nf_exit_status(rc);
+	if (rte_eal_init(eal_argc, eal_argv) < 0 || c == NULL)
 		return 1;
 	xnv_logtype = rte_log_register("xnv.core");
 	rte_log_set_level(xnv_logtype, RTE_LOG_INFO);
-	argc -= used;
-	argv += used;
-	if (argc < 3 || argc > 4) {
-		fprintf(stderr, "usage: flow-cost [EAL args] -- PCAP RULES "
-			"[ROUNDS]\n");
-		return 2;
-	}
-	if (argc == 4)
-		rounds = (unsigned)atoi(argv[3]);
 	mp = rte_pktmbuf_pool_create("flow-cost", 2 * MAX_PKTS, 0,
 				     sizeof(struct xnv_mbuf_priv),
 				     RTE_MBUF_DEFAULT_BUF_SIZE,
@@ -147,8 +208,8 @@ main(int argc, char **argv)
 		fprintf(stderr, "flow-cost: %s\n", mp ? err : "no mempool");
 		return 1;
 	}
-	n = load_pcap(argv[1], mp, m) / BURST * BURST;
-	rules = load_rules(argv[2], c->flows);
+	n = load_pcap(pcap, mp, m) / BURST * BURST;
+	rules = load_rules(rules_path, c->flows);
 	if (n == 0) {
 		fprintf(stderr, "flow-cost: fewer than %u packets\n", BURST);
 		return 1;

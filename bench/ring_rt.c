@@ -22,6 +22,8 @@
  * Usage: ring-rt [-n REPS] [-d SEC] [-w SEC] [-r RING] [-b BURST]
  *                [-N BUFS] [-c CORE_CPU] [-f NF_CPU]
  * Output: one line per repetition, then the median (min..max).
+ * Exit status (xnv_nf_exit_status(), as the NFs): 0, or after -h; 2 for a
+ * usage error (one line); 1 for any other error.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -327,13 +329,20 @@ usage(FILE *f)
 		"  -b N      burst (default 32, max %u)\n"
 		"  -N N      buffers, power of two >= 2 rings (default 4096)\n"
 		"  -c CPU    CPU of the core thread (default 0)\n"
-		"  -f CPU    CPU of the NF thread (default 1)\n", MAX_REPS,
-		MAX_BURST);
+		"  -f CPU    CPU of the NF thread (default 1)\n"
+		"  -h, --help  this text\n"
+		"Exit status: 0, 2 for a usage error, 1 for any other error.\n",
+		MAX_REPS, MAX_BURST);
 }
 
+/* 0, -EAGAIN (-h said) or -EINVAL (a usage error said in one line). */
 static int
 parse(int argc, char **argv, struct params *p)
 {
+	static const struct option lo[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
 	int c;
 	char *end;
 	double v;
@@ -341,18 +350,23 @@ parse(int argc, char **argv, struct params *p)
 	*p = (struct params){ .reps = 3, .duration_s = 3, .warmup_s = 0.5,
 			      .ring_size = 1024, .burst = 32, .n_bufs = 4096,
 			      .core_cpu = 0, .nf_cpu = 1 };
-	while ((c = getopt(argc, argv, "n:d:w:r:b:N:c:f:h")) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "n:d:w:r:b:N:c:f:h", lo,
+				NULL)) != -1) {
 		if (c == 'h') {
 			usage(stdout);
-			exit(0);
+			return -EAGAIN;
 		}
-		if (c == '?')
-			return -1;
+		if (c == '?' || c == ':') {
+			fprintf(stderr, "ring-rt: unknown or incomplete option "
+				"'%s' (see -h)\n", argv[optind - 1]);
+			return -EINVAL;
+		}
 		v = strtod(optarg, &end);
 		if (end == optarg || *end != '\0' || v < 0) {
 			fprintf(stderr, "ring-rt: -%c %s: expected a number "
 				">= 0\n", c, optarg);
-			return -1;
+			return -EINVAL;
 		}
 		switch (c) {
 		case 'n': p->reps = (int)v; break;
@@ -368,7 +382,7 @@ parse(int argc, char **argv, struct params *p)
 	if (optind < argc) {
 		fprintf(stderr, "ring-rt: unexpected argument '%s'\n",
 			argv[optind]);
-		return -1;
+		return -EINVAL;
 	}
 	if (p->reps < 1 || p->reps > MAX_REPS || p->duration_s <= 0 ||
 	    !gnts_ring_size_ok(p->ring_size) || p->burst < 1 ||
@@ -376,7 +390,7 @@ parse(int argc, char **argv, struct params *p)
 	    p->n_bufs < 2 * p->ring_size || (p->n_bufs & (p->n_bufs - 1)) ||
 	    p->n_bufs > (1u << 22) || p->core_cpu == p->nf_cpu) {
 		fprintf(stderr, "ring-rt: bad parameters (see -h)\n");
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -389,8 +403,8 @@ main(int argc, char **argv)
 	double v[MAX_REPS], s[MAX_REPS], share[2];
 	int i, rc;
 
-	if (parse(argc, argv, &p) < 0)
-		return 2;
+	if ((rc = parse(argc, argv, &p)) < 0)
+		return xnv_nf_exit_status(rc);
 	rc = gnts_region_create("ring-rt-pool", (size_t)p.n_bufs * BUF_SIZE,
 				GNTS_F_HUGE, &pool);
 	if (rc < 0) {

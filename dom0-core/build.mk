@@ -1,6 +1,7 @@
 # xnv-core: the Dom0 DPDK engine.
 CORE_SRC := dom0-core/main.c dom0-core/eal_args.c dom0-core/config.c \
             dom0-core/config_file.c dom0-core/config_keys.c dom0-core/config_port.c \
+            dom0-core/config_devargs.c \
             dom0-core/config_access.c dom0-core/config_limits.c \
             dom0-core/pool.c dom0-core/port.c dom0-core/port_drv.c \
             dom0-core/port_afpacket.c dom0-core/port_memif.c \

@@ -495,8 +495,11 @@ xnv_config_load(const char *path, struct xnv_config *c, char *err,
 	}
 	if (rc == 0 && c->n_ports == 0)
 		rc = xnv_cfg_fail(err, errlen, "%s: no [port NAME] section", path);
-	if (rc == 0)
+	if (rc == 0) {
+		/* for what only the backend can tell (domain.c) */
+		c->on_hostile_line = xnv_ini_line(&ini, "core", "on_hostile");
 		xnv_config_warn(c, &ini);
+	}
 	if (rc < 0) {
 		xnv_config_free(c);
 		xnv_ini_locate(&ini, err, errlen);

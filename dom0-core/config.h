@@ -248,6 +248,7 @@ struct xnv_config {
 	uint32_t max_nfs_per_domain;	/* attached or draining */
 	uint32_t max_grant_frames_per_domain;	/* 0: derived (domain.c) */
 	uint8_t on_hostile;		/* enum xnv_on_hostile */
+	unsigned on_hostile_line;	/* where it is set; 0: not set */
 	uint8_t latency;		/* port-to-port latency histograms */
 	uint8_t own_pools;		/* nf_pools = own */
 	uint16_t n_groups, n_ports, n_services;
@@ -281,7 +282,8 @@ int xnv_config_key_check(const char *sec, const char *kind, const char *key,
 struct rte_cfgfile;
 struct xnv_ini;
 /** [port] dev @p v of port @p idx of @p c, at @p line: a vdev or a PCI
- *  address, on no other port; the files it names (rx_pcap=, tx_pcap=, a
+ *  address, on no other port, a known driver's devargs with its keys
+ *  only (config_devargs.h); the files it names (rx_pcap=, tx_pcap=, a
  *  memif socket= file) relative to the config's directory (config_port.c). */
 int xnv_config_port_dev(struct xnv_config *c, uint16_t idx, const char *v,
 			unsigned line, char *err, size_t errlen);

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * What config.c cannot see one key at a time: a port's device (a vdev or
- * a PCI address, on no other port, its capture files found from the
- * config's directory), and the warnings about chains that are allowed
- * but likely not meant.  No DPDK beyond rte_cfgfile.
+ * a PCI address, on no other port, the keys of its devargs its driver's
+ * (config_devargs.h), its capture files found from the config's
+ * directory), and the warnings about chains that are allowed but likely
+ * not meant.  No DPDK beyond rte_cfgfile and rte_kvargs.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -12,15 +13,8 @@
 #include <string.h>
 
 #include "config.h"
+#include "config_devargs.h"
 #include "config_file.h"
-
-/* Keys naming files, relative ones the config's: net_pcap's captures,
- * a memif socket when it is a file (socket-abstract=no). */
-static const char *const pcap_paths[] = { "rx_pcap=", "tx_pcap=", NULL };
-static const char *const memif_paths[] = { "socket=", NULL };
-/* net_pcap keys giving the port something to receive. */
-static const char *const rx_keys[] = { "rx_pcap=", "rx_iface=",
-	"rx_iface_in=", "iface=", NULL };
 
 /* "0000:01:00.0" or "01:00.0": a PCI address. */
 static int
@@ -38,14 +32,17 @@ pci_addr(const char *s)
 	return 1;
 }
 
-/* Which of @p keys (each "key=") opens an argument of devargs @p args? */
-static const char *
-arg_key(const char *arg, const char *const *keys)
+/* Device string @p dev has argument @p arg ("key=value") after its name. */
+static int
+has_arg(const char *dev, const char *arg)
 {
-	for (; *keys != NULL; keys++)
-		if (strncmp(arg, *keys, strlen(*keys)) == 0)
-			return *keys;
-	return NULL;
+	size_t n = strlen(arg);
+	const char *a;
+
+	for (a = strchr(dev, ','); a != NULL; a = strchr(a, ','))
+		if (strncmp(++a, arg, n) == 0 && (a[n] == ',' || a[n] == '\0'))
+			return 1;
+	return 0;
 }
 
 /* @p v with each relative file it names made the config directory's. */
@@ -53,28 +50,27 @@ static int
 resolve_paths(const struct xnv_config *c, const char *v, char *out,
 	      size_t len)
 {
+	const struct xnv_devargs_drv *d = xnv_devargs_drv(v);
 	const char *slash = strrchr(c->path, '/'), *a, *k;
-	const char *const *keys = NULL;
+	const char *const *keys = d != NULL ? d->files : NULL;
 	char dir[sizeof(c->path)];
-	size_t o = 0, n;
+	size_t o = 0, n, kn;
 
-	if (strncmp(v, "net_pcap", 8) == 0)
-		keys = pcap_paths;
-	else if (strncmp(v, "net_memif", 9) == 0 &&
-		 strstr(v, ",socket-abstract=no") != NULL)
-		keys = memif_paths;
+	if (keys != NULL && d->files_when != NULL &&
+	    !has_arg(v, d->files_when))
+		keys = NULL;
 	if (keys == NULL || slash == NULL)	/* no paths, or the config's
 						 * directory is . */
 		return snprintf(out, len, "%s", v) < (int)len ? 0 : -1;
 	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - c->path), c->path);
 	for (a = v; o < len; a += n + (a[n] == ',')) {
 		n = strcspn(a, ",");
-		k = a == v ? NULL : arg_key(a, keys);
-		if (k != NULL && a[strlen(k)] != '/')
-			o += (size_t)snprintf(out + o, len - o, "%s%s%s/%.*s",
+		k = a == v ? NULL : xnv_devargs_key(a, keys);
+		kn = k != NULL ? strlen(k) + 1 : 0;	/* "key=" */
+		if (k != NULL && a[kn] != '/')
+			o += (size_t)snprintf(out + o, len - o, "%s%s=%s/%.*s",
 					      a == v ? "" : ",", k, dir,
-					      (int)(n - strlen(k)),
-					      a + strlen(k));
+					      (int)(n - kn), a + kn);
 		else
 			o += (size_t)snprintf(out + o, len - o, "%s%.*s",
 					      a == v ? "" : ",", (int)n, a);
@@ -103,7 +99,7 @@ xnv_config_port_dev(struct xnv_config *c, uint16_t idx, const char *v,
 		    unsigned line, char *err, size_t errlen)
 {
 	struct xnv_port_cfg *p = &c->ports[idx];
-	char name[XNV_DEV_LEN], other[XNV_DEV_LEN];
+	char name[XNV_DEV_LEN], other[XNV_DEV_LEN], why[512];
 	uint16_t i;
 
 	snprintf(name, sizeof(name), "%.*s", (int)strcspn(v, ","), v);
@@ -113,6 +109,9 @@ xnv_config_port_dev(struct xnv_config *c, uint16_t idx, const char *v,
 			    "net_pcap0,rx_pcap=in.pcap) nor a PCI address "
 			    "(0000:01:00.0); a kernel interface is "
 			    "net_af_packet0,iface=%s", p->name, v, name, name);
+	if (xnv_devargs_check_keys(v, why, sizeof(why)) < 0)
+		return xnv_cfg_fail(err, errlen, "[port %s] dev = %s: %s",
+				    p->name, v, why);
 	dev_name(v, name, sizeof(name));
 	for (i = 0; i < idx; i++) {
 		dev_name(c->ports[i].dev, other, sizeof(other));
@@ -178,16 +177,18 @@ warn_chain(struct xnv_config *c, const struct xnv_ini *ini, const char *sec,
 		     step_name(c, &ch->s[ch->n - 1]));
 }
 
-/* A net_pcap device with nothing to read (tx_pcap= only). */
+/* A device that receives only given one of some keys (net_pcap), given
+ * none of them (tx_pcap= only). */
 static int
 send_only(const char *dev)
 {
+	const struct xnv_devargs_drv *d = xnv_devargs_drv(dev);
 	const char *a;
 
-	if (strncmp(dev, "net_pcap", 8) != 0)
+	if (d == NULL || d->rx == NULL)
 		return 0;
 	for (a = strchr(dev, ','); a != NULL; a = strchr(a, ','))
-		if (arg_key(++a, rx_keys) != NULL)
+		if (xnv_devargs_key(++a, d->rx) != NULL)
 			return 0;
 	return 1;
 }

@@ -119,8 +119,9 @@ xnv_dom_policy_check(const struct xnv_config *cfg, const char *kind,
 	if (cfg->on_hostile == XNV_HOSTILE_REFUSE ||
 	    (ops != NULL && ops->punish != NULL))
 		return 0;
-	snprintf(err, errlen, "[core] on_hostile = %s: the %s backend cannot "
-		 "pause or destroy a domain (xen can); use refuse",
+	snprintf(err, errlen, "%s:%u: [core] on_hostile = %s: the %s backend "
+		 "cannot pause or destroy a domain (xen can); use refuse",
+		 cfg->path, cfg->on_hostile_line,
 		 xnv_config_hostile_name(cfg->on_hostile),
 		 kind ? kind : "host");
 	return -ENOTSUP;

@@ -31,7 +31,7 @@ struct xnv_hostile {
 
 struct xnv_config;
 /** Can backend @p kind (NULL: host) do what [core] on_hostile asks?
- *  0 or -ENOTSUP + @p err. */
+ *  0, or -ENOTSUP and one line in @p err naming the key's FILE:LINE. */
 int xnv_dom_policy_check(const struct xnv_config *cfg, const char *kind,
 			 char *err, size_t errlen);
 /** At start, pools made: derive max_grant_frames_per_domain if 0, log

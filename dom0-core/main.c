@@ -52,11 +52,12 @@ usage(FILE *f)
 {
 	fprintf(f,
 		"usage: xnv-core [EAL options] -- --config FILE [options]\n"
-		"       xnv-core --check-config FILE\n"
+		"       xnv-core --check-config FILE [--backend host|xen]\n"
 		"  --config FILE      INI configuration (ports, groups, services, chains;\n"
 		"                     docs/CONFIG.md)\n"
 		"  --check-config FILE  check FILE as far as can be without starting\n"
 		"                     DPDK, print its warnings, 'FILE: ok'; exit 0 or 1\n"
+		"                     (for the host backend unless --backend says)\n"
 		"  --socket PATH      NF socket, overrides [core] socket\n"
 		"  --duration SEC     stop after SEC seconds\n"
 		"  --idle-exit MS     stop once rx has been idle MS ms (since the\n"

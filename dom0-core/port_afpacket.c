@@ -74,11 +74,6 @@ static struct afp_port {
 	uint64_t drops;		/* PACKET_STATISTICS tp_drops, summed */
 } afp[XNV_MAX_PORTS];
 
-static const char *const afp_keys[] = {
-	"iface", "qpairs", "blocksz", "framesz", "framecnt", "qdisc_bypass",
-	NULL
-};
-
 /* @p value as a number from 1 to 2^30 into @p out: 0, or -1. */
 static int
 afp_number(const char *value, uint32_t *out)
@@ -115,11 +110,11 @@ afp_parse(const char *dev, struct afp_args *a, char *err, size_t errlen)
 	*a = (struct afp_args){ .qpairs = 1, .framesz = 2048,
 				.framecnt = 512,
 				.blocksz = (uint32_t)sysconf(_SC_PAGESIZE) };
-	kv = rte_kvargs_parse(args != NULL ? args + 1 : "", afp_keys);
+	/* The keys were checked with the config (config_devargs.h). */
+	kv = rte_kvargs_parse(args != NULL ? args + 1 : "", NULL);
 	if (kv == NULL) {
-		snprintf(err, errlen, "an unknown key or no '=' in its devargs "
-			 "(net_af_packet knows iface, qpairs, blocksz, framesz, "
-			 "framecnt, qdisc_bypass)");
+		snprintf(err, errlen, "cannot parse its devargs as "
+			 "key=value,...");
 		return -EINVAL;
 	}
 	iface = rte_kvargs_get(kv, "iface");

@@ -13,22 +13,30 @@
 
 #include <gntshare/backend.h>
 
+#include "config_devargs.h"
 #include "pcap_check.h"
 #include "preflight.h"
 
 int
 xnv_preflight_config(const struct xnv_config *cfg, char *err, size_t errlen)
 {
+	const struct xnv_port_cfg *p;
 	char why[1024];
 	uint16_t i;
 
-	for (i = 0; i < cfg->n_ports; i++)
-		if (xnv_pcap_check_dev(cfg->ports[i].dev, why,
-				       sizeof(why)) < 0) {
-			snprintf(err, errlen, "%s:%u: port %s: %s", cfg->path,
-				 cfg->ports[i].line, cfg->ports[i].name, why);
+	for (i = 0; i < cfg->n_ports; i++) {
+		p = &cfg->ports[i];
+		if (xnv_devargs_check_ifaces(p->dev, why, sizeof(why)) < 0) {
+			snprintf(err, errlen, "%s:%u: [port %s] dev = %s: %s",
+				 cfg->path, p->line, p->name, p->dev, why);
 			return -1;
 		}
+		if (xnv_pcap_check_dev(p->dev, why, sizeof(why)) < 0) {
+			snprintf(err, errlen, "%s:%u: port %s: %s", cfg->path,
+				 p->line, p->name, why);
+			return -1;
+		}
+	}
 	return 0;
 }
 

@@ -3,7 +3,7 @@
  * What xnv-core checks after reading its config and before EAL starts:
  * nothing is probed, allocated or bound until these pass, so a mistake
  * costs one line and leaves no trace (main.c; --check-config runs the
- * config half).  No DPDK.
+ * config half).  No DPDK beyond rte_kvargs.
  *
  * Usage:
  *	if (xnv_preflight_config(&cfg, err, sizeof(err)) < 0 ||
@@ -19,8 +19,9 @@
 #include "config.h"
 
 /**
- * What the config names outside itself: each net_pcap port's rx_pcap=
- * capture (pcap_check.h).
+ * What the config names outside itself: the kernel interfaces ports'
+ * devargs name (config_devargs.h), each net_pcap port's rx_pcap= capture
+ * (pcap_check.h).
  * @return 0, or -1 with one line in @p err naming the port.
  */
 int xnv_preflight_config(const struct xnv_config *cfg, char *err,

@@ -36,6 +36,7 @@ $(FUZZ_DIR)/fuzz_config: tests/fuzz/fuzz_config.c $(FUZZ_DIR)/obj/dom0-core/conf
 		$(FUZZ_DIR)/obj/dom0-core/config_file.o \
 		$(FUZZ_DIR)/obj/dom0-core/config_keys.o \
 		$(FUZZ_DIR)/obj/dom0-core/config_port.o \
+		$(FUZZ_DIR)/obj/dom0-core/config_devargs.o \
 		$(FUZZ_DIR)/obj/dom0-core/config_access.o \
 		$(FUZZ_DIR)/obj/dom0-core/config_limits.o \
 		$(FUZZ_DIR)/obj/dom0-core/config_flow.o \

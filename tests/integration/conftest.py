@@ -122,6 +122,7 @@ def probe_bin(tmp_path_factory):
     out = tmp_path_factory.mktemp("tools") / "xnv-probe"
     cmd = [os.environ.get("CC", "cc"), "-std=c11", "-D_GNU_SOURCE", "-O2",
            "-Wall", "-I", REPO / "gntshare" / "include", "-I", REPO / "gntshare",
+           "-I", REPO / "domu-lib" / "include",
            "-o", out, PROBE_SRC, BUILD / "lib" / "libgntshare.a"]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=scaled(120))
     if r.returncode != 0:       # a sanitizer build (make SAN=1) of the library

@@ -4,7 +4,10 @@
 `xnv-core --check-config FILE`: exit 0 and "FILE: ok" (after its
 warnings), or exit 1 and one error; every line starts with FILE:LINE.
 A normal start refuses the same things in the same words before DPDK
-starts.  docs/CONFIG.md documents exactly the keys the parser knows
+starts; what only the backend can tell is checked for the host one
+unless --backend names another.  Known vdev drivers' devargs: their
+keys (dom0-core/config_devargs.c) and the interfaces they name.
+docs/CONFIG.md documents exactly the keys the parser knows
 (dom0-core/config_keys.c).  Before EAL too: a second core on a socket
 in use (named with the first one's pid; two started at once: the
 second), an unwritable --stats-json, a
@@ -133,6 +136,38 @@ BAD = {
     "key-before-section": (
         "ring_size = 64\n" + config(), 1,
         r"'key = value' before any \[section\]$"),
+    # what the backend cannot do: --check-config and a start without
+    # --backend are for the host one
+    "on-hostile-pause-host": (
+        config(core="[core]\non_hostile = pause\n"), 2,
+        r"\[core\] on_hostile = pause: the host backend cannot pause or destroy "
+        r"a domain \(xen can\); use refuse$"),
+    # a known vdev driver's devargs, parsed as DPDK 22.11 parses them
+    # (dom0-core/config_devargs.c); unknown drivers are left to DPDK
+    "devargs-af-packet-key": (
+        config(out="[port out]\ndev = net_af_packet0,ifcae=eth1\ngroup = g\n"),
+        10, r"\[port out\] dev = net_af_packet0,ifcae=eth1: net_af_packet has "
+            r"no key 'ifcae' \(keys: iface, qpairs, blocksz, framesz, framecnt, "
+            r"qdisc_bypass\)$"),
+    "devargs-null-key": (
+        config(**{"in": "[port in]\ndev = net_null0,size=64,sise=64\ngroup = g\n"
+                        "chain = fwd-a -> out\n"}), 6,
+        r"\[port in\] dev = net_null0,size=64,sise=64: net_null has no key "
+        r"'sise' \(keys: size, copy, no-rx\)$"),
+    "devargs-pcap-key": (
+        config(out="[port out]\ndev = net_pcap1,tx_pcapp=o.pcap\ngroup = g\n"),
+        10, r"\[port out\] dev = net_pcap1,tx_pcapp=o\.pcap: net_pcap has no "
+            r"key 'tx_pcapp' \(keys: rx_pcap, tx_pcap, rx_iface, rx_iface_in, "
+            r"tx_iface, iface, phy_mac, infinite_rx\)$"),
+    "devargs-memif-key": (
+        config(out="[port out]\ndev = net_memif0,role=server,sock=/x\ngroup = g\n"),
+        10, r"\[port out\] dev = net_memif0,role=server,sock=/x: net_memif has "
+            r"no key 'sock' \(keys: id, role, bsize, rsize, socket, "
+            r"socket-abstract, mac, zero-copy, secret\)$"),
+    "devargs-ring-key": (
+        config(out="[port out]\ndev = net_ring0,node=0\ngroup = g\n"),
+        10, r"\[port out\] dev = net_ring0,node=0: net_ring has no key 'node' "
+            r"\(keys: nodeaction, internal\)$"),
     "unknown-chain-step": (
         config(**{"in": "[port in]\ndev = net_null0\ngroup = g\n"
                         "chain = fwd-a -> fwd-x -> out\n"}), 8,
@@ -156,6 +191,52 @@ def test_errors(xnv, case):
     assert r2.stderr.splitlines() == [f"xnv-core: config error: {lines[0]}"], r2.stderr
     assert "xnv-core statistics" not in r2.stdout
     assert not os.path.lexists(xnv.socket)
+
+
+# id: (port out's dev, what the one line says after "[port out] dev = DEV: ")
+MISSING_IFACES = {
+    "af-packet": ("net_af_packet0,iface=xnv-nosuch0",
+                  "iface=xnv-nosuch0: no such kernel interface (`ip link` "
+                  "lists them)"),
+    "pcap-rx-iface": ("net_pcap1,rx_iface=lo,tx_iface=xnv-nosuch0",
+                      "tx_iface=xnv-nosuch0: no such kernel interface (`ip "
+                      "link` lists them)"),
+    "af-packet-no-name": ("net_af_packet0,iface", "iface= names no interface "
+                          "(iface=eth0)"),
+}
+
+
+@pytest.mark.parametrize("case", MISSING_IFACES, ids=list(MISSING_IFACES))
+def test_devargs_interface_missing(xnv, case):
+    """A kernel interface a port's devargs name is there when the core
+    starts: checked before EAL, by --check-config too."""
+    dev, what = MISSING_IFACES[case]
+    cfg, r = check(xnv, config(out=f"[port out]\ndev = {dev}\ngroup = g\n"))
+    want = f"{cfg}:10: [port out] dev = {dev}: {what}"
+    assert (r.returncode, r.stdout, r.stderr) == (1, "", want + "\n"), r
+    r2 = start(xnv, cfg)
+    assert r2.returncode == 1, r2
+    assert r2.stderr.splitlines() == [f"xnv-core: {want}"], r2.stderr
+    assert not os.path.lexists(xnv.socket)
+
+
+def test_devargs_good_af_packet_on_lo(xnv):
+    """Every key af_packet takes, on an interface that is there."""
+    cfg, r = check(xnv, config(out="[port out]\ndev = net_af_packet0,iface=lo,"
+                                   "qpairs=1,blocksz=4096,framesz=2048,"
+                                   "framecnt=512,qdisc_bypass=1\ngroup = g\n"))
+    assert (r.returncode, r.stdout, r.stderr) == (0, f"{cfg}: ok\n", ""), r
+
+
+def test_on_hostile_checked_for_the_backend_named(xnv):
+    """--check-config --backend xen: what the xen backend can do."""
+    if "xen" not in xnv.run([CORE_BIN, "--help"]).stdout.split("this build has:")[-1]:
+        pytest.skip("built without the xen backend")
+    cfg, r = check(xnv, config(core="[core]\non_hostile = destroy\n"))
+    assert r.returncode == 1 and f"{cfg}:2: [core] on_hostile = destroy: " \
+        in r.stderr, r
+    r = xnv.run([CORE_BIN, "--check-config", cfg, "--backend", "xen"])
+    assert (r.returncode, r.stdout, r.stderr) == (0, f"{cfg}: ok\n", ""), r
 
 
 def test_directory_as_config(xnv):

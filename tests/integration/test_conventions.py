@@ -12,10 +12,19 @@
   UTC time and level, whether stderr is a pipe or a file; usage errors
   are plain lines.
 
+The test and bench tools (every tests/tools/*.c, tests/tools/stall-stderr.py
+and bench/*.c: bench/flow_cost.c is build/bench/flow-cost) follow the
+same exit codes: `-h` / `--help` print a usage naming the tool on stdout,
+exit 0 (after `--` too, where a tool takes EAL or libxnv options first);
+a usage error (unknown option, missing argument, bad number) is one line
+on stderr naming the tool, exit 2; a runtime error exits 1.  They are
+built here with make when missing or stale.
+
 Each run is a plain subprocess with a scaled timeout; only the log test
 starts a core (net_null ports, a fraction of a second).
 """
 import datetime
+import os
 import re
 import subprocess
 
@@ -36,6 +45,38 @@ NF_OWN = {"xnv-forwarder": None, "xnv-generator": "--count=5", "xnv-sink": "--ex
           "xnv-router": "--next", "xnv-firewall": "--stateful", "xnv-lb": "--vip=10.0.0.1/32",
           "xnv-monitor": "--top=3", "xnv-dpi": "--alerts=a.txt",
           "xnv-nat": "--external=192.0.2.1"}
+
+
+# The tools: name -> its binary (or script), from the source tree.
+TOOLS = {**{c.stem: BUILD / "tests" / "tools" / c.stem
+            for c in (REPO / "tests" / "tools").glob("*.c")},
+         **{c.stem.replace("_", "-"): BUILD / "bench" / c.stem.replace("_", "-")
+            for c in (REPO / "bench").glob("*.c")},
+         "stall-stderr": REPO / "tests" / "tools" / "stall-stderr.py"}
+# Tools taking other options first (EAL's, libxnv's): their own after --.
+DASHDASH = ["flow-cost", "xnv-testnf"]
+# A usage error of each: a bad number, or an option without its argument.
+USAGE_ERRORS = {
+    "xnv-probe": ["--socket", "/nonexistent/x.sock", "--refs", "many"],
+    "xnv-hostile": ["--socket", "/nonexistent/x.sock", "--service", "s",
+                    "--group", "g", "--count", "lots"],
+    "xnv-testnf": ["--", "--delay-us", "slow"],
+    "ring-rt": ["-n", "three"],
+    "flow-cost": ["--", "in.pcap", "rules.txt", "many"],
+    "stall-stderr": ["flag", "--"],
+}
+# A runtime error of each (no core, no such file, a CPU not there).
+NO_CORE = "/nonexistent/xnv.sock"
+RUNTIME_ERRORS = {
+    "xnv-probe": ["--socket", NO_CORE],
+    "xnv-hostile": ["--socket", NO_CORE, "--service", "s", "--group", "g"],
+    "xnv-testnf": ["--service", "s", "--socket", NO_CORE],
+    "ring-rt": ["-c", "0", "-f", "4095", "-n", "1", "-d", "0.1", "-w", "0"],
+    "flow-cost": ["-l", "0", "--no-pci", "--no-huge", "-m", "128",
+                  "--file-prefix", f"conv-{os.getpid()}",
+                  "--log-level=lib.*:error", "--", "/nonexistent.pcap", "r.txt"],
+    "stall-stderr": ["flag", "--", "/nonexistent/program"],
+}
 
 
 def run(*argv, **kw):
@@ -111,6 +152,52 @@ def test_runtime_errors_exit_1(tmp_path):
     assert r.returncode == 1 and "missing.ini" in r.stderr, r
     r = run(BIN / "xnv-xl", "create", "--dry-run", tmp_path / "missing.cfg")
     assert r.returncode == 1 and r.stderr.startswith("xnv-xl: "), r
+
+
+@pytest.fixture(scope="session")
+def tools():
+    """Every tool, built by make where it is missing or stale."""
+    targets = [str(p.relative_to(REPO)) for p in TOOLS.values()
+               if p.suffix != ".py" and p.is_relative_to(REPO)]
+    san = ["SAN=1"] if BUILD.name == "build-san" else []
+    r = subprocess.run(["make", "-C", str(REPO), *san, *targets],
+                       capture_output=True, text=True, timeout=scaled(600))
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    return TOOLS
+
+
+def test_every_tool_is_covered():
+    assert set(TOOLS) == set(USAGE_ERRORS) == set(RUNTIME_ERRORS), TOOLS
+    assert set(DASHDASH) <= set(TOOLS)
+
+
+@pytest.mark.parametrize("tool, flag", [
+    (t, f) for t in sorted(TOOLS) for f in ("-h", "--help")] + [
+    (t, f"-- {f}") for t in DASHDASH for f in ("-h", "--help")])
+def test_tool_help(tools, tool, flag):
+    r = run(tools[tool], *flag.split())
+    assert (r.returncode, r.stderr) == (0, ""), r
+    assert re.search(rf"usage: \S*{tool}\b", r.stdout), r.stdout
+
+
+@pytest.mark.parametrize("argv", [["--bogus-flag"], "usage-error"],
+                         ids=["bogus-flag", "bad-value"])
+@pytest.mark.parametrize("tool", sorted(TOOLS))
+def test_tool_usage_error(tools, tool, argv):
+    r = run(tools[tool], *(USAGE_ERRORS[tool] if argv == "usage-error" else argv))
+    assert (r.returncode, r.stdout) == (2, ""), r
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1 and tool in lines[0], r.stderr
+
+
+@pytest.mark.parametrize("tool", sorted(TOOLS))
+def test_tool_runtime_error_exits_1(tools, tool):
+    if tool == "flow-cost" and BUILD.name != "build":
+        pytest.skip("flow-cost starts DPDK: the plain build only (test_bench.py)")
+    r = run(tools[tool], *RUNTIME_ERRORS[tool])
+    assert r.returncode == 1, r
+    # said on stderr (xnv-probe reports on stdout)
+    assert r.stderr.strip() or "RESULT FAIL" in r.stdout, r
 
 
 def test_libxnv_reports_the_same_version():

@@ -13,7 +13,7 @@ HOSTILE_BIN := $(B)/tests/tools/xnv-hostile
 
 $(PROBE_BIN): tests/tools/xnv-probe.c tests/tools/tool_time.h $(GNTS_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CSTD) $(WARN) $(OPT) -Igntshare/include -Igntshare \
+	$(CC) $(CSTD) $(WARN) $(OPT) -Igntshare/include -Igntshare -Idomu-lib/include \
 	    -o $@ $< $(GNTS_LIB) $(LDSAN)
 
 $(TESTNF_BIN): tests/tools/xnv-testnf.c $(XNV_A)
@@ -23,7 +23,7 @@ $(TESTNF_BIN): tests/tools/xnv-testnf.c $(XNV_A)
 
 $(HOSTILE_BIN): tests/tools/xnv-hostile.c tests/tools/tool_time.h $(GNTS_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CSTD) $(WARN) $(OPT) -Igntshare/include \
+	$(CC) $(CSTD) $(WARN) $(OPT) -Igntshare/include -Idomu-lib/include \
 	    -o $@ $< $(GNTS_LIB) $(LDSAN)
 
 check-integration: $(PROBE_BIN) $(TESTNF_BIN) $(HOSTILE_BIN)

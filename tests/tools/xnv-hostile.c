@@ -49,11 +49,14 @@
  *          --finish ring|free|none (ring) --seed N --alloc N (0: the
  *          attach request's alloc_bufs, sent as given) --hoard --stats
  *          --wait S (10)
- * Exit: 0 when it was detached, 1 when not, 2 on usage / attach errors
- * (attach refused: "xnv-hostile: attach failed: <the core's words>").
+ * Exit (xnv_nf_exit_status(), as the NFs): 0 when it was detached or
+ * after --help, 1 when not or when the attach failed ("xnv-hostile:
+ * attach failed: <the core's words>"), 2 on a usage error (one line).
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +65,7 @@
 #include <gntshare/proto.h>
 #include <gntshare/host.h>
 #include <gntshare/ring.h>
+#include <xnv/nf.h>		/* xnv_nf_exit_status() alone */
 
 #include "tool_time.h"
 
@@ -325,6 +329,51 @@ finish(const char *how)
 	}
 }
 
+static void
+usage(FILE *f)
+{
+	fprintf(f, "usage: xnv-hostile --socket PATH --service NAME --group "
+		"NAME [--name NAME]\n"
+		"       [--count N] [--rate PER_S] [--finish ring|free|none] "
+		"[--seed N]\n"
+		"       [--alloc N] [--hoard | --stats] [--wait SEC]\n"
+		"A hostile NF for the integration tests (tests/tools/README.md)."
+		"\nExit status: 0 once detached, 1 if not (or the attach "
+		"failed),\n2 for a usage error.\n");
+}
+
+/* @p arg of option @p opt as a decimal number up to @p max into *@p out:
+ * 0, or -EINVAL said in one line. */
+static int
+num_arg(const char *opt, const char *arg, unsigned long long max,
+	unsigned long long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoull(arg, &end, 10);
+	if (*arg >= '0' && *arg <= '9' && *end == '\0' && errno == 0 &&
+	    *out <= max)
+		return 0;
+	fprintf(stderr, "xnv-hostile: %s %s: expected a number from 0 to "
+		"%llu\n", opt, arg, max);
+	return -EINVAL;
+}
+
+/* What every run needs: 0, or -EINVAL said in one line. */
+static int
+check_opts(const struct opts *o, const struct gnts_attach_req *req)
+{
+	if (o->sock != NULL && req->service[0] && req->group[0] &&
+	    (strcmp(o->finish, "ring") == 0 || strcmp(o->finish, "free") == 0 ||
+	     strcmp(o->finish, "none") == 0))
+		return 0;
+	fprintf(stderr, "xnv-hostile: --socket, --service, --group needed; "
+		"--finish ring|free|none (see --help)\n");
+	return -EINVAL;
+}
+
+/* 0, -EAGAIN (--help said) or -EINVAL (a usage error said in one line). */
 static int
 parse_opts(int argc, char **argv, struct opts *o, struct gnts_attach_req *req)
 {
@@ -341,35 +390,60 @@ parse_opts(int argc, char **argv, struct opts *o, struct gnts_attach_req *req)
 		{ "hoard", no_argument, NULL, 'H' },
 		{ "stats", no_argument, NULL, 'T' },
 		{ "wait", required_argument, NULL, 'w' },
+		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c;
+	unsigned long long v;
+	char *end;
+	int c, rc = 0;
 
-	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+	opterr = 0;
+	while (rc == 0 && (c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'S': o->sock = optarg; break;
 		case 's': snprintf(req->service, sizeof(req->service), "%s", optarg); break;
 		case 'g': snprintf(req->group, sizeof(req->group), "%s", optarg); break;
 		case 'n': snprintf(req->name, sizeof(req->name), "%s", optarg); break;
-		case 'c': o->count = strtoul(optarg, NULL, 0); break;
-		case 'r': o->rate = strtoul(optarg, NULL, 0); break;
+		case 'c':
+			if ((rc = num_arg("--count", optarg, ULONG_MAX, &v)) == 0)
+				o->count = (unsigned long)v;
+			break;
+		case 'r':
+			if ((rc = num_arg("--rate", optarg, ULONG_MAX, &v)) == 0)
+				o->rate = (unsigned long)v;
+			break;
 		case 'f': o->finish = optarg; break;
-		case 'z': h.rnd = strtoull(optarg, NULL, 0) | 1; break;
-		case 'a': req->alloc_bufs = (uint32_t)strtoul(optarg, NULL, 0); break;
+		case 'z':
+			if ((rc = num_arg("--seed", optarg, ULLONG_MAX, &v)) == 0)
+				h.rnd = v | 1;
+			break;
+		case 'a':
+			if ((rc = num_arg("--alloc", optarg, UINT32_MAX, &v)) == 0)
+				req->alloc_bufs = (uint32_t)v;
+			break;
 		case 'H': o->hoard = 1; break;
 		case 'T': o->stats = 1; break;
-		case 'w': o->wait_s = strtod(optarg, NULL); break;
-		default: return -1;
+		case 'w':
+			o->wait_s = strtod(optarg, &end);
+			if (end == optarg || *end != '\0' || !(o->wait_s >= 0)) {
+				fprintf(stderr, "xnv-hostile: --wait %s: expected "
+					"seconds, 0 or more\n", optarg);
+				rc = -EINVAL;
+			}
+			break;
+		case 'h': usage(stdout); return -EAGAIN;
+		default:
+			fprintf(stderr, "xnv-hostile: unknown or incomplete option "
+				"'%s' (see --help)\n", argv[optind - 1]);
+			return -EINVAL;
 		}
 	}
-	if (o->sock == NULL || !req->service[0] || !req->group[0] ||
-	    (strcmp(o->finish, "ring") != 0 && strcmp(o->finish, "free") != 0 &&
-	     strcmp(o->finish, "none") != 0)) {
-		fprintf(stderr, "xnv-hostile: --socket, --service, --group "
-			"needed; --finish ring|free|none\n");
-		return -1;
+	if (rc == 0 && optind < argc) {
+		fprintf(stderr, "xnv-hostile: unexpected argument '%s'\n",
+			argv[optind]);
+		return -EINVAL;
 	}
-	return 0;
+	return rc < 0 ? rc : check_opts(o, req);
 }
 
 /* Attach, map the ring region and the pool.  @return 0 or -1 (said why). */
@@ -424,10 +498,10 @@ main(int argc, char **argv)
 	int gone;
 
 	h.rnd = 0x2545f4914f6cdd1dull;
-	if (parse_opts(argc, argv, &o, &req) < 0)
-		return 2;
+	if ((gone = parse_opts(argc, argv, &o, &req)) < 0)
+		return xnv_nf_exit_status(gone);
 	if (attach(o.sock, &req, &ring, &ring_len, &pool, &pool_len) < 0)
-		return 2;
+		return 1;
 	if (o.stats) {
 		gone = stats(ring, o.wait_s, why, sizeof(why));
 		printf("STATS n=%lu\n", h.hoarded);

@@ -16,8 +16,9 @@
  *   FAIL: <an expectation that did not hold>           (one per failure)
  *   RESULT ok | RESULT FAIL: <summary>
  *
- * Exit status: 0 only if every expectation given by flags held, 1 if one
- * did not, 2 on a usage error or when the probe could not attach.
+ * Exit status (xnv_nf_exit_status(), as the NFs): 0 only if every
+ * expectation given by flags held (or after --help), 1 if one did not
+ * (an attach refused unasked included), 2 on a usage error (one line).
  *
  * Options:
  *   --socket PATH        xnv-core's socket (required)
@@ -52,6 +53,7 @@
 
 #include <gntshare/proto.h>
 #include <gntshare/host.h>
+#include <xnv/nf.h>		/* xnv_nf_exit_status() alone */
 
 #include "host_msg.h"	/* gntshare's private wire format, for --raw-check */
 #include "tool_time.h"
@@ -100,10 +102,28 @@ add_ref(gnts_ref_t *l, unsigned *n, const char *v)
 	if (end == v || *end != '\0' || x == 0 || x > 0xffffffffUL ||
 	    *n == MAX_REFS) {
 		fprintf(stderr, "xnv-probe: bad region reference '%s'\n", v);
-		return -1;
+		return -EINVAL;
 	}
 	if (!in_list(l, *n, (gnts_ref_t)x))
 		l[(*n)++] = (gnts_ref_t)x;
+	return 0;
+}
+
+/* --refs @p v: refs 1..v tried.  0, or -EINVAL said in one line. */
+static int
+add_first_refs(struct opts *o, const char *v)
+{
+	char *end;
+	unsigned long n = strtoul(v, &end, 0);
+
+	if (end == v || *end != '\0' || n == 0 || n > MAX_REFS) {
+		fprintf(stderr, "xnv-probe: --refs %s: expected 1..%d\n", v,
+			MAX_REFS);
+		return -EINVAL;
+	}
+	for (unsigned long i = 1; i <= n; i++)
+		if (!in_list(o->refs, o->n_refs, (gnts_ref_t)i))
+			o->refs[o->n_refs++] = (gnts_ref_t)i;
 	return 0;
 }
 
@@ -114,7 +134,11 @@ usage(FILE *f)
 		"[--name N]\n"
 		"       [--refs N] [--ref R]... [--expect-ok R]... "
 		"[--expect-refused R]...\n"
-		"       [--expect-attach-refused] [--raw-check R]... [--hold]\n");
+		"       [--expect-attach-refused] [--raw-check R]... [--hold]\n"
+		"An isolation probe for the integration tests "
+		"(tests/tools/README.md).\n"
+		"Exit status: 0 if every expectation held, 1 if one did not,\n"
+		"2 for a usage error.\n");
 }
 
 static int
@@ -135,8 +159,6 @@ parse(int argc, char **argv, struct opts *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	unsigned long n;
-	char *end;
 	int c;
 
 	memset(o, 0, sizeof(*o));
@@ -144,53 +166,50 @@ parse(int argc, char **argv, struct opts *o)
 	o->group = "B";
 	o->name = "probe";
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (c) {
 		case 's': o->socket = optarg; break;
 		case 'S': o->service = optarg; break;
 		case 'g': o->group = optarg; break;
 		case 'n': o->name = optarg; break;
 		case 'N':
-			n = strtoul(optarg, &end, 0);
-			if (end == optarg || *end != '\0' || n == 0 ||
-			    n > MAX_REFS) {
-				fprintf(stderr, "xnv-probe: --refs %s: expected "
-					"1..%d\n", optarg, MAX_REFS);
-				return -1;
-			}
-			for (unsigned long i = 1; i <= n; i++)
-				if (!in_list(o->refs, o->n_refs, (gnts_ref_t)i))
-					o->refs[o->n_refs++] = (gnts_ref_t)i;
+			if (add_first_refs(o, optarg) < 0)
+				return -EINVAL;
 			break;
 		case 'r':
 			if (add_ref(o->refs, &o->n_refs, optarg) < 0)
-				return -1;
+				return -EINVAL;
 			break;
 		case 'o':
 			if (add_ref(o->ok, &o->n_ok, optarg) < 0)
-				return -1;
+				return -EINVAL;
 			break;
 		case 'x':
 			if (add_ref(o->refused, &o->n_refused, optarg) < 0)
-				return -1;
+				return -EINVAL;
 			break;
 		case 'R':
 			if (add_ref(o->raw, &o->n_raw, optarg) < 0)
-				return -1;
+				return -EINVAL;
 			break;
 		case 'A': o->expect_attach_refused = 1; break;
 		case 'H': o->hold = 1; break;
-		case 'h': usage(stdout); exit(0);
+		case 'h': usage(stdout); return -EAGAIN;
 		default:
 			fprintf(stderr, "xnv-probe: unknown or incomplete option "
-				"'%s'\n", argv[optind - 1]);
-			usage(stderr);
-			return -1;
+				"'%s' (see --help)\n", argv[optind - 1]);
+			return -EINVAL;
 		}
 	}
-	if (optind < argc || o->socket == NULL) {
-		usage(stderr);
-		return -1;
+	if (optind < argc) {
+		fprintf(stderr, "xnv-probe: unexpected argument '%s'\n",
+			argv[optind]);
+		return -EINVAL;
+	}
+	if (o->socket == NULL) {
+		fprintf(stderr, "xnv-probe: --socket PATH is required (see "
+			"--help)\n");
+		return -EINVAL;
 	}
 	/* Every ref with an expectation is also tried. */
 	for (unsigned i = 0; i < o->n_ok; i++)
@@ -414,8 +433,8 @@ main(int argc, char **argv)
 	struct opts o;
 	int rc;
 
-	if (parse(argc, argv, &o) < 0)
-		return 2;
+	if ((rc = parse(argc, argv, &o)) < 0)
+		return xnv_nf_exit_status(rc);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	memset(&req, 0, sizeof(req));
 	snprintf(req.name, sizeof(req.name), "%s", o.name);
@@ -429,7 +448,7 @@ main(int argc, char **argv)
 			return 0;
 		}
 		printf("RESULT FAIL: attach refused\n");
-		return 2;
+		return 1;
 	}
 	printf("ATTACH ok domain=%u service_id=%u ring_ref=%u pool_ref=%u "
 	       "pool_bufs=%u\n", rsp.domid, rsp.service_id, rsp.ring_ref,

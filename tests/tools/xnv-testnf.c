@@ -188,12 +188,25 @@ arg_num(const char *a, const char *prefix, unsigned long *v)
 	return *end == '\0' && *v < 65536;
 }
 
+static const char own_usage[] = "NF options: --action "
+	"next|drop|out:N|service:ID, --delay-us N, --flows FILE, "
+	"--empty-drops N";
+
+/* The options after "--": 0, -EAGAIN (-h / --help: said) or -EINVAL (a
+ * usage error said in one line). */
 static int
 parse_opts(int argc, char **argv)
 {
 	unsigned long v;
 	int i;
 
+	for (i = 0; i < argc; i++)
+		if (strcmp(argv[i], "--help") == 0 ||
+		    strcmp(argv[i], "-h") == 0) {
+			printf("usage: xnv-testnf [libxnv options] -- [NF "
+			       "options]\n%s\n", own_usage);
+			return -EAGAIN;
+		}
 	for (i = 0; i + 1 < argc; i += 2) {
 		const char *o = argv[i], *a = argv[i + 1];
 		char *end;
@@ -220,11 +233,9 @@ parse_opts(int argc, char **argv)
 	}
 	if (i == argc)
 		return 0;
-	fprintf(stderr, "xnv-testnf: bad option '%s' (NF options: --action "
-		"next|drop|out:N|service:ID, --delay-us N, --flows FILE, "
-		"--empty-drops N)\n",
-		argv[i]);
-	return -1;
+	fprintf(stderr, "xnv-testnf: bad option '%s' (%s)\n", argv[i],
+		own_usage);
+	return -EINVAL;
 }
 
 /* Allocate and hand back t.empty_drops empty buffers; 0 or -errno. */
@@ -255,19 +266,22 @@ int
 main(int argc, char **argv)
 {
 	struct xnv_nf *nf;
-	int rc = 1;
+	int dd = 1, rc;
 
-	while (rc < argc && strcmp(argv[rc], "--") != 0)
-		rc++;		/* our options follow "--": check them first */
-	if (rc < argc && parse_opts(argc - rc - 1, argv + rc + 1) < 0)
-		return 2;
+	while (dd < argc && strcmp(argv[dd], "--") != 0)
+		dd++;		/* our options follow "--": check them first */
+	rc = dd < argc ? parse_opts(argc - dd - 1, argv + dd + 1) : 0;
+	if (rc == 0 && (rc = xnv_nf_args(argc, argv)) > 0)
+		rc = 0;		/* then libxnv's, still without a core */
+	if (rc < 0)
+		return xnv_nf_exit_status(rc);
 	if (t.flows_path != NULL &&
 	    (t.table = calloc(TABLE_SIZE, sizeof(*t.table))) == NULL)
 		return 1;
 	signal(SIGUSR1, on_usr1);
 	rc = xnv_nf_init(argc, argv, &nf);
 	if (rc < 0)
-		return rc == -EAGAIN ? 0 : 1;
+		return xnv_nf_exit_status(rc);
 	rc = empty_drops(nf);
 	if (rc == 0)
 		rc = xnv_nf_run(nf, handle, NULL);

@@ -23,7 +23,7 @@ EX_UNIT_TESTS := test_lpm test_maglev test_aho test_latency test_pace \
                  test_flow_key test_service_table test_validate \
                  test_chain_table test_prefix test_logbuf \
                  test_config_access test_quota test_pcap_check test_flow_rule \
-                 test_htab test_config_file
+                 test_htab test_config_file test_config_devargs
 EX_UNIT_OBJ_test_lpm := examples/router/lpm
 EX_UNIT_OBJ_test_latency := dom0-core/latency
 EX_UNIT_OBJ_test_pace := dom0-core/pace
@@ -42,6 +42,10 @@ EX_UNIT_OBJ_test_config_file := dom0-core/config_file
 # test_config_file builds its rte_cfgfile with DPDK's library (no EAL)
 EX_UNIT_LIBS_test_config_file := $(DPDK_LIBS)
 $(B)/obj/tests/unit/test_config_file.o: EXTRA_CFLAGS_tests += $(DPDK_CFLAGS)
+# test_config_devargs parses with DPDK's rte_kvargs (no EAL)
+EX_UNIT_OBJ_test_config_devargs := dom0-core/config_devargs
+EX_UNIT_LIBS_test_config_devargs := $(DPDK_LIBS)
+$(B)/obj/tests/unit/test_config_devargs.o: EXTRA_CFLAGS_tests += $(DPDK_CFLAGS)
 EX_UNIT_OBJ_test_maglev := examples/lb/maglev
 EX_UNIT_OBJ_test_aho := examples/dpi/ac
 UNIT_BINS   := $(UNIT_TESTS:%=$(B)/tests/unit/%) $(EX_UNIT_TESTS:%=$(B)/tests/unit/%)
