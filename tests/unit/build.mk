@@ -7,7 +7,7 @@
 # check-unit: the two-thread stress then checks the ring's memory ordering
 # too, and the control thread's handover its locking.
 UNIT_TESTS  := test_ring test_ring_region test_ring_hostile test_ring_ctl \
-               test_host_backend test_galloc test_proto \
+               test_host_backend test_host_server test_galloc test_proto \
                test_host_listen test_srv_control test_xen_events
 # libraries a test needs beyond libgntshare (galloc.o calls libxengnttab)
 UNIT_LIBS_test_galloc := $(XEN_SRV_LIBS)
