@@ -10,9 +10,10 @@ matches straight to one output port (or drops it), so where a packet comes
 out says which rule took it; the rules' hit counters must equal the packets
 each was meant to take.  Here: the packets (`pkt()` and its layers, and
 `Traffic`: labelled packets and the rule meant to take each), the config
-(`rules_config()`), a run (`run_table()`), its checks (`check_run()`,
-`check_hits()`, `check_clean()`, `labels()`), and `call()`, a flow command
-asked again while the core's loop did not take it in time."""
+(`rules_config()`), a run (`run_table()`; `run_scenario()` for a module
+fixture), its checks (`check_run()`, `check_hits()`, `check_clean()`,
+`labels()`), and `call()`, a flow command asked again while the core's
+loop did not take it in time."""
 import signal
 import time
 
@@ -175,6 +176,13 @@ def run_table(env, name, ops, traffic):
                 where[label] = port
     return dict(core=core, rc=rc, ids=ids, replies=replies, infos=infos,
                 where=where, stray=stray, stats=core.stats(), log=core.log())
+
+
+def run_scenario(env, name, make_table):
+    """make_table() -> (ops, traffic), run once: (ops, traffic, the run),
+    what a module fixture of the tests gives them."""
+    ops, tr = make_table()
+    return ops, tr, run_table(env, name, ops, tr)
 
 
 def port_of(spec):

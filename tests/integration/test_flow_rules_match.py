@@ -14,7 +14,7 @@ Which rule wins among several is test_flow_rules_order.py's."""
 import pytest
 
 from flowrules import (Traffic, check_clean, check_hits, check_run, ip4, ip6, labels, pkt,
-                       run_table, tcp, udp)
+                       run_scenario, run_table, tcp, udp)
 
 
 # --------------------------------------------------------------------------
@@ -165,8 +165,7 @@ def match_table():
 
 @pytest.fixture(scope="module")
 def match(xnv_module):
-    ops, tr = match_table()
-    return ops, tr, run_table(xnv_module, "match", ops, tr)
+    return run_scenario(xnv_module, "match", match_table)
 
 
 def test_issue_repro_rule_without_sport_matches(match):

@@ -11,7 +11,7 @@ to an output port, its hits = the packets meant for it.  What is proved:
 import pytest
 
 from flowrules import (Traffic, _l2, check_clean, check_hits, check_run, ip4, ip6, labels, pkt,
-                       run_table, tcp, udp)
+                       run_scenario, tcp, udp)
 
 
 # --------------------------------------------------------------------------
@@ -91,8 +91,7 @@ def order_table():
 
 @pytest.fixture(scope="module")
 def order(xnv_module):
-    ops, tr = order_table()
-    return ops, tr, run_table(xnv_module, "order", ops, tr)
+    return run_scenario(xnv_module, "order", order_table)
 
 
 def test_priority_wins(order):
@@ -221,8 +220,7 @@ def frag_table():
 
 @pytest.fixture(scope="module")
 def frag(xnv_module):
-    ops, tr = frag_table()
-    return ops, tr, run_table(xnv_module, "frag", ops, tr)
+    return run_scenario(xnv_module, "frag", frag_table)
 
 
 def test_fragments_skip_port_rules(frag):
