@@ -8,8 +8,8 @@ exits 0; each bad input is one line, exit 1 (the core refused) or 2
 -> fwd-a -> port out (net_null)."""
 import json
 
+from ctlenv import TIMEOUT, CtlClient, flow_frames
 from harness import CTL_BIN, FWD_BIN, Telemetry, wait_until, write_config
-from test_ctl import TIMEOUT, CtlClient, flow_frames
 from traffic import write_pcap
 
 

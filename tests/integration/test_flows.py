@@ -14,8 +14,8 @@ core's telemetry socket:
     packet, and packets already on their way finish the chain they began.
 The NFs are xnv-testnf (tests/tools/xnv-testnf.c), which count the flows
 they see (--flows; SIGUSR1 writes the counts while they run).  Wildcards,
-prefixes, ranges, VLANs, priorities and `flow reload` are
-test_flow_rules.py's."""
+prefixes, ranges, VLANs, priorities and `flow reload` are the
+test_flow_rules_*.py files'."""
 import re
 import signal
 import time
@@ -330,7 +330,7 @@ def add_rule(t, spec):
     """/xnv/flow/add, asked again while the reply is NOT_TAKEN: the core's
     loop did not take the command's chain within its 2 s (a loaded
     machine) and nothing changed, but the reply lacks the "busy": 1 that
-    makes Telemetry ask again (test_flow_rules.py::
+    makes Telemetry ask again (test_flow_rules_commands.py::
     test_flow_add_with_loop_stalled)."""
     deadline = time.monotonic() + scaled(60)
     while True:

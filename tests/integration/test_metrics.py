@@ -12,8 +12,8 @@ import urllib.request
 
 from prometheus_client.parser import text_string_to_metric_families
 
+from ctlenv import flow_frames
 from harness import CTL_BIN, Telemetry, wait_until, write_config
-from test_ctl import flow_frames
 from traffic import write_pcap
 
 TIMEOUT = ("--timeout", "30")

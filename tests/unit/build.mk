@@ -6,7 +6,8 @@
 # (tsan/, whatever SAN says: TSan cannot be combined with ASan) and run by
 # check-unit: the two-thread stress then checks the ring's memory ordering
 # too, and the control thread's handover its locking.
-UNIT_TESTS  := test_ring test_ring_ctl test_host_backend test_galloc test_proto \
+UNIT_TESTS  := test_ring test_ring_region test_ring_hostile test_ring_ctl \
+               test_host_backend test_host_server test_galloc test_proto \
                test_host_listen test_srv_control test_xen_events
 # libraries a test needs beyond libgntshare (galloc.o calls libxengnttab)
 UNIT_LIBS_test_galloc := $(XEN_SRV_LIBS)
@@ -14,7 +15,7 @@ UNIT_LIBS_test_proto := $(XEN_SRV_LIBS)
 UNIT_LIBS_test_srv_control := $(XEN_SRV_LIBS)
 UNIT_LIBS_test_host_listen := $(XEN_SRV_LIBS)
 UNIT_LIBS_test_xen_events := $(XEN_SRV_LIBS)
-TSAN_TESTS  := test_ring test_ring_ctl
+TSAN_TESTS  := test_ring test_ring_region test_ring_hostile test_ring_ctl
 TSAN_BINS   := $(TSAN_TESTS:%=$(B)/tests/tsan/%) $(B)/tests/tsan/test_srv_control
 TSAN_STRESS_N ?= 10000000
 # test_<x> of an example (or of the core's DPDK-free arithmetic): its object
@@ -65,7 +66,7 @@ $(EX_UNIT_TESTS:%=$(B)/tests/unit/%): $(B)/tests/unit/%: $(B)/obj/tests/unit/%.o
 	    $(EX_UNIT_LIBS_$*)
 
 $(TSAN_TESTS:%=$(B)/tests/tsan/%): $(B)/tests/tsan/%: tests/unit/%.c gntshare/ring.c \
-		gntshare/include/gntshare/ring.h
+		gntshare/include/gntshare/ring.h tests/unit/ring_fixture.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(WARN) -O1 -g -fsanitize=thread -Igntshare/include \
 	    -DSTRESS_N=$(TSAN_STRESS_N) -o $@ $< gntshare/ring.c \

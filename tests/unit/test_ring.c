@@ -1,249 +1,17 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Unit tests of gntshare rings (ring.h, ring.c): format/attach checks, bursts,
- * wrap-around, hostile peer indices, contents, 2-thread stress.  The fixture
- * formats one region; the core's and the NF's port arrays attach to it.
+ * Unit tests of gntshare rings (ring.h, ring.c): bursts, wrap-around,
+ * contents, 2-thread stress.  The fixture (ring_fixture.h) formats one
+ * region; the core's and the NF's port arrays attach to it.  The checks
+ * of format and attach are test_ring_region.c's, a hostile peer's indices
+ * test_ring_hostile.c's.
  */
-#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
-#include <setjmp.h>	/* setjmp.h, stdarg.h, stddef.h: before cmocka.h */
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdlib.h>
-#include <cmocka.h>
 
-#include "gntshare/ring.h"
+#include "ring_fixture.h"
 
-#define UNUSED __attribute__((unused))
-#define TEST(name) static void name(void **state UNUSED)
-#define RX GNTS_RING_RX
-#define TX GNTS_RING_TX
-
-static void *
-region_alloc(size_t bytes, int fill)
-{
-	size_t len = (bytes + GNTS_CACHE_LINE - 1) & ~(size_t)(GNTS_CACHE_LINE - 1);
-	void *p = aligned_alloc(GNTS_CACHE_LINE, len);
-
-	assert_non_null(p);
-	memset(p, fill, len);
-	return p;
-}
-
-/* The fixture: a formatted region of F.size descriptors per ring, with the
- * core's and the NF's port arrays attached to it. */
-static struct {
-	void *mem;
-	size_t bytes;
-	uint32_t size;
-	struct gnts_ring_port core[GNTS_RING_COUNT], nf[GNTS_RING_COUNT];
-} F;
-#define HDR ((struct gnts_ring_region_hdr *)F.mem)
-
-static int
-fx_setup(uint32_t ring_size)
-{
-	F.size = ring_size;
-	F.bytes = gnts_ring_region_bytes(ring_size);
-	F.mem = region_alloc(F.bytes, 0xa5);
-	assert_int_equal(gnts_ring_region_format(F.mem, F.bytes, ring_size), 0);
-	assert_int_equal(gnts_ring_region_attach(F.mem, F.bytes, ring_size,
-						 F.core), 0);
-	assert_int_equal(gnts_ring_region_attach(F.mem, F.bytes, 0, F.nf), 0);
-	return 0;
-}
-
-#define SETUP(n) static int setup##n(void **state UNUSED) { return fx_setup(n); }
-SETUP(16) SETUP(64) SETUP(256) SETUP(1024)
-
-static int
-teardown(void **state UNUSED)
-{
-	free(F.mem);
-	memset(&F, 0, sizeof(F));
-	return 0;
-}
-
-/* Attach a scratch port array to F's region as it is now. */
-static int
-reattach(size_t bytes, uint32_t expect)
-{
-	struct gnts_ring_port p[GNTS_RING_COUNT];
-
-	return gnts_ring_region_attach(F.mem, bytes, expect, p);
-}
-
-/* Descriptor that encodes @p seq in every field. */
-static struct gnts_desc
-mkdesc(uint32_t seq)
-{
-	return (struct gnts_desc){
-		.buf = seq, .off = (uint16_t)(seq * 3), .len = (uint16_t)(seq >> 3),
-		.action = (uint8_t)seq, .flags = (uint8_t)(seq >> 8),
-		.dst = (uint16_t)(seq ^ 0x5a5a), .hash = seq * 2654435761u,
-	};
-}
-
-static void
-fill(struct gnts_desc *d, uint32_t first_seq, unsigned n)
-{
-	for (unsigned i = 0; i < n; i++)
-		d[i] = mkdesc(first_seq + i);
-}
-
-static void
-check_seq(const struct gnts_desc *d, uint32_t first_seq, unsigned n)
-{
-	for (unsigned i = 0; i < n; i++) {
-		struct gnts_desc e = mkdesc(first_seq + i);
-
-		assert_memory_equal(&d[i], &e, sizeof(e));
-	}
-}
-
-/* Write a header by hand (as format would) for any ring size, so attach's
- * own checks are what rejects it. */
-static void
-forge_hdr(void *mem, size_t bytes, uint32_t ring_size)
-{
-	struct gnts_ring_region_hdr h = {
-		.magic = GNTS_RING_MAGIC, .version = GNTS_RING_VERSION,
-		.n_rings = GNTS_RING_COUNT, .ring_size = ring_size,
-		.desc_size = sizeof(struct gnts_desc), .region_size = (uint32_t)bytes,
-	};
-
-	for (uint32_t i = 0; i < GNTS_RING_COUNT; i++)
-		h.ring_off[i] = (uint32_t)(sizeof(h) + GNTS_CACHE_LINE +
-					   i * gnts_ring_bytes(ring_size));
-	memcpy(mem, &h, sizeof(h));
-}
-
-/* ---- region format + attach ------------------------------------------ */
-
-TEST(test_format_attach_good_header)
-{
-	struct gnts_ring_region_hdr *h = HDR;
-
-	assert_int_equal(h->magic, GNTS_RING_MAGIC);
-	assert_int_equal(h->version, GNTS_RING_VERSION);
-	assert_int_equal(h->n_rings, GNTS_RING_COUNT);
-	assert_int_equal(h->ring_size, 256);
-	assert_int_equal(h->desc_size, 16);
-	assert_int_equal(h->region_size, F.bytes);
-	/* after the control line and the stats area */
-	assert_int_equal(h->ring_off[RX], 128 + GNTS_RING_STATS_BYTES);
-	assert_int_equal(h->ring_off[TX], 128 + GNTS_RING_STATS_BYTES +
-			 gnts_ring_bytes(256));
-	for (int i = 0; i < GNTS_RING_COUNT; i++) {
-		assert_ptr_equal(F.core[i].r, (char *)F.mem + h->ring_off[i]);
-		assert_ptr_equal(F.nf[i].r, F.core[i].r);
-		assert_int_equal(F.core[i].size, 256);
-		assert_int_equal(F.nf[i].mask, 255);
-		assert_int_equal(F.core[i].idx | F.core[i].cached_peer, 0);
-		assert_int_equal(F.core[i].broken, 0);
-		assert_int_equal(atomic_load(&F.core[i].r->prod), 0);
-		assert_int_equal(atomic_load(&F.core[i].r->cons), 0);
-	}
-}
-
-TEST(test_attach_bad_magic_eproto)
-{
-	HDR->magic ^= 1;
-	assert_int_equal(reattach(F.bytes, 0), -EPROTO);
-}
-
-static const uint32_t bad_sizes[] = {
-	0, 1, 8, GNTS_RING_MIN - 1, GNTS_RING_MIN + 1, 24, 100, 1000,
-	GNTS_RING_MAX - 1, GNTS_RING_MAX + 1, GNTS_RING_MAX * 2,
-};
-
-TEST(test_format_rejects_bad_ring_size)
-{
-	/* Big enough for every size tried: only the size check can refuse. */
-	size_t bytes = gnts_ring_region_bytes(GNTS_RING_MAX * 2);
-	unsigned char *mem = region_alloc(bytes, 0xa5);
-
-	for (size_t i = 0; i < sizeof(bad_sizes) / sizeof(bad_sizes[0]); i++) {
-		assert_int_equal(gnts_ring_region_format(mem, bytes, bad_sizes[i]),
-				 -EINVAL);
-		/* Refused before writing anything. */
-		assert_int_equal(mem[0], 0xa5);
-		assert_int_equal(mem[63], 0xa5);
-	}
-	/* The bounds themselves are fine. */
-	assert_int_equal(gnts_ring_region_format(mem, bytes, GNTS_RING_MIN), 0);
-	assert_int_equal(gnts_ring_region_format(mem, bytes, GNTS_RING_MAX), 0);
-	free(mem);
-}
-
-TEST(test_format_rejects_small_region)
-{
-	size_t need = gnts_ring_region_bytes(128);
-	unsigned char *mem = region_alloc(need, 0xa5);
-
-	assert_int_equal(gnts_ring_region_format(mem, need - 1, 128), -EINVAL);
-	assert_int_equal(gnts_ring_region_format(mem, 0, 128), -EINVAL);
-	assert_int_equal(mem[0], 0xa5);
-	assert_int_equal(gnts_ring_region_format(mem, need, 128), 0);
-	free(mem);
-}
-
-TEST(test_attach_rejects_bad_ring_size)
-{
-	size_t bytes = gnts_ring_region_bytes(GNTS_RING_MAX * 2);
-	void *mem = region_alloc(bytes, 0);
-	struct gnts_ring_port p[GNTS_RING_COUNT];
-
-	/* The forged header is otherwise valid: a good size attaches. */
-	forge_hdr(mem, bytes, 32);
-	assert_int_equal(gnts_ring_region_attach(mem, bytes, 0, p), 0);
-	assert_int_equal(p[TX].size, 32);
-	for (size_t i = 0; i < sizeof(bad_sizes) / sizeof(bad_sizes[0]); i++) {
-		forge_hdr(mem, bytes, bad_sizes[i]);
-		assert_int_equal(gnts_ring_region_attach(mem, bytes, 0, p), -EINVAL);
-		assert_int_equal(gnts_ring_region_attach(mem, bytes, bad_sizes[i], p),
-				 -EINVAL);
-	}
-	free(mem);
-}
-
-TEST(test_attach_ring_off_outside_region)
-{
-	static const uint32_t bad_off[] = {
-		0, 32, 64, 65,	/* overlaps header / control line / misaligned */
-		0x7fffffc0u, UINT32_MAX - 63,	/* far outside */
-	};
-	struct gnts_ring_region_hdr *h = HDR;
-	uint32_t good[GNTS_RING_COUNT] = { h->ring_off[RX], h->ring_off[TX],
-					   h->ring_off[GNTS_RING_FREE] };
-
-	for (int ring = 0; ring < GNTS_RING_COUNT; ring++) {
-		for (size_t i = 0; i < sizeof(bad_off) / sizeof(bad_off[0]); i++) {
-			h->ring_off[ring] = bad_off[i];
-			assert_int_equal(reattach(F.bytes, 0), -EINVAL);
-		}
-		/* Last ring would end one cache line past the region. */
-		h->ring_off[ring] = (uint32_t)(F.bytes - gnts_ring_bytes(64) + 64);
-		assert_int_equal(reattach(F.bytes, 0), -EINVAL);
-		h->ring_off[ring] = good[ring];
-	}
-	h->ring_off[TX] = good[RX];	/* both rings in one place */
-	assert_int_equal(reattach(F.bytes, 0), -EINVAL);
-	h->ring_off[TX] = good[TX];
-	assert_int_equal(reattach(F.bytes, 0), 0);
-	/* The header claims a bigger region than the mapping we have. */
-	HDR->region_size = (uint32_t)F.bytes + 64;
-	assert_int_equal(reattach(F.bytes, 0), -EINVAL);
-	assert_int_equal(reattach(63, 0), -EINVAL);
-}
-
-TEST(test_attach_expect_size_mismatch)
-{
-	assert_int_equal(reattach(F.bytes, 128), -EINVAL);
-	assert_int_equal(reattach(F.bytes, 512), -EINVAL);
-	assert_int_equal(reattach(F.bytes, 256), 0);
-}
+SETUP(16) SETUP(64) SETUP(1024)
 
 /* ---- burst semantics -------------------------------------------------- */
 
@@ -402,113 +170,6 @@ TEST(test_wrap_counter_uint32)
 	assert_int_equal(F.nf[RX].broken | F.core[RX].broken, 0);
 }
 
-/* ---- hostile peer ----------------------------------------------------- */
-
-TEST(test_hostile_prod_too_far_ahead)
-{
-	struct gnts_desc out[16];
-
-	atomic_store(&F.core[RX].r->prod, 17);
-	assert_int_equal(gnts_ring_dequeue_burst(&F.nf[RX], out, 4), 0);
-	assert_int_equal(F.nf[RX].broken, 1);
-	assert_int_equal(F.nf[RX].idx, 0);
-	assert_int_equal(atomic_load(&F.core[RX].r->cons), 0);
-}
-
-TEST(test_hostile_prod_full_ring_is_legal_one_more_is_not)
-{
-	struct gnts_desc out[16];
-
-	atomic_store(&F.core[RX].r->prod, 16);
-	assert_int_equal(gnts_ring_dequeue_burst(&F.nf[RX], out, 16), 16);
-	assert_int_equal(F.nf[RX].broken, 0);
-	atomic_store(&F.core[RX].r->prod, 16 + 17);
-	assert_int_equal(gnts_ring_dequeue_burst(&F.nf[RX], out, 1), 0);
-	assert_int_equal(F.nf[RX].broken, 1);
-	assert_int_equal(F.nf[RX].idx, 16);
-	assert_int_equal(atomic_load(&F.core[RX].r->cons), 16);
-}
-
-TEST(test_hostile_prod_backwards)
-{
-	struct gnts_desc d[5], out[5];
-
-	fill(d, 0, 5);
-	assert_int_equal(gnts_ring_enqueue_burst(&F.core[RX], d, 5), 5);
-	assert_int_equal(gnts_ring_dequeue_burst(&F.nf[RX], out, 5), 5);
-	atomic_store(&F.core[RX].r->prod, 2);	/* behind our cons of 5 */
-	assert_int_equal(gnts_ring_dequeue_burst(&F.nf[RX], out, 1), 0);
-	assert_int_equal(F.nf[RX].broken, 1);
-	assert_int_equal(F.nf[RX].idx, 5);
-}
-
-TEST(test_hostile_cons_ahead_of_prod)
-{
-	struct gnts_desc d[16];
-
-	/* Fill the ring so the producer has to look at cons again. */
-	fill(d, 0, 16);
-	assert_int_equal(gnts_ring_enqueue_burst(&F.core[RX], d, 16), 16);
-	atomic_store(&F.core[RX].r->cons, 16 + 3);
-	assert_int_equal(gnts_ring_enqueue_burst(&F.core[RX], d, 1), 0);
-	assert_int_equal(F.core[RX].broken, 1);
-	assert_int_equal(atomic_load(&F.core[RX].r->prod), 16);
-	/* The NF's producer side is checked the same way. */
-	assert_int_equal(gnts_ring_enqueue_burst(&F.nf[TX], d, 16), 16);
-	atomic_store(&F.nf[TX].r->cons, UINT32_MAX);
-	assert_int_equal(gnts_ring_enqueue_burst(&F.nf[TX], d, 2), 0);
-	assert_int_equal(F.nf[TX].broken, 1);
-}
-
-/* The count checks the peer's index as the bursts do: a producer asking
- * how full its ring is (the core refilling a free ring) notices a consumer
- * index no honest peer writes, even while its cached room says it would
- * never have looked. */
-TEST(test_hostile_cons_seen_by_count)
-{
-	struct gnts_desc d[4];
-
-	fill(d, 0, 4);
-	assert_int_equal(gnts_ring_enqueue_burst(&F.core[RX], d, 4), 4);
-	assert_int_equal(gnts_ring_count(&F.core[RX], 1), 4);
-	atomic_store(&F.core[RX].r->cons, 4);	/* all taken: legal */
-	assert_int_equal(gnts_ring_count(&F.core[RX], 1), 0);
-	assert_int_equal(F.core[RX].broken, 0);
-	atomic_store(&F.core[RX].r->cons, 5);	/* ahead of prod */
-	assert_int_equal(gnts_ring_count(&F.core[RX], 1), 16);
-	assert_int_equal(F.core[RX].broken, 1);
-	/* Broken: nothing more moves, although 12 slots looked free. */
-	assert_int_equal(gnts_ring_enqueue_burst(&F.core[RX], d, 1), 0);
-	assert_int_equal(atomic_load(&F.core[RX].r->prod), 4);
-}
-
-TEST(test_hostile_cons_too_far_behind_seen_by_count)
-{
-	struct gnts_desc d[16];
-
-	fill(d, 0, 16);
-	assert_int_equal(gnts_ring_enqueue_burst(&F.core[RX], d, 16), 16);
-	atomic_store(&F.core[RX].r->cons, UINT32_MAX);	/* 17 behind */
-	assert_int_equal(gnts_ring_count(&F.core[RX], 1), 16);
-	assert_int_equal(F.core[RX].broken, 1);
-}
-
-TEST(test_hostile_prod_seen_by_count)
-{
-	struct gnts_desc out[4];
-
-	atomic_store(&F.core[TX].r->prod, 16);		/* a full ring: legal */
-	assert_int_equal(gnts_ring_count(&F.core[TX], 0), 16);
-	assert_int_equal(F.core[TX].broken, 0);
-	atomic_store(&F.core[TX].r->prod, 17);
-	assert_int_equal(gnts_ring_count(&F.core[TX], 0), 16);
-	assert_int_equal(F.core[TX].broken, 1);
-	/* Broken: nothing more is read, although 16 looked ready. */
-	assert_int_equal(gnts_ring_dequeue_burst(&F.core[TX], out, 4), 0);
-	assert_int_equal(F.core[TX].idx, 0);
-	assert_int_equal(atomic_load(&F.core[TX].r->cons), 0);
-}
-
 /* ---- descriptor contents ---------------------------------------------- */
 
 TEST(test_descriptor_contents_preserved)
@@ -615,19 +276,10 @@ TEST(test_stress_two_threads_order)
 	assert_int_equal(gnts_ring_dequeue_burst(&F.nf[RX], d, 32), 0);
 }
 
-#define T(name, n) cmocka_unit_test_setup_teardown(name, setup##n, teardown)
-
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		T(test_format_attach_good_header, 256),
-		T(test_attach_bad_magic_eproto, 64),
-		cmocka_unit_test(test_format_rejects_bad_ring_size),
-		cmocka_unit_test(test_format_rejects_small_region),
-		cmocka_unit_test(test_attach_rejects_bad_ring_size),
-		T(test_attach_ring_off_outside_region, 64),
-		T(test_attach_expect_size_mismatch, 256),
 		T(test_dequeue_empty_returns_0, 16),
 		T(test_enqueue_full_returns_0, 16),
 		T(test_enqueue_burst_partial, 16),
@@ -635,13 +287,6 @@ main(void)
 		T(test_rings_are_independent, 16),
 		T(test_wrap_slot_index, 16),
 		T(test_wrap_counter_uint32, 64),
-		T(test_hostile_prod_too_far_ahead, 16),
-		T(test_hostile_prod_full_ring_is_legal_one_more_is_not, 16),
-		T(test_hostile_prod_backwards, 16),
-		T(test_hostile_cons_ahead_of_prod, 16),
-		T(test_hostile_cons_seen_by_count, 16),
-		T(test_hostile_cons_too_far_behind_seen_by_count, 16),
-		T(test_hostile_prod_seen_by_count, 16),
 		T(test_descriptor_contents_preserved, 16),
 		T(test_stress_two_threads_order, 1024),
 	};

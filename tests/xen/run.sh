@@ -144,8 +144,8 @@ fi
 bld=$out/bin
 mkdir -p "$bld"
 cflags="-O2 -g -Wall -Wextra -Werror -static"
-if ! { $CC $cflags -I"$top/gntshare/include" "$here/xt_dom0.c" -o "$bld/xt-dom0" \
-		-lxenstore -lxentoolcore &&
+if ! { $CC $cflags -I"$top/gntshare/include" "$here/xt_dom0.c" "$here/xt_dom0_lib.c" \
+		-o "$bld/xt-dom0" -lxenstore -lxentoolcore &&
        $CC $cflags "$here/xt_guest.c" -o "$bld/xt-guest" \
 		-lxengnttab -lxenstore -lxentoolcore -lxentoollog &&
        $CC $cflags "$here/xt_flood.c" -o "$bld/xt-flood" -lxenstore -lxentoolcore &&
