@@ -37,25 +37,8 @@ finish() {
 trap finish EXIT
 
 # 1. an out-of-tree NF, built against the installed libxnv
+# /root/mynf.c: tests/integration/oot_nf.c, put there by container-smoke.sh
 src=/root/mynf.c
-cat > "$src" <<'EOF'
-#include <errno.h>
-#include <xnv/nf.h>
-
-static xnv_action_t fwd(struct xnv_pkt *p, void *c) { (void)p; (void)c; return XNV_NEXT; }
-
-int main(int argc, char **argv)
-{
-	struct xnv_nf *nf;
-	int rc = xnv_nf_init(argc, argv, &nf);
-
-	if (rc < 0)
-		return rc == -EAGAIN ? 0 : 1;
-	rc = xnv_nf_run(nf, fwd, NULL);
-	xnv_nf_close(nf);
-	return rc < 0;
-}
-EOF
 # shellcheck disable=SC2046
 if gcc -O2 -o /usr/local/bin/mynf "$src" $(pkg-config --cflags --libs libxnv) \
 	> /root/mynf.log 2>&1 && /usr/local/bin/mynf --help >> /root/mynf.log 2>&1; then

@@ -97,6 +97,7 @@ case $line in
 esac
 
 install -m 0755 "$here/scripts/container-smoke-guest.sh" "$root/usr/local/sbin/xnv-smoke"
+install -m 0644 "$here/tests/integration/oot_nf.c" "$root/root/mynf.c"
 echo "$scale" > "$root/etc/xnv-smoke.scale"
 cat > "$root/etc/systemd/system/xnv-smoke.service" <<'EOF'
 [Unit]
