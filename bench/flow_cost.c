@@ -177,29 +177,19 @@ parse_args(int argc, char **argv, const char **pcap, const char **rules,
 	return 0;
 }
 
-int
-main(int argc, char **argv)
+/* Rounds of xnv_flows_classify() over the pcap with the rules; the best
+ * round's ns per packet on stdout.  0, or 1 after a line on stderr. */
+static int
+measure(struct xnv_core *c, const char *pcap, const char *rules_path,
+	unsigned rounds)
 {
 	static struct rte_mbuf *m[MAX_PKTS];
 	uint16_t chain[BURST];
-	struct xnv_core *c = calloc(1, sizeof(*c));
 	struct rte_mempool *mp;
-	unsigned n, rules, r, k, rounds = 500;
+	unsigned n, rules, r, k;
 	double best = 1e9;
-	char err[256] = "", **eal_argv, **app_argv;
-	const char *pcap, *rules_path;
-	int eal_argc, app_argc, rc;
+	char err[256] = "";
 
-	if (xnv_split_args(argc, argv, &eal_argc, &eal_argv, &app_argc,
-			   &app_argv) < 0)
-		return 1;
-	rc = parse_args(app_argc, app_argv, &pcap, &rules_path, &rounds);
-	if (rc < 0)
-		return xnv_nf_exit_status(rc);
-	if (rte_eal_init(eal_argc, eal_argv) < 0 || c == NULL)
-		return 1;
-	xnv_logtype = rte_log_register("xnv.core");
-	rte_log_set_level(xnv_logtype, RTE_LOG_INFO);
 	mp = rte_pktmbuf_pool_create("flow-cost", 2 * MAX_PKTS, 0,
 				     sizeof(struct xnv_mbuf_priv),
 				     RTE_MBUF_DEFAULT_BUF_SIZE,
@@ -227,6 +217,37 @@ main(int argc, char **argv)
 	}
 	printf("flow-cost: %u rules, %u packets: %.2f ns per packet "
 	       "(best of %u rounds)\n", rules, n, best, rounds);
-	xnv_flows_destroy(c);
 	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct xnv_core *c;
+	unsigned rounds = 500;
+	char **eal_argv, **app_argv;
+	const char *pcap, *rules_path;
+	int eal_argc, app_argc, rc;
+
+	if (xnv_split_args(argc, argv, &eal_argc, &eal_argv, &app_argc,
+			   &app_argv) < 0)
+		return 1;
+	rc = parse_args(app_argc, app_argv, &pcap, &rules_path, &rounds);
+	if (rc < 0) {
+		free(eal_argv);
+		return xnv_nf_exit_status(rc);
+	}
+	c = calloc(1, sizeof(*c));
+	if (c == NULL || rte_eal_init(eal_argc, eal_argv) < 0) {
+		free(c);
+		free(eal_argv);
+		return 1;
+	}
+	xnv_logtype = rte_log_register("xnv.core");
+	rte_log_set_level(xnv_logtype, RTE_LOG_INFO);
+	rc = measure(c, pcap, rules_path, rounds);
+	xnv_flows_destroy(c);
+	free(c);
+	free(eal_argv);
+	return rc;
 }
