@@ -80,14 +80,15 @@ listed(const char *key, const char *const *keys)
 	return 0;
 }
 
-/* The devargs of @p dev, whatever their keys; NULL if they cannot be
- * parsed at all (more pairs than rte_kvargs holds). */
+/* The devargs of @p dev, every key one of @p keys (NULL: any key); NULL
+ * if they cannot be parsed so (or at all: more pairs than rte_kvargs
+ * holds). */
 static struct rte_kvargs *
-parse_any(const char *dev)
+parse(const char *dev, const char *const *keys)
 {
 	const char *args = strchr(dev, ',');
 
-	return rte_kvargs_parse(args != NULL ? args + 1 : "", NULL);
+	return rte_kvargs_parse(args != NULL ? args + 1 : "", keys);
 }
 
 /* @p keys joined by ", " into @p out. */
@@ -130,17 +131,16 @@ int
 xnv_devargs_check_keys(const char *dev, char *err, size_t errlen)
 {
 	const struct xnv_devargs_drv *d = xnv_devargs_drv(dev);
-	const char *args = strchr(dev, ',');
 	struct rte_kvargs *kv;
 
 	if (d == NULL)
 		return 0;
-	kv = rte_kvargs_parse(args != NULL ? args + 1 : "", d->keys);
+	kv = parse(dev, d->keys);
 	if (kv != NULL) {
 		rte_kvargs_free(kv);
 		return 0;
 	}
-	kv = parse_any(dev);
+	kv = parse(dev, NULL);
 	say_unknown(d, kv, err, errlen);
 	rte_kvargs_free(kv);
 	return -EINVAL;
@@ -155,7 +155,7 @@ xnv_devargs_check_ifaces(const char *dev, char *err, size_t errlen)
 	unsigned i;
 	int rc = 0;
 
-	if (d == NULL || d->ifaces == NULL || (kv = parse_any(dev)) == NULL)
+	if (d == NULL || d->ifaces == NULL || (kv = parse(dev, NULL)) == NULL)
 		return 0;	/* what cannot be parsed: said before */
 	for (i = 0; rc == 0 && i < kv->count; i++) {
 		p = &kv->pairs[i];
