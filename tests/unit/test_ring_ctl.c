@@ -33,6 +33,22 @@ formatted(uint32_t ring_size, size_t *bytes)
 	return mem;
 }
 
+/* Attach @p p to a 16-descriptor region and fill every ring with 0xff
+ * descriptors: what the areas before the rings must survive. */
+static void
+fill_every_ring(void *mem, size_t bytes, struct gnts_ring_port *p)
+{
+	struct gnts_desc d[16];
+
+	memset(d, 0xff, sizeof(d));
+	assert_int_equal(gnts_ring_region_attach(mem, bytes, 16, p), 0);
+	for (int i = 0; i < GNTS_RING_COUNT; i++) {
+		assert_true((char *)p[i].r >= (char *)mem + 128 +
+			    GNTS_RING_STATS_BYTES + GNTS_RING_SLEEP_BYTES);
+		assert_int_equal(gnts_ring_enqueue_burst(&p[i], d, 16), 16);
+	}
+}
+
 TEST(test_ctl_after_header_and_zeroed)
 {
 	size_t bytes;
@@ -53,18 +69,11 @@ TEST(test_ctl_after_header_and_zeroed)
 TEST(test_ctl_untouched_by_full_rings)
 {
 	struct gnts_ring_port p[GNTS_RING_COUNT];
-	struct gnts_desc d[16];
 	size_t bytes;
 	void *mem = formatted(16, &bytes);
 	static const uint8_t zero[GNTS_CACHE_LINE];
 
-	memset(d, 0xff, sizeof(d));
-	assert_int_equal(gnts_ring_region_attach(mem, bytes, 16, p), 0);
-	for (int i = 0; i < GNTS_RING_COUNT; i++) {
-		assert_true((char *)p[i].r >= (char *)mem + 128 +
-			    GNTS_RING_STATS_BYTES + GNTS_RING_SLEEP_BYTES);
-		assert_int_equal(gnts_ring_enqueue_burst(&p[i], d, 16), 16);
-	}
+	fill_every_ring(mem, bytes, p);
 	assert_memory_equal(gnts_ring_region_ctl(mem), zero, GNTS_CACHE_LINE);
 	free(mem);
 }
@@ -117,7 +126,6 @@ TEST(test_stats_area_after_ctl)
 {
 	struct gnts_ring_port p[GNTS_RING_COUNT];
 	static const uint8_t zero[GNTS_RING_STATS_BYTES];
-	struct gnts_desc d[16];
 	size_t bytes;
 	void *mem = formatted(16, &bytes);
 	struct gnts_nf_stat *s;
@@ -128,10 +136,7 @@ TEST(test_stats_area_after_ctl)
 	s = gnts_ring_region_stats(mem, bytes, &n);
 	assert_ptr_equal(s, (char *)mem + 128);
 	assert_int_equal(n, GNTS_NF_STATS_MAX);
-	memset(d, 0xff, sizeof(d));
-	assert_int_equal(gnts_ring_region_attach(mem, bytes, 16, p), 0);
-	for (int i = 0; i < GNTS_RING_COUNT; i++)
-		assert_int_equal(gnts_ring_enqueue_burst(&p[i], d, 16), 16);
+	fill_every_ring(mem, bytes, p);
 	assert_memory_equal(s, zero, sizeof(zero));
 	free(mem);
 }
@@ -173,7 +178,6 @@ TEST(test_sleep_area_after_stats)
 	struct gnts_ring_port p[GNTS_RING_COUNT];
 	static const uint8_t zero[GNTS_RING_SLEEP_BYTES];
 	struct gnts_ring_sleep_line *l;
-	struct gnts_desc d[16];
 	size_t bytes;
 	void *mem = formatted(16, &bytes);
 
@@ -190,11 +194,7 @@ TEST(test_sleep_area_after_stats)
 	assert_ptr_equal(p[GNTS_RING_FREE].kicks, &l[GNTS_SIDE_CORE].kicks);
 	assert_ptr_equal(p[TX].kicks, &l[GNTS_SIDE_NF].kicks);
 	assert_false(gnts_ring_sleep_ok(&p[RX]));	/* nobody kicks yet */
-	memset(d, 0xff, sizeof(d));
-	for (int i = 0; i < GNTS_RING_COUNT; i++) {
-		assert_true((char *)p[i].r >= (char *)mem + 768 + 128);
-		assert_int_equal(gnts_ring_enqueue_burst(&p[i], d, 16), 16);
-	}
+	fill_every_ring(mem, bytes, p);
 	assert_memory_equal(l, zero, sizeof(zero));
 	free(mem);
 }
