@@ -25,9 +25,10 @@ gnts_ring_region_format(void *region, size_t region_size, uint32_t ring_size)
 	h->region_size = (uint32_t)region_size;
 	h->stats_off = GNTS_RING_STATS_OFF;
 	h->n_stats = GNTS_NF_STATS_MAX;
+	h->sleep_off = GNTS_RING_SLEEP_OFF;
 	for (i = 0; i < GNTS_RING_COUNT; i++)
-		h->ring_off[i] = (uint32_t)(GNTS_RING_STATS_OFF +
-					    GNTS_RING_STATS_BYTES +
+		h->ring_off[i] = (uint32_t)(GNTS_RING_SLEEP_OFF +
+					    GNTS_RING_SLEEP_BYTES +
 					    i * gnts_ring_bytes(ring_size));
 	/* The peer attaches only after the core tells it the region's
 	 * reference over the rendezvous channel, which orders these plain
@@ -41,6 +42,7 @@ gnts_ring_region_attach(void *region, size_t region_size,
 			struct gnts_ring_port ports[GNTS_RING_COUNT])
 {
 	const volatile struct gnts_ring_region_hdr *vh = region;
+	struct gnts_ring_sleep_line *lines = NULL;
 	struct gnts_ring_region_hdr h;
 	size_t first;
 	uint32_t i;
@@ -69,6 +71,16 @@ gnts_ring_region_attach(void *region, size_t region_size,
 		first = GNTS_RING_STATS_OFF +
 			h.n_stats * sizeof(struct gnts_nf_stat);
 	}
+	/* Then the doorbell area if there is one (version 4): where this
+	 * side expects it or nowhere, so that the rings cannot overlap it. */
+	if (h.version >= 4 && h.sleep_off != 0) {
+		if (h.sleep_off != GNTS_RING_SLEEP_OFF ||
+		    first > GNTS_RING_SLEEP_OFF)
+			return -EINVAL;
+		first = GNTS_RING_SLEEP_OFF + GNTS_RING_SLEEP_BYTES;
+		lines = (struct gnts_ring_sleep_line *)((char *)region +
+							GNTS_RING_SLEEP_OFF);
+	}
 	for (i = 0; i < GNTS_RING_COUNT; i++) {
 		uint32_t off = h.ring_off[i];
 
@@ -85,6 +97,14 @@ gnts_ring_region_attach(void *region, size_t region_size,
 		ports[i].idx = 0;
 		ports[i].cached_peer = 0;
 		ports[i].broken = 0;
+		ports[i].kick_idx = 0;
+		/* A ring's sleep word is on its consumer's line, the kicks
+		 * word it reads on its producer's (the other side's). */
+		ports[i].sleep = lines == NULL ? NULL :
+				 &lines[gnts_ring_consumer(i)].sleep[i];
+		ports[i].kicks = lines == NULL ? NULL :
+				 &lines[GNTS_SIDE_COUNT - 1 -
+					gnts_ring_consumer(i)].kicks;
 	}
 	return 0;
 }

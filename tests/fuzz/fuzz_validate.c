@@ -108,6 +108,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* The NF's writes: rx consumer, tx producer, every tx slot. */
 	atomic_store(&core[GNTS_RING_RX].r->cons, take(&in, 4));
 	atomic_store(&core[GNTS_RING_TX].r->prod, take(&in, 4));
+	/* ... and its sleep word on the rx ring (version 4). */
+	atomic_store(core[GNTS_RING_RX].sleep,
+		     take(&in, 4) | (uint64_t)take(&in, 1) << 32);
 	memset(core[GNTS_RING_TX].r->desc, 0, ring_size * sizeof(struct gnts_desc));
 	memcpy(core[GNTS_RING_TX].r->desc, in.p,
 	       in.n < ring_size * sizeof(struct gnts_desc) ?
@@ -125,6 +128,15 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		sent += avail;
 		CHECK(core[GNTS_RING_RX].idx -
 		      core[GNTS_RING_RX].cached_peer <= ring_size);
+		/* The NF's sleep word decides "kick or not", nothing else. */
+		struct gnts_ring_port before = core[GNTS_RING_RX];
+		int kick = gnts_ring_need_kick(&core[GNTS_RING_RX]);
+
+		CHECK(kick == 0 || kick == 1);
+		CHECK(core[GNTS_RING_RX].idx == before.idx &&
+		      core[GNTS_RING_RX].cached_peer == before.cached_peer &&
+		      core[GNTS_RING_RX].broken == before.broken &&
+		      core[GNTS_RING_RX].kick_idx == before.idx);
 	}
 
 	/* The core as consumer: dequeue, validate, react. */

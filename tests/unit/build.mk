@@ -5,17 +5,20 @@
 # The ring tests and test_srv_control are also built with ThreadSanitizer
 # (tsan/, whatever SAN says: TSan cannot be combined with ASan) and run by
 # check-unit: the two-thread stress then checks the ring's memory ordering
-# too, and the control thread's handover its locking.
+# too (test_ring_sleep's: the sleep protocol's), and the control thread's
+# handover its locking.  test_ring_sleep sleeps 10^5 times, 10^7 with
+# XNV_STRESS=1 in the environment.
 UNIT_TESTS  := test_ring test_ring_region test_ring_hostile test_ring_ctl \
-               test_host_backend test_host_server test_galloc test_proto \
-               test_host_listen test_srv_control test_xen_events
+               test_ring_sleep test_host_backend test_host_server test_galloc \
+               test_proto test_host_listen test_srv_control test_xen_events
 # libraries a test needs beyond libgntshare (galloc.o calls libxengnttab)
 UNIT_LIBS_test_galloc := $(XEN_SRV_LIBS)
 UNIT_LIBS_test_proto := $(XEN_SRV_LIBS)
 UNIT_LIBS_test_srv_control := $(XEN_SRV_LIBS)
 UNIT_LIBS_test_host_listen := $(XEN_SRV_LIBS)
 UNIT_LIBS_test_xen_events := $(XEN_SRV_LIBS)
-TSAN_TESTS  := test_ring test_ring_region test_ring_hostile test_ring_ctl
+TSAN_TESTS  := test_ring test_ring_region test_ring_hostile test_ring_ctl \
+               test_ring_sleep
 TSAN_BINS   := $(TSAN_TESTS:%=$(B)/tests/tsan/%) $(B)/tests/tsan/test_srv_control
 TSAN_STRESS_N ?= 10000000
 # test_<x> of an example (or of the core's DPDK-free arithmetic): its object

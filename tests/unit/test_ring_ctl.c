@@ -17,6 +17,8 @@
 #include "gntshare/ring.h"
 
 #define TEST(name) static void name(void **state __attribute__((unused)))
+#define RX GNTS_RING_RX
+#define TX GNTS_RING_TX
 
 static void *
 formatted(uint32_t ring_size, size_t *bytes)
@@ -31,6 +33,22 @@ formatted(uint32_t ring_size, size_t *bytes)
 	return mem;
 }
 
+/* Attach @p p to a 16-descriptor region and fill every ring with 0xff
+ * descriptors: what the areas before the rings must survive. */
+static void
+fill_every_ring(void *mem, size_t bytes, struct gnts_ring_port *p)
+{
+	struct gnts_desc d[16];
+
+	memset(d, 0xff, sizeof(d));
+	assert_int_equal(gnts_ring_region_attach(mem, bytes, 16, p), 0);
+	for (int i = 0; i < GNTS_RING_COUNT; i++) {
+		assert_true((char *)p[i].r >= (char *)mem + 128 +
+			    GNTS_RING_STATS_BYTES + GNTS_RING_SLEEP_BYTES);
+		assert_int_equal(gnts_ring_enqueue_burst(&p[i], d, 16), 16);
+	}
+}
+
 TEST(test_ctl_after_header_and_zeroed)
 {
 	size_t bytes;
@@ -43,6 +61,7 @@ TEST(test_ctl_after_header_and_zeroed)
 	assert_int_equal(gnts_ring_beat_read(c), 0);
 	assert_int_equal(gnts_ring_detached(c), GNTS_DETACH_NONE);
 	assert_int_equal(bytes, 128 + GNTS_RING_STATS_BYTES +
+			 GNTS_RING_SLEEP_BYTES +
 			 GNTS_RING_COUNT * gnts_ring_bytes(64));
 	free(mem);
 }
@@ -50,18 +69,11 @@ TEST(test_ctl_after_header_and_zeroed)
 TEST(test_ctl_untouched_by_full_rings)
 {
 	struct gnts_ring_port p[GNTS_RING_COUNT];
-	struct gnts_desc d[16];
 	size_t bytes;
 	void *mem = formatted(16, &bytes);
 	static const uint8_t zero[GNTS_CACHE_LINE];
 
-	memset(d, 0xff, sizeof(d));
-	assert_int_equal(gnts_ring_region_attach(mem, bytes, 16, p), 0);
-	for (int i = 0; i < GNTS_RING_COUNT; i++) {
-		assert_true((char *)p[i].r >= (char *)mem + 128 +
-			    GNTS_RING_STATS_BYTES);
-		assert_int_equal(gnts_ring_enqueue_burst(&p[i], d, 16), 16);
-	}
+	fill_every_ring(mem, bytes, p);
 	assert_memory_equal(gnts_ring_region_ctl(mem), zero, GNTS_CACHE_LINE);
 	free(mem);
 }
@@ -114,7 +126,6 @@ TEST(test_stats_area_after_ctl)
 {
 	struct gnts_ring_port p[GNTS_RING_COUNT];
 	static const uint8_t zero[GNTS_RING_STATS_BYTES];
-	struct gnts_desc d[16];
 	size_t bytes;
 	void *mem = formatted(16, &bytes);
 	struct gnts_nf_stat *s;
@@ -125,10 +136,7 @@ TEST(test_stats_area_after_ctl)
 	s = gnts_ring_region_stats(mem, bytes, &n);
 	assert_ptr_equal(s, (char *)mem + 128);
 	assert_int_equal(n, GNTS_NF_STATS_MAX);
-	memset(d, 0xff, sizeof(d));
-	assert_int_equal(gnts_ring_region_attach(mem, bytes, 16, p), 0);
-	for (int i = 0; i < GNTS_RING_COUNT; i++)
-		assert_int_equal(gnts_ring_enqueue_burst(&p[i], d, 16), 16);
+	fill_every_ring(mem, bytes, p);
 	assert_memory_equal(s, zero, sizeof(zero));
 	free(mem);
 }
@@ -158,6 +166,72 @@ TEST(test_stats_area_versions)
 	h->n_stats = GNTS_NF_STATS_MAX + 1;
 	assert_int_equal(gnts_ring_region_attach(mem, bytes, 0, p), -EINVAL);
 	assert_null(gnts_ring_region_stats(mem, bytes, &n));
+	free(mem);
+}
+
+/* Version 4: the doorbell area after the stats area, one line per side,
+ * zeroed (nobody sleeps, nobody kicks), untouched by full rings; each
+ * ring's sleep word on its consumer's line, its kicks word on its
+ * producer's. */
+TEST(test_sleep_area_after_stats)
+{
+	struct gnts_ring_port p[GNTS_RING_COUNT];
+	static const uint8_t zero[GNTS_RING_SLEEP_BYTES];
+	struct gnts_ring_sleep_line *l;
+	size_t bytes;
+	void *mem = formatted(16, &bytes);
+
+	assert_int_equal(GNTS_RING_SLEEP_OFF, 768);
+	assert_int_equal(((struct gnts_ring_region_hdr *)mem)->sleep_off, 768);
+	l = (struct gnts_ring_sleep_line *)((char *)mem + 768);
+	assert_memory_equal(l, zero, sizeof(zero));
+	assert_int_equal(gnts_ring_region_attach(mem, bytes, 16, p), 0);
+	assert_ptr_equal(p[RX].sleep, &l[GNTS_SIDE_NF].sleep[RX]);
+	assert_ptr_equal(p[GNTS_RING_FREE].sleep,
+			 &l[GNTS_SIDE_NF].sleep[GNTS_RING_FREE]);
+	assert_ptr_equal(p[TX].sleep, &l[GNTS_SIDE_CORE].sleep[TX]);
+	assert_ptr_equal(p[RX].kicks, &l[GNTS_SIDE_CORE].kicks);
+	assert_ptr_equal(p[GNTS_RING_FREE].kicks, &l[GNTS_SIDE_CORE].kicks);
+	assert_ptr_equal(p[TX].kicks, &l[GNTS_SIDE_NF].kicks);
+	assert_false(gnts_ring_sleep_ok(&p[RX]));	/* nobody kicks yet */
+	fill_every_ring(mem, bytes, p);
+	assert_memory_equal(l, zero, sizeof(zero));
+	free(mem);
+}
+
+/* An older core's region (version 3, sleep_off 0) attaches without a
+ * doorbell area: nobody may sleep, nobody is kicked; a version 4 header
+ * with the area anywhere else is refused. */
+TEST(test_sleep_area_versions)
+{
+	struct gnts_ring_port p[GNTS_RING_COUNT];
+	struct gnts_ring_region_hdr *h;
+	size_t bytes;
+	void *mem = formatted(16, &bytes);
+
+	h = mem;
+	h->version = 3;
+	assert_int_equal(gnts_ring_region_attach(mem, bytes, 0, p), 0);
+	assert_null(p[RX].sleep);	/* a version 3 region: sleep_off ignored */
+	h->version = 4;
+	h->sleep_off = 0;
+	assert_int_equal(gnts_ring_region_attach(mem, bytes, 0, p), 0);
+	for (int i = 0; i < GNTS_RING_COUNT; i++) {
+		assert_null(p[i].sleep);
+		assert_false(gnts_ring_sleep_ok(&p[i]));
+		assert_int_equal(gnts_ring_sleep_prepare(&p[i]), 0);
+		gnts_ring_sleep_cancel(&p[i]);
+		gnts_ring_kicks_set(&p[i]);
+	}
+	assert_int_equal(gnts_ring_enqueue_burst(&p[RX], &(struct gnts_desc){0},
+						 1), 1);
+	assert_int_equal(gnts_ring_need_kick(&p[RX]), 0);
+	h->sleep_off = 64;		/* over the control line */
+	assert_int_equal(gnts_ring_region_attach(mem, bytes, 0, p), -EINVAL);
+	h->sleep_off = GNTS_RING_SLEEP_OFF + 64;
+	assert_int_equal(gnts_ring_region_attach(mem, bytes, 0, p), -EINVAL);
+	h->sleep_off = GNTS_RING_STATS_OFF;	/* over the stats area */
+	assert_int_equal(gnts_ring_region_attach(mem, bytes, 0, p), -EINVAL);
 	free(mem);
 }
 
@@ -228,6 +302,8 @@ main(void)
 		cmocka_unit_test(test_version_1_region_refused),
 		cmocka_unit_test(test_stats_area_after_ctl),
 		cmocka_unit_test(test_stats_area_versions),
+		cmocka_unit_test(test_sleep_area_after_stats),
+		cmocka_unit_test(test_sleep_area_versions),
 		cmocka_unit_test(test_stat_names),
 		cmocka_unit_test(test_beat_seen_by_another_thread),
 	};

@@ -49,10 +49,11 @@ TEST(test_format_attach_good_header)
 	assert_int_equal(h->ring_size, 256);
 	assert_int_equal(h->desc_size, 16);
 	assert_int_equal(h->region_size, F.bytes);
-	/* after the control line and the stats area */
-	assert_int_equal(h->ring_off[RX], 128 + GNTS_RING_STATS_BYTES);
+	/* after the control line, the stats area and the doorbell area */
+	assert_int_equal(h->ring_off[RX], 128 + GNTS_RING_STATS_BYTES +
+			 GNTS_RING_SLEEP_BYTES);
 	assert_int_equal(h->ring_off[TX], 128 + GNTS_RING_STATS_BYTES +
-			 gnts_ring_bytes(256));
+			 GNTS_RING_SLEEP_BYTES + gnts_ring_bytes(256));
 	for (int i = 0; i < GNTS_RING_COUNT; i++) {
 		assert_ptr_equal(F.core[i].r, (char *)F.mem + h->ring_off[i]);
 		assert_ptr_equal(F.nf[i].r, F.core[i].r);

@@ -30,10 +30,12 @@ extern "C" {
 /* ---- 1. shared memory ---------------------------------------------------- */
 
 #define GNTS_RING_MAGIC       0x52564e58u	/* "XNVR" little-endian */
-#define GNTS_RING_VERSION     3u	/* 2: control line at offset 64;
-					 * 3: NF stats area at offset 128
-					 * (a version 2 reader may read it:
-					 * the rings are where ring_off says) */
+#define GNTS_RING_VERSION     4u	/* 2: control line at offset 64;
+					 * 3: NF stats area at offset 128;
+					 * 4: doorbell area at offset 768
+					 * (a version 2 or 3 reader may read
+					 * it: the rings are where ring_off
+					 * says) */
 #define GNTS_RING_VERSION_MIN 2u	/* oldest layout this side reads */
 #define GNTS_CACHE_LINE       64u
 #define GNTS_MAX_RINGS        4u
@@ -110,7 +112,9 @@ struct gnts_ring_region_hdr {
 	uint32_t stats_off;		/* version 3: GNTS_RING_STATS_OFF, the
 					 * NF stats area; 0: none (version 2) */
 	uint32_t n_stats;		/* version 3: GNTS_NF_STATS_MAX slots */
-	uint8_t reserved[GNTS_CACHE_LINE - 9 * 4 - GNTS_MAX_RINGS * 4];
+	uint32_t sleep_off;		/* version 4: GNTS_RING_SLEEP_OFF, the
+					 * doorbell area; 0: none (older) */
+	uint8_t reserved[GNTS_CACHE_LINE - 10 * 4 - GNTS_MAX_RINGS * 4];
 };
 
 _Static_assert(sizeof(struct gnts_ring_region_hdr) == GNTS_CACHE_LINE,
@@ -180,6 +184,53 @@ gnts_nf_stat_name_ok(const char *name)
 #define GNTS_RING_STATS_BYTES \
 	((GNTS_NF_STATS_MAX * sizeof(struct gnts_nf_stat) + GNTS_CACHE_LINE - 1) \
 	 & ~(size_t)(GNTS_CACHE_LINE - 1))
+
+
+/*
+ * The doorbell area (version 4): one cache line per side, each written by
+ * that side alone, read by the other as untrusted input.  The drawing, the
+ * protocol and its barriers are in ring.h ("Sleeping on a ring").
+ *
+ * sleep[i] belongs to the consumer of ring i (gnts_ring_consumer(): the
+ * NF for RX and FREE, the core for TX) and is only meaningful on its
+ * line: 0 while it polls; GNTS_RING_ASLEEP | X (one 64-bit store, never
+ * torn) when it is about to sleep, or sleeps, having seen the ring empty
+ * with the producer's index at X.  The producer only ever decides from it
+ * whether to ring the consumer's doorbell ("kick"), never anything else.
+ *
+ * kicks is written once by a side that rings its peer's doorbell when the
+ * peer asks (GNTS_RING_KICKS); 0: it never does (an older peer, or one
+ * that polls).  A consumer sleeps on a ring only when that ring's producer
+ * said so; a peer that says so and does not kick only delays what it
+ * sends itself (the core never sleeps unbounded: ring.h).
+ */
+#define GNTS_RING_SLEEP_OFF (GNTS_RING_STATS_OFF + GNTS_RING_STATS_BYTES)
+#define GNTS_RING_ASLEEP    (1ull << 32)	/* in sleep[i]: asleep, seen X */
+#define GNTS_RING_KICKS     1u			/* in kicks */
+
+enum gnts_ring_side {
+	GNTS_SIDE_NF = 0,	/* its line first, at GNTS_RING_SLEEP_OFF */
+	GNTS_SIDE_CORE = 1,	/* then the core's */
+	GNTS_SIDE_COUNT = 2,
+};
+
+struct gnts_ring_sleep_line {
+	_Atomic uint64_t sleep[GNTS_MAX_RINGS];	/* consumer of ring i writes */
+	_Atomic uint32_t kicks;			/* GNTS_RING_KICKS or 0 */
+	uint8_t reserved[GNTS_CACHE_LINE - GNTS_MAX_RINGS * 8 - 4];
+};
+
+_Static_assert(sizeof(struct gnts_ring_sleep_line) == GNTS_CACHE_LINE,
+	       "a side's doorbell line is one cache line");
+
+#define GNTS_RING_SLEEP_BYTES (GNTS_SIDE_COUNT * GNTS_CACHE_LINE)
+
+/** The side that consumes ring @p r (and writes its sleep word). */
+static inline enum gnts_ring_side
+gnts_ring_consumer(uint32_t r)
+{
+	return r == GNTS_RING_TX ? GNTS_SIDE_CORE : GNTS_SIDE_NF;
+}
 
 /* ---- 2. attach facts ----------------------------------------------------- */
 

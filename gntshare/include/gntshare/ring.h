@@ -25,7 +25,7 @@
  *                | struct gnts_ring_region_hdr (64 B)               |
  *                |  magic "XNVR", version, n_rings, ring_size,      |
  *                |  desc_size, ring_off[] (byte offsets of rings),  |
- *                |  min_version, stats_off, n_stats                 |
+ *                |  min_version, stats_off, n_stats, sleep_off      |
  *   offset 64    +--------------------------------------------------+
  *                | struct gnts_ring_ctl (64 B)                      |
  *                |  heartbeat (u32)         NF writes, core reads   |
@@ -35,6 +35,14 @@
  *                |  name[32] (NUL-terminated) NF writes, core reads |
  *                |  value (u64)               NF writes, core reads |
  *   offset 768   +--------------------------------------------------+
+ *   (version 4)  | struct gnts_ring_sleep_line, the NF's (64 B)     |
+ *                |  sleep[RX], sleep[FREE] (u64) NF writes, core reads|
+ *                |  kicks (u32)                  NF writes, core reads|
+ *   offset 832   +--------------------------------------------------+
+ *                | struct gnts_ring_sleep_line, the core's (64 B)   |
+ *                |  sleep[TX] (u64)              core writes, NF reads|
+ *                |  kicks (u32)                  core writes, NF reads|
+ *   offset 896   +--------------------------------------------------+
  *   ring_off[i]  | struct gnts_ring                                 |
  *                |  +0    prod  (u32, own cache line)  PRODUCER writes|
  *                |  +64   cons  (u32, own cache line)  CONSUMER writes|
@@ -72,6 +80,57 @@
  * version 2 region has none (stats_off 0): the NF then keeps its counters
  * to itself.
  *
+ * Sleeping on a ring (version 4: the doorbell area).  A consumer that
+ * finds its ring empty may, instead of polling on, sleep on a doorbell the
+ * producer rings ("kicks"): an eventfd in host mode, an event channel in
+ * Xen mode; anything that latches, so that a kick sent before the sleeper
+ * blocks still wakes it.  The producer kicks only a consumer that said it
+ * sleeps and has not been kicked for what was published since it looked
+ * (virtio's event index, NAPI): while both sides are busy nobody writes
+ * the doorbell area and nobody kicks.  Each consumer says it on its own
+ * line of the area, never on its hot `cons` line: the producer reads the
+ * flag after every publish, and a line written only at sleep and wake-up
+ * stays in both caches while traffic flows.
+ *
+ *   consumer of ring i (sleeper)          producer of ring i
+ *   C1 load-acquire prod == idx: empty    P1 write desc[prod..prod+n)
+ *   C2 store sleep[i] = ASLEEP | idx      P2 store-release prod += n
+ *   C3 fence seq_cst                      P3 fence seq_cst
+ *   C4 load-acquire prod: != idx, go C6   P4 load sleep[i]
+ *   C5 wait on the doorbell               P5 kick iff ASLEEP with X in
+ *   C6 store sleep[i] = 0; poll again        [kick_idx, prod); then
+ *                                            kick_idx = prod (private)
+ *
+ *   - C3 orders C2 before C4, P3 orders P2 before P4: a store before a
+ *     later load of another word, which only a full fence orders
+ *     (release and acquire do not: store buffers).  The two fences are
+ *     in C11's single total order.  If C3 comes first, P4 reads C2's
+ *     word (nothing later: the consumer sleeps) and, as every prod up to
+ *     the consumer's X was published before P3 or seen by C4, kick_idx
+ *     <= X < prod: P5 kicks.  If P3 comes first, C4 sees P2's prod and
+ *     the consumer does not sleep.  No interleaving loses the wake-up
+ *     (tests/unit/test_ring_sleep.c enumerates them).
+ *   - C4 is the ring's usual acquire (the descriptors are visible before
+ *     they are read); P4 needs no more than relaxed after P3.
+ *   - C6 is relaxed: a 0 seen late only suppresses a kick nobody needs (the
+ *     consumer polls), an ASLEEP seen late gives at most one spurious kick
+ *     (its X is then behind kick_idx).
+ *   - One kick per sleep: once kicked, X is behind kick_idx and later
+ *     publishes kick no more until the consumer sleeps again with a new X.
+ *     gnts_ring_need_kick may come after several bursts: [kick_idx, prod)
+ *     covers them all.  Nothing published since the last call: no fence.
+ * A consumer sleeps on a ring only when the ring's producer wrote
+ * GNTS_RING_KICKS on its own line (gnts_ring_kicks_set, once a side kicks);
+ * an older peer (version 3 or less) writes neither, so it never sleeps
+ * and is never kicked, and an older core's region (sleep_off 0) has no
+ * area: its NF polls.  Untrusted, like everything shared: a sleep word is
+ * read once and only decides "kick or not", its X is used for nothing
+ * else; a peer that never clears its flag and moves X along gets at most
+ * one kick per gnts_ring_need_kick (its caller rate-limits the doorbell);
+ * a peer that says it kicks and does not only delays its own packets (the
+ * core never sleeps without a timeout); a peer that writes our line
+ * changes nothing we read (we never read our own line).
+ *
  * Calls: *_burst return how many were done (0..n); nothing here blocks.
  */
 #ifndef GNTSHARE_RING_H
@@ -106,6 +165,11 @@ struct gnts_ring_port {
 	uint32_t idx;		/* our own index (prod or cons), private */
 	uint32_t cached_peer;	/* last value read of the peer's index */
 	uint32_t broken;	/* set when the peer's index is impossible */
+	uint32_t kick_idx;	/* producer: idx at the last gnts_ring_need_kick */
+	_Atomic uint64_t *sleep;	/* this ring's sleep word, on its
+					 * consumer's line (NULL: no doorbell
+					 * area in the region, version < 4) */
+	_Atomic uint32_t *kicks;	/* kicks word of its producer's line */
 };
 
 /** Bytes one ring of @p ring_size descriptors occupies (64-byte aligned). */
@@ -123,6 +187,7 @@ gnts_ring_region_bytes(uint32_t ring_size)
 {
 	return sizeof(struct gnts_ring_region_hdr) +
 	       sizeof(struct gnts_ring_ctl) + GNTS_RING_STATS_BYTES +
+	       GNTS_RING_SLEEP_BYTES +
 	       GNTS_RING_COUNT * gnts_ring_bytes(ring_size);
 }
 
@@ -328,6 +393,136 @@ gnts_ring_count(struct gnts_ring_port *p, int is_producer)
 		return gnts_ring_load_cons(p) < 0 ? p->size :
 		       p->idx - p->cached_peer;
 	return gnts_ring_load_prod(p) < 0 ? p->size : p->cached_peer - p->idx;
+}
+
+/*
+ * Sleeping on a ring: the protocol drawn in the opening comment (steps C1
+ * to C6, P1 to P5).  The doorbell itself (eventfd, event channel) is the
+ * caller's; these only decide.
+ */
+
+/**
+ * The full fence of steps C3 and P3.  ThreadSanitizer does not model
+ * fences (gcc refuses them under -fsanitize=thread): in that build both
+ * sides do a seq_cst read-modify-write of one word instead, which orders
+ * them the same way between threads of one process (the RMWs are totally
+ * ordered on that word, and the earlier synchronizes with the later), and
+ * which TSan follows.
+ */
+static inline void
+gnts_ring_fence(void)
+{
+#ifdef __SANITIZE_THREAD__
+	static _Atomic uint32_t tsan_fence;
+
+	atomic_fetch_add_explicit(&tsan_fence, 0, memory_order_seq_cst);
+#else
+	atomic_thread_fence(memory_order_seq_cst);
+#endif
+}
+
+/**
+ * The producer's decision P5, from a sleep word @p w read after P3 and
+ * the producer's private [@p from, @p to): 1 if the consumer said it
+ * sleeps having seen a producer index in that range.  Any @p w is fine
+ * (a hostile peer's): it decides "kick or not" and nothing else.
+ */
+static inline int
+gnts_ring_kick_due(uint64_t w, uint32_t from, uint32_t to)
+{
+	return (w & GNTS_RING_ASLEEP) != 0 &&
+	       (uint32_t)((uint32_t)w - from) < (uint32_t)(to - from);
+}
+
+/** Consumer: 1 if it may sleep on this ring at all: the region has a
+ *  doorbell area and the ring's producer said it kicks (read once, any
+ *  value; relaxed: it orders nothing). */
+static inline int
+gnts_ring_sleep_ok(const struct gnts_ring_port *p)
+{
+	return p->sleep != NULL &&
+	       atomic_load_explicit(p->kicks, memory_order_relaxed) ==
+	       GNTS_RING_KICKS;
+}
+
+/** Consumer: awake again (step C6): clear this ring's sleep word.  Call
+ *  it after the doorbell woke us, or before polling on after any other
+ *  wait; gnts_ring_sleep_prepare calls it when it does not return 1.
+ *  Relaxed: a 0 seen late costs nothing (see the opening comment). */
+static inline void
+gnts_ring_sleep_cancel(struct gnts_ring_port *p)
+{
+	if (p->sleep != NULL)
+		atomic_store_explicit(p->sleep, 0, memory_order_relaxed);
+}
+
+/**
+ * Consumer: say "about to sleep, having seen the ring empty at my index"
+ * and look again (steps C2 to C4).
+ * @return 1: the ring is still empty, the word is set: wait on the
+ *   doorbell now, then gnts_ring_sleep_cancel();
+ *   0: do not sleep (descriptors came, or gnts_ring_sleep_ok() is 0);
+ *   -1: the producer's index is impossible (the port is now broken).
+ *   The word is clear again unless 1 is returned.
+ */
+static inline int
+gnts_ring_sleep_prepare(struct gnts_ring_port *p)
+{
+	if (p->broken)
+		return -1;
+	if (!gnts_ring_sleep_ok(p))
+		return 0;
+	/* C2: one 64-bit store, flag and index together (never torn). */
+	atomic_store_explicit(p->sleep, GNTS_RING_ASLEEP | p->idx,
+			      memory_order_relaxed);
+	/* C3: the store above before the load of prod below (store ->
+	 * load: only a full fence).  Pairs with P3 in gnts_ring_need_kick:
+	 * either the producer sees our word, or we see its prod. */
+	gnts_ring_fence();
+	/* C4: the ring's usual checked acquire load of prod. */
+	if (gnts_ring_load_prod(p) < 0) {
+		gnts_ring_sleep_cancel(p);
+		return -1;
+	}
+	if (p->cached_peer != p->idx) {
+		gnts_ring_sleep_cancel(p);
+		return 0;
+	}
+	return 1;
+}
+
+/**
+ * Producer: after publishing (one or more bursts), 1 if the consumer must
+ * be kicked now (steps P3 to P5); kick it then.  Cheap when nothing was
+ * published since the last call (no fence, no shared read), and costs a
+ * fence and the read of a line nobody writes while the consumer is busy.
+ */
+static inline int
+gnts_ring_need_kick(struct gnts_ring_port *p)
+{
+	uint32_t from = p->kick_idx, to = p->idx;
+	uint64_t w;
+
+	if (p->sleep == NULL || from == to)
+		return 0;
+	p->kick_idx = to;
+	/* P3: our store-release of prod (P2, in the enqueue) before the
+	 * load of the sleep word below.  Pairs with C3. */
+	gnts_ring_fence();
+	/* P4: read once; relaxed: P3 did the ordering. */
+	w = atomic_load_explicit(p->sleep, memory_order_relaxed);
+	return gnts_ring_kick_due(w, from, to);
+}
+
+/** Producer: tell the ring's consumer that we kick its doorbell when it
+ *  sleeps (GNTS_RING_KICKS on our own line; covers every ring we
+ *  produce).  Once, at attach, and only by a side that does kick. */
+static inline void
+gnts_ring_kicks_set(struct gnts_ring_port *p)
+{
+	if (p->sleep != NULL)
+		atomic_store_explicit(p->kicks, GNTS_RING_KICKS,
+				      memory_order_relaxed);
 }
 
 #ifdef __cplusplus

@@ -1,0 +1,666 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Unit tests of sleeping on a ring (ring.h, "Sleeping on a ring"; the
+ * doorbell area of version 4): the calls one at a time; a model of the
+ * two sides on a machine with store buffers (x86's TSO) that explores
+ * every interleaving of their steps and finds no lost wake-up with the
+ * fences, and finds one without them (so the model does see the race);
+ * and two threads over a real eventfd, the consumer sleeping whenever its
+ * ring is empty: 10^5 sleeps by default, 10^7 with XNV_STRESS=1 (also in
+ * the TSan build); a lost wake-up fails after 5 s x XNV_TIME_SCALE
+ * instead of hanging.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "ring_fixture.h"
+
+SETUP(16) SETUP(1024)
+
+/* The fixture's region with the area's kicks words set as a side that
+ * kicks sets them: the core on its line (it produces RX), the NF on its
+ * (it produces TX). */
+static void
+both_kick(void)
+{
+	gnts_ring_kicks_set(&F.core[RX]);
+	gnts_ring_kicks_set(&F.nf[TX]);
+}
+
+/* ---- the calls, one step at a time ------------------------------------ */
+
+/* Nobody sleeps before the producer said it kicks. */
+TEST(test_no_sleep_before_kicks)
+{
+	assert_false(gnts_ring_sleep_ok(&F.nf[RX]));
+	assert_int_equal(gnts_ring_sleep_prepare(&F.nf[RX]), 0);
+	assert_int_equal(atomic_load(F.nf[RX].sleep), 0);
+	gnts_ring_kicks_set(&F.core[RX]);	/* the core: covers FREE too */
+	assert_true(gnts_ring_sleep_ok(&F.nf[RX]));
+	assert_true(gnts_ring_sleep_ok(&F.nf[GNTS_RING_FREE]));
+	assert_false(gnts_ring_sleep_ok(&F.core[TX]));	/* the NF did not */
+	gnts_ring_kicks_set(&F.nf[TX]);
+	assert_true(gnts_ring_sleep_ok(&F.core[TX]));
+}
+
+/* Empty ring: the word says asleep at the consumer's index; the first
+ * publish kicks, the next ones do not (one kick per sleep); awake again,
+ * nothing kicks. */
+TEST(test_one_kick_per_sleep)
+{
+	struct gnts_desc d[4];
+
+	both_kick();
+	fill(d, 0, 4);
+	assert_int_equal(gnts_ring_sleep_prepare(&F.nf[RX]), 1);
+	assert_int_equal(atomic_load(F.nf[RX].sleep), GNTS_RING_ASLEEP | 0);
+	assert_int_equal(gnts_ring_need_kick(&F.core[RX]), 0);	/* nothing new */
+	assert_int_equal(gnts_ring_enqueue_burst(&F.core[RX], d, 2), 2);
+	assert_int_equal(gnts_ring_need_kick(&F.core[RX]), 1);
+	assert_int_equal(gnts_ring_enqueue_burst(&F.core[RX], d + 2, 1), 1);
+	assert_int_equal(gnts_ring_need_kick(&F.core[RX]), 0);	/* kicked once */
+	gnts_ring_sleep_cancel(&F.nf[RX]);
+	assert_int_equal(atomic_load(F.nf[RX].sleep), 0);
+	assert_int_equal(gnts_ring_dequeue_burst(&F.nf[RX], d, 4), 3);
+	assert_int_equal(gnts_ring_enqueue_burst(&F.core[RX], d, 1), 1);
+	assert_int_equal(gnts_ring_need_kick(&F.core[RX]), 0);	/* awake */
+	/* Asleep again, having seen 3 while 4 is there: prepare says no. */
+	assert_int_equal(gnts_ring_sleep_prepare(&F.nf[RX]), 0);
+	assert_int_equal(atomic_load(F.nf[RX].sleep), 0);
+	assert_int_equal(gnts_ring_dequeue_burst(&F.nf[RX], d, 4), 1);
+	assert_int_equal(gnts_ring_sleep_prepare(&F.nf[RX]), 1);
+	assert_int_equal(atomic_load(F.nf[RX].sleep), GNTS_RING_ASLEEP | 4);
+	assert_int_equal(gnts_ring_enqueue_burst(&F.core[RX], d, 1), 1);
+	assert_int_equal(gnts_ring_need_kick(&F.core[RX]), 1);
+}
+
+/* Several bursts before one gnts_ring_need_kick: the range covers them. */
+TEST(test_kick_covers_bursts)
+{
+	struct gnts_desc d[8];
+
+	both_kick();
+	fill(d, 0, 8);
+	assert_int_equal(gnts_ring_enqueue_burst(&F.nf[TX], d, 3), 3);
+	assert_int_equal(gnts_ring_need_kick(&F.nf[TX]), 0);	/* awake */
+	assert_int_equal(gnts_ring_dequeue_burst(&F.core[TX], d, 8), 3);
+	assert_int_equal(gnts_ring_sleep_prepare(&F.core[TX]), 1);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(gnts_ring_enqueue_burst(&F.nf[TX], d, 2), 2);
+	assert_int_equal(gnts_ring_need_kick(&F.nf[TX]), 1);
+	assert_int_equal(gnts_ring_need_kick(&F.nf[TX]), 0);
+}
+
+/* The decision near the 32-bit wrap, at the ends of the range. */
+TEST(test_kick_due_edges)
+{
+	const uint32_t w0 = UINT32_MAX - 1;
+
+	assert_true(gnts_ring_kick_due(GNTS_RING_ASLEEP | w0, w0, w0 + 3));
+	assert_true(gnts_ring_kick_due(GNTS_RING_ASLEEP | (w0 + 2), w0, w0 + 3));
+	assert_false(gnts_ring_kick_due(GNTS_RING_ASLEEP | (w0 + 3), w0, w0 + 3));
+	assert_false(gnts_ring_kick_due(GNTS_RING_ASLEEP | (w0 - 1), w0, w0 + 3));
+	assert_false(gnts_ring_kick_due(w0, w0, w0 + 3));	/* not asleep */
+	assert_false(gnts_ring_kick_due(GNTS_RING_ASLEEP | w0, w0, w0));
+	/* Other high bits are nobody's business: still asleep at X. */
+	assert_true(gnts_ring_kick_due(~0ull, UINT32_MAX, 0));
+}
+
+/* The consumer's index near the wrap: asleep at UINT32_MAX - 1, the
+ * producer's publish across 0 kicks. */
+TEST(test_sleep_across_wrap)
+{
+	struct gnts_desc d[4];
+
+	both_kick();
+	fill(d, 0, 4);
+	F.core[RX].idx = F.core[RX].cached_peer = UINT32_MAX - 1;
+	F.core[RX].kick_idx = UINT32_MAX - 1;
+	F.nf[RX].idx = F.nf[RX].cached_peer = UINT32_MAX - 1;
+	atomic_store(&F.core[RX].r->prod, UINT32_MAX - 1);
+	atomic_store(&F.core[RX].r->cons, UINT32_MAX - 1);
+	assert_int_equal(gnts_ring_sleep_prepare(&F.nf[RX]), 1);
+	assert_int_equal(gnts_ring_enqueue_burst(&F.core[RX], d, 4), 4);
+	assert_int_equal(F.core[RX].idx, 2);
+	assert_int_equal(gnts_ring_need_kick(&F.core[RX]), 1);
+	assert_int_equal(gnts_ring_need_kick(&F.core[RX]), 0);
+}
+
+/* A hostile consumer's word: anything decides kick or not, and nothing
+ * else of the producer changes. */
+TEST(test_hostile_sleep_word)
+{
+	static const uint64_t words[] = {
+		0, 1, UINT32_MAX, GNTS_RING_ASLEEP, GNTS_RING_ASLEEP | 12345,
+		~0ull, 1ull << 63, GNTS_RING_ASLEEP | 0x80000000u,
+	};
+	struct gnts_desc d = mkdesc(7);
+
+	both_kick();
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
+		struct gnts_ring_port before;
+		int k;
+
+		assert_int_equal(gnts_ring_enqueue_burst(&F.core[RX], &d, 1), 1);
+		before = F.core[RX];
+		atomic_store(F.core[RX].sleep, words[i]);
+		k = gnts_ring_need_kick(&F.core[RX]);
+		assert_int_equal(k, gnts_ring_kick_due(words[i], before.kick_idx,
+						       before.idx));
+		assert_int_equal(F.core[RX].idx, before.idx);
+		assert_int_equal(F.core[RX].cached_peer, before.cached_peer);
+		assert_int_equal(F.core[RX].broken, 0);
+		assert_int_equal(F.core[RX].kick_idx, before.idx);
+		assert_int_equal(gnts_ring_dequeue_burst(&F.nf[RX], &d, 1), 1);
+	}
+}
+
+/* A hostile producer's index seen by the re-check: broken, word clear. */
+TEST(test_prepare_broken_prod)
+{
+	both_kick();
+	atomic_store(&F.core[RX].r->prod, F.size + 1);
+	assert_int_equal(gnts_ring_sleep_prepare(&F.nf[RX]), -1);
+	assert_int_equal(F.nf[RX].broken, 1);
+	assert_int_equal(atomic_load(F.nf[RX].sleep), 0);
+	assert_int_equal(gnts_ring_sleep_prepare(&F.nf[RX]), -1);
+}
+
+/* ---- the model: every interleaving, with store buffers --------------- */
+
+/*
+ * Two threads run the protocol's steps (ring.h: C1..C6 and P1..P5) on a
+ * machine whose stores go through a FIFO store buffer per thread, drained
+ * to memory at any moment (one store per step) and at once by a fence;
+ * loads read their own thread's newest buffered store of the word, else
+ * memory.  That is x86's TSO, where the only reordering is a store
+ * passing a later load: the very one the protocol's two fences are there
+ * for.  (Weaker machines: the C11 argument in ring.h.)  The producer
+ * publishes MODEL_PUBLISHES descriptors, one at a time, deciding after
+ * each whether to kick (gnts_ring_kick_due, the real decision) or
+ * publishing the next first and deciding for both at once; the
+ * consumer loops: consume what it sees, else set its word, fence, look
+ * again, sleep until kicked (the doorbell latches, as an eventfd does),
+ * clear its word.  A state where nothing can move is an end: the
+ * consumer asleep.  The explorer visits every state reachable from the
+ * start (a depth-first search with a table of states seen), so every
+ * interleaving of every step; it counts them (paths) too.  Indices start
+ * near UINT32_MAX, so the decision's arithmetic wraps.
+ */
+#define MODEL_PUBLISHES 3
+#define MODEL_BUF 4
+#define MODEL_BASE (UINT32_MAX - 1)
+
+enum { W_PROD, W_SLEEP, W_DESC0 };	/* words: prod, the sleep word, descs */
+
+struct mstore {
+	uint8_t word, val;
+};
+
+/* Everything small: indices are offsets from MODEL_BASE, the sleep word
+ * is 0 or 0x80 | offset. */
+struct mstate {
+	uint8_t mem[W_DESC0 + MODEL_PUBLISHES];
+	uint8_t doorbell;		/* latched kicks not yet taken */
+	uint8_t ppc, pj, kick_idx, pw;	/* producer: step, publish, private */
+	uint8_t cpc, cidx, cp;		/* consumer: step, index, prod seen */
+	uint8_t kicks, sleeps;		/* kicks sent, words set */
+	uint8_t pn, cn;			/* stores buffered */
+	struct mstore pbuf[MODEL_BUF], cbuf[MODEL_BUF];
+};
+
+struct model {
+	int fences;			/* 0: the fences do nothing */
+	uint64_t states, ends, lost, too_many_kicks, bad_desc;
+	double paths;
+	struct mslot {
+		struct mstate s;
+		double paths;
+		uint8_t used;
+	} *tab;
+	size_t cap;
+};
+
+/* The sleep word the model's byte stands for. */
+static uint64_t
+msleep_word(uint8_t v)
+{
+	return v & 0x80 ? GNTS_RING_ASLEEP |
+			  (uint32_t)(MODEL_BASE + (v & 0x7f)) : 0;
+}
+
+static uint8_t
+mload(const struct mstate *s, const struct mstore *buf, uint8_t n,
+      uint8_t word)
+{
+	for (int i = n - 1; i >= 0; i--)
+		if (buf[i].word == word)
+			return buf[i].val;
+	return s->mem[word];
+}
+
+/* 0 if the buffer is full: the store waits for a drain, as on a CPU. */
+static int
+mstore(struct mstore *buf, uint8_t *n, uint8_t word, uint8_t val)
+{
+	if (*n == MODEL_BUF)
+		return 0;
+	buf[(*n)++] = (struct mstore){ word, val };
+	return 1;
+}
+
+static void
+mdrain(struct mstate *s, struct mstore *buf, uint8_t *n)
+{
+	s->mem[buf[0].word] = buf[0].val;
+	memmove(buf, buf + 1, (size_t)(--(*n)) * sizeof(*buf));
+	memset(&buf[*n], 0, sizeof(*buf));
+}
+
+/* Producer step; 0 if it cannot move.  ppc: 0 P1 write the descriptor,
+ * 1 P2 publish prod, 2 P3 fence, 3 P4 read the word, 4 P5 decide/kick. */
+static int
+mstep_producer(struct model *m, struct mstate *s)
+{
+	switch (s->ppc) {
+	case 0:
+		if (s->pj == MODEL_PUBLISHES)
+			return 0;
+		if (!mstore(s->pbuf, &s->pn, W_DESC0 + s->pj, 1))
+			return 0;
+		break;
+	case 1:
+		if (!mstore(s->pbuf, &s->pn, W_PROD, s->pj + 1))
+			return 0;
+		break;
+	case 2:
+		if (m->fences) {
+			if (s->pn != 0)
+				return 0;	/* a fence waits for its stores */
+		}
+		break;
+	case 3:
+		s->pw = mload(s, s->pbuf, s->pn, W_SLEEP);
+		break;
+	case 4:
+		if (gnts_ring_kick_due(msleep_word(s->pw),
+				       (uint32_t)(MODEL_BASE + s->kick_idx),
+				       (uint32_t)(MODEL_BASE + s->pj + 1))) {
+			s->doorbell++;
+			s->kicks++;
+		}
+		s->kick_idx = s->pj + 1;
+		s->pj++;
+		s->ppc = 0;
+		return 1;
+	}
+	s->ppc++;
+	return 1;
+}
+
+/* Consumer step; 0 if it cannot move.  cpc: 0 C1 load prod (consume what
+ * is there), 1 C2 set the word, 2 C3 fence, 3 C4 load prod again, 4 C5
+ * sleep until a kick, 5 C6 clear the word. */
+static int
+mstep_consumer(struct model *m, struct mstate *s)
+{
+	switch (s->cpc) {
+	case 0:
+		s->cp = mload(s, s->cbuf, s->cn, W_PROD);
+		if (s->cp != s->cidx) {
+			/* The ring's acquire: every descriptor up to prod is
+			 * there (P1 before P2). */
+			for (uint8_t i = s->cidx; i < s->cp; i++)
+				if (mload(s, s->cbuf, s->cn, W_DESC0 + i) != 1)
+					m->bad_desc++;
+			s->cidx = s->cp;
+			return 1;
+		}
+		break;
+	case 1:
+		if (!mstore(s->cbuf, &s->cn, W_SLEEP,
+			    (uint8_t)(0x80 | s->cidx)))
+			return 0;
+		s->sleeps++;
+		break;
+	case 2:
+		if (m->fences && s->cn != 0)
+			return 0;
+		break;
+	case 3:
+		s->cp = mload(s, s->cbuf, s->cn, W_PROD);
+		s->cpc = s->cp != s->cidx ? 5 : 4;
+		return 1;
+	case 4:
+		if (s->doorbell == 0)
+			return 0;		/* asleep */
+		s->doorbell--;
+		break;
+	case 5:
+		if (!mstore(s->cbuf, &s->cn, W_SLEEP, 0))
+			return 0;
+		s->cpc = 0;
+		return 1;
+	}
+	s->cpc++;
+	return 1;
+}
+
+static size_t
+mhash(const struct mstate *s)
+{
+	const uint8_t *b = (const uint8_t *)s;
+	uint64_t h = 1469598103934665603ull;
+
+	for (size_t i = 0; i < sizeof(*s); i++)
+		h = (h ^ b[i]) * 1099511628211ull;
+	return (size_t)h;
+}
+
+/* The table slot of @p s: found, or new (used == 0). */
+static struct mslot *
+mslot(struct model *m, const struct mstate *s)
+{
+	size_t i = mhash(s) & (m->cap - 1);
+
+	while (m->tab[i].used && memcmp(&m->tab[i].s, s, sizeof(*s)) != 0)
+		i = (i + 1) & (m->cap - 1);
+	return &m->tab[i];
+}
+
+/* Interleavings from @p s to an end (each end checked once). */
+static double
+mexplore(struct model *m, const struct mstate *s)
+{
+	struct mslot *slot = mslot(m, s);
+	double paths = 0;
+	int moved = 0;
+
+	if (slot->used)
+		return slot->paths;
+	assert_true(++m->states < m->cap / 2);
+	for (int a = 0; a < 5; a++) {
+		struct mstate n = *s;
+		int ok;
+
+		switch (a) {
+		case 0: ok = mstep_producer(m, &n); break;
+		case 1: ok = mstep_consumer(m, &n); break;
+		case 2: ok = n.pn != 0; if (ok) mdrain(&n, n.pbuf, &n.pn); break;
+		case 3: ok = n.cn != 0; if (ok) mdrain(&n, n.cbuf, &n.cn); break;
+		default:
+			/* The producer may publish again before deciding
+			 * (need_kick after several bursts): not after the
+			 * last publish. */
+			ok = n.ppc == 2 && n.pj + 1 < MODEL_PUBLISHES;
+			if (ok) {
+				n.pj++;
+				n.ppc = 0;
+			}
+			break;
+		}
+		if (ok) {
+			moved = 1;
+			paths += mexplore(m, &n);
+		}
+	}
+	if (!moved) {
+		/* An end: the producer is done, every store is in memory,
+		 * the consumer sleeps.  Lost: it sleeps on a non-empty ring
+		 * with no kick latched (doorbell 0: it could not move). */
+		assert_int_equal(s->pj, MODEL_PUBLISHES);
+		assert_int_equal(s->cpc, 4);
+		m->ends++;
+		if (s->mem[W_PROD] != s->cidx)
+			m->lost++;
+		if (s->kicks > s->sleeps)
+			m->too_many_kicks++;
+		paths = 1;
+	}
+	slot = mslot(m, s);	/* the table does not move; the slot is ours */
+	slot->s = *s;
+	slot->paths = paths;
+	slot->used = 1;
+	return paths;
+}
+
+static void
+model_run(struct model *m, int fences)
+{
+	struct mstate s0;
+
+	memset(m, 0, sizeof(*m));
+	m->fences = fences;
+	m->cap = 1u << 20;
+	m->tab = calloc(m->cap, sizeof(*m->tab));
+	assert_non_null(m->tab);
+	memset(&s0, 0, sizeof(s0));
+	m->paths = mexplore(m, &s0);
+	free(m->tab);
+	printf("# model, fences %s: %llu states, %llu ends, %.3g interleavings, "
+	       "%llu lost wake-ups\n", fences ? "on" : "off",
+	       (unsigned long long)m->states, (unsigned long long)m->ends,
+	       m->paths, (unsigned long long)m->lost);
+}
+
+/* With both fences: no interleaving ends with the consumer asleep on a
+ * non-empty ring and no kick; never more kicks than sleeps; every
+ * descriptor there when prod says so. */
+TEST(test_model_no_lost_wakeup)
+{
+	struct model m;
+
+	model_run(&m, 1);
+	assert_true(m.ends > 0);
+	assert_true(m.paths > 1e6);	/* a real enumeration, not a few runs */
+	assert_int_equal(m.lost, 0);
+	assert_int_equal(m.too_many_kicks, 0);
+	assert_int_equal(m.bad_desc, 0);
+}
+
+/* Without them (release / acquire only): the model finds the race, a
+ * store buffered past the other side's load on both sides. */
+TEST(test_model_sees_race_without_fences)
+{
+	struct model m;
+
+	model_run(&m, 0);
+	assert_true(m.lost > 0);
+	assert_int_equal(m.bad_desc, 0);
+}
+
+/* ---- two threads, a real eventfd ------------------------------------- */
+
+#define SLEEPS_DEFAULT 100000L	/* about 1 s, 2 s under TSan */
+#define SLEEPS_STRESS  10000000L	/* XNV_STRESS=1 */
+#define LOST_AFTER_POLLS 50	/* asleep this many 100 ms polls (5 s, x
+				 * XNV_TIME_SCALE) on a non-empty ring: a
+				 * lost wake-up */
+
+static struct {
+	int efd;
+	atomic_int stop, write_failed;
+	atomic_uint_fast64_t sent, kicks;
+} ST;
+
+/* XNV_TIME_SCALE (tests/README.md): 1 to 100, default 1. */
+static double
+time_scale(void)
+{
+	const char *v = getenv("XNV_TIME_SCALE");
+	char *end;
+	double s;
+
+	if (v == NULL || *v == '\0')
+		return 1;
+	s = strtod(v, &end);
+	if (*end != '\0' || !(s >= 1 && s <= 100))
+		fail_msg("XNV_TIME_SCALE=%s: want a number from 1 to 100", v);
+	return s;
+}
+
+/* Producer: one descriptor at a time, kick when told; then mostly wait
+ * until it was taken (so the consumer finds its ring empty and sleeps
+ * again), sometimes for a few loads only, sometimes not at all (so
+ * publishes land inside the consumer's C2..C4 window, and some bursts
+ * find it awake). */
+static void *
+sleep_producer(void *arg)
+{
+	struct gnts_ring_port *p = arg;
+	uint32_t seq = 0, rnd = 12345;
+
+	while (!atomic_load(&ST.stop)) {
+		struct gnts_desc d = mkdesc(seq);
+		unsigned spins;
+
+		if (gnts_ring_enqueue_burst(p, &d, 1) == 0) {
+			sched_yield();
+			continue;
+		}
+		seq++;
+		atomic_store(&ST.sent, seq);
+		if (gnts_ring_need_kick(p)) {
+			uint64_t one = 1;
+
+			atomic_fetch_add(&ST.kicks, 1);
+			if (write(ST.efd, &one, sizeof(one)) != sizeof(one))
+				atomic_store(&ST.write_failed, 1);
+		}
+		rnd = rnd * 1103515245u + 12345u;
+		spins = (rnd >> 16) & 7u;
+		if (spins == 0)
+			continue;		/* publish again at once */
+		for (unsigned i = 0; i < spins * 16; i++)	/* a short wait */
+			(void)atomic_load(&p->r->cons);
+		if (spins < 3)
+			continue;
+		while (atomic_load_explicit(&p->r->cons, memory_order_acquire) !=
+		       p->idx && !atomic_load(&ST.stop))
+			sched_yield();
+	}
+	return NULL;
+}
+
+TEST(test_stress_sleep_wake)
+{
+	const char *stress = getenv("XNV_STRESS");
+	long want = stress && strcmp(stress, "1") == 0 ? SLEEPS_STRESS :
+		    SLEEPS_DEFAULT;
+	long lost_after = (long)(LOST_AFTER_POLLS * time_scale());
+	struct gnts_ring_port *c = &F.nf[RX];
+	long slept = 0, blocked = 0, cancelled = 0;
+	uint32_t expect = 0;
+	struct gnts_desc d[32];
+	const char *lost = NULL;
+	pthread_t th;
+
+	both_kick();
+	ST.efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	assert_true(ST.efd >= 0);
+	atomic_store(&ST.stop, 0);
+	atomic_store(&ST.write_failed, 0);
+	atomic_store(&ST.sent, 0);
+	atomic_store(&ST.kicks, 0);
+	assert_int_equal(pthread_create(&th, NULL, sleep_producer, &F.core[RX]),
+			 0);
+	for (;;) {
+		unsigned n = gnts_ring_dequeue_burst(c, d, 32);
+		int r;
+
+		if (n > 0) {
+			for (unsigned i = 0; i < n; i++) {
+				struct gnts_desc e = mkdesc(expect + i);
+
+				if (memcmp(&d[i], &e, sizeof(e)) != 0)
+					lost = "descriptor out of order";
+			}
+			expect += n;
+			if (lost != NULL)
+				break;
+			continue;
+		}
+		if (slept >= want && atomic_load(&ST.stop))
+			break;		/* stopped, and everything taken */
+		if (slept >= want) {
+			atomic_store(&ST.stop, 1);
+			pthread_join(th, NULL);
+			continue;	/* take what is left */
+		}
+		r = gnts_ring_sleep_prepare(c);
+		if (r < 0) {
+			lost = "producer index impossible";
+			break;
+		}
+		if (r == 0) {
+			cancelled++;
+			continue;
+		}
+		slept++;
+		/* Asleep: only the doorbell wakes us.  Data there for
+		 * lost_after seconds with no kick is a lost wake-up. */
+		struct pollfd pfd = { .fd = ST.efd, .events = POLLIN };
+		long full_polls = 0;
+
+		if (poll(&pfd, 1, 0) == 0)
+			blocked++;
+		while (poll(&pfd, 1, 100) == 0) {
+			if (atomic_load(&c->r->prod) == c->idx) {
+				full_polls = 0;
+				continue;
+			}
+			if (++full_polls >= lost_after) {
+				lost = "lost wake-up: asleep on a non-empty "
+				       "ring, no kick";
+				break;
+			}
+		}
+		if (lost != NULL)
+			break;
+		uint64_t v;
+
+		assert_true(read(ST.efd, &v, sizeof(v)) == sizeof(v));
+		gnts_ring_sleep_cancel(c);
+	}
+	if (!atomic_load(&ST.stop)) {
+		atomic_store(&ST.stop, 1);
+		pthread_join(th, NULL);
+	}
+	close(ST.efd);
+	printf("# %ld sleeps (%ld blocked in poll), %ld cancelled, %llu kicks, "
+	       "%u descriptors\n", slept, blocked, cancelled,
+	       (unsigned long long)atomic_load(&ST.kicks), expect);
+	if (lost != NULL)
+		fail_msg("%s (after %ld sleeps)", lost, slept);
+	assert_int_equal(atomic_load(&ST.write_failed), 0);
+	assert_int_equal(expect, (uint32_t)atomic_load(&ST.sent));
+	assert_true(slept >= want);
+	/* Suppression: at most one kick per word set (a sleep, or one the
+	 * re-check cancelled: the producer may have seen its word). */
+	assert_true((long)atomic_load(&ST.kicks) <= slept + cancelled);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(test_no_sleep_before_kicks, 16),
+		T(test_one_kick_per_sleep, 16),
+		T(test_kick_covers_bursts, 16),
+		cmocka_unit_test(test_kick_due_edges),
+		T(test_sleep_across_wrap, 16),
+		T(test_hostile_sleep_word, 16),
+		T(test_prepare_broken_prod, 16),
+		cmocka_unit_test(test_model_no_lost_wakeup),
+		cmocka_unit_test(test_model_sees_race_without_fences),
+		T(test_stress_sleep_wake, 1024),
+	};
+
+	return cmocka_run_group_tests_name("gntshare_ring_sleep", tests, NULL,
+					   NULL);
+}
