@@ -285,7 +285,8 @@ log_attach(const struct xnv_core *c, const struct xnv_nfrec *nf, pid_t pid)
 static int
 nf_attach(struct xnv_core *c, gnts_peer_t dom,
 	  const struct gnts_peer_cred *cred, const struct gnts_attach_req *req,
-	  struct gnts_attach_rsp *rsp, char *err, size_t errlen)
+	  struct gnts_bell *bell, struct gnts_attach_rsp *rsp, char *err,
+	  size_t errlen)
 {
 	struct gnts_ring_port ports[GNTS_RING_COUNT];
 	struct xnv_nfrec *nf;
@@ -323,6 +324,7 @@ nf_attach(struct xnv_core *c, gnts_peer_t dom,
 		return rc;
 	}
 	join_service(c, nf, (uint16_t)s, slot, ports, req->alloc_bufs);
+	xnv_bell_attach(c, nf, bell);
 	fill_rsp(c, nf, dom, rsp);
 	log_attach(c, nf, cred->pid);
 	warn_ring_capacity(c, nf->pool);
@@ -334,12 +336,12 @@ nf_attach(struct xnv_core *c, gnts_peer_t dom,
  * too.  Every string of the request is escaped: one line each. */
 int
 xnv_rec_attach(void *ctx, gnts_peer_t dom, const struct gnts_peer_cred *cred,
-	       const struct gnts_attach_req *req, struct gnts_attach_rsp *rsp,
-	       char *err, size_t errlen)
+	       const struct gnts_attach_req *req, struct gnts_bell *bell,
+	       struct gnts_attach_rsp *rsp, char *err, size_t errlen)
 {
 	struct xnv_core *c = ctx;
 	char name[REQ_ESC_LEN], who[96];
-	int rc = nf_attach(c, dom, cred, req, rsp, err, errlen);
+	int rc = nf_attach(c, dom, cred, req, bell, rsp, err, errlen);
 
 	if (rc == 0)
 		return 0;
@@ -440,6 +442,8 @@ xnv_rec_detach(struct xnv_core *c, struct xnv_nfrec *nf, const char *why)
 		gnts_ring_set_detached(nf->ctl, nf->detach_code ?
 				       nf->detach_code : c->shutting_down ?
 				       GNTS_DETACH_SHUTDOWN : GNTS_DETACH_OTHER);
+	/* A sleeping NF wakes to read it; its doorbell is ours no more. */
+	xnv_bell_detach(c, nf);
 	xnv_service_leave(svc, nf->instance, nf->id);
 	gnts_srv_detach(c->srv, nf->dom, c->shutting_down ||
 			nf->detach_code == GNTS_DETACH_SHUTDOWN ? -ESHUTDOWN :

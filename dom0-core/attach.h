@@ -13,6 +13,7 @@
 #include <gntshare/ring.h>
 
 #include "datapath.h"
+#include "doorbell.h"
 #include "quota.h"
 #include "validate.h"
 
@@ -56,11 +57,12 @@ struct xnv_nfrec {
 	uint64_t bad_window_tsc;	/* start of the current 1 s window */
 	uint32_t bad_in_window;
 	struct xnv_hoard hoard;		/* at its quota since (quota.h) */
+	struct xnv_bell bell;		/* its doorbells (doorbell.h) */
 };
 
 int xnv_rec_attach(void *ctx, gnts_peer_t dom,
 		   const struct gnts_peer_cred *cred,
-		   const struct gnts_attach_req *req,
+		   const struct gnts_attach_req *req, struct gnts_bell *bell,
 		   struct gnts_attach_rsp *rsp, char *err, size_t errlen);
 void xnv_rec_death(void *ctx, gnts_peer_t dom);
 int xnv_rec_check(void *ctx, const struct gnts_attach_req *req, char *err,

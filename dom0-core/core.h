@@ -129,7 +129,9 @@ struct xnv_core {
 	uint64_t copies[XNV_MAX_GROUPS][XNV_MAX_GROUPS]; /* [from][to] */
 	uint64_t tsc_hz;
 	uint64_t start_tsc;
-	int busy_poll;			/* --busy-poll: never back off */
+	int idle;			/* --idle-sleep (enum xnv_idle) */
+	unsigned idle_max_us;		/* --idle-sleep-max: longest sleep */
+	int bell_epfd;			/* NFs' doorbells (doorbell.c) */
 	uint64_t stall_tsc;
 	uint64_t heartbeat_tsc;		/* [core] heartbeat_timeout_ms; 0: off */
 	uint64_t hoard_tsc;		/* [core] hoard_timeout_ms; 0: off */

@@ -19,7 +19,10 @@
  *     not beaten once yet (heartbeat still 0) is still starting: a Xen
  *     guest maps its rings and pool only after the core has answered, which
  *     on a busy host takes seconds, and packets are sent to it meanwhile.
- *     It gets XNV_FIRST_BEAT_GRACE times the timeout.
+ *     It gets XNV_FIRST_BEAT_GRACE times the timeout.  An NF asleep on
+ *     its doorbell having seen every descriptor it was given does not
+ *     beat and is alive (doorbell.h): a packet for it kicks it, and from
+ *     then on its heartbeat must move again.
  *   - Hoarding: an NF that holds its quota of buffers ([core] max_held,
  *     quota.h) and returns none of them for hoard_timeout_ms, heartbeat
  *     or not, is quarantined (detach code GNTS_DETACH_HOARD): the quota
@@ -160,8 +163,11 @@ watch_beat(struct xnv_core *c, struct xnv_nfrec *nf, uint64_t now)
 	char why[sizeof(nf->gone_reason)], w[64];
 	uint32_t beat = gnts_ring_beat_read(nf->ctl);	/* read once */
 
-	if (beat != nf->beat_seen || nf->held == 0) {
-		/* Moving, or nothing to lose: the clock restarts. */
+	if (beat != nf->beat_seen || nf->held == 0 ||
+	    xnv_bell_asleep_idle(nf)) {
+		/* Moving, nothing to lose, or asleep on its doorbell having
+		 * seen all we gave it (a kick ends that): the clock
+		 * restarts. */
 		nf->beat_seen = beat;
 		nf->beat_tsc = now;
 		return;

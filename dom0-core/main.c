@@ -26,6 +26,7 @@
 #include <gntshare/backend.h>
 
 #include "core.h"
+#include "doorbell.h"
 #include "ctl.h"
 #include "eal_args.h"
 #include "logsink.h"
@@ -43,7 +44,8 @@ struct opts {
 	const char *stats_json;
 	double duration_s;
 	double idle_exit_ms;
-	int busy_poll;
+	int idle;		/* --idle-sleep, enum xnv_idle */
+	double idle_max_us;	/* --idle-sleep-max */
 	const char *backend;	/* --backend: a gntshare backend */
 };
 
@@ -64,8 +66,12 @@ usage(FILE *f)
 		"                     last packet, or since rx started if none came)\n"
 		"                     and every buffer is back in its pool (pcap runs)\n"
 		"  --stats-json FILE  write the final counters as JSON\n"
-		"  --busy-poll        never back off when idle (default: spin, pause,\n"
-		"                     yield, then sleep up to 50 us)\n"
+		"  --idle-sleep MODE  when idle: poll (never back off; = --busy-poll),\n"
+		"                     adaptive (spin, pause, yield, then sleep up to\n"
+		"                     50 us), doorbell (default: adaptive, then wait\n"
+		"                     on the NFs' doorbells, polling ports at least\n"
+		"                     every --idle-sleep-max us)\n"
+		"  --idle-sleep-max US  longest doorbell wait (default 1000, 50..1000000)\n"
 		"  --backend host|xen how NFs attach: host processes on the unix\n"
 		"                     socket (default), or Xen domains through\n"
 		"                     XenStore and grant refs (Dom0, gntshare module);\n"
@@ -107,6 +113,8 @@ parse_opts(int argc, char **argv, int sep, struct opts *o)
 		{ "idle-exit", required_argument, NULL, 'i' },
 		{ "stats-json", required_argument, NULL, 'j' },
 		{ "busy-poll", no_argument, NULL, 'b' },
+		{ "idle-sleep", required_argument, NULL, 'I' },
+		{ "idle-sleep-max", required_argument, NULL, 'M' },
 		{ "backend", required_argument, NULL, 'B' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -129,7 +137,26 @@ parse_opts(int argc, char **argv, int sep, struct opts *o)
 			o->socket = optarg;
 			break;
 		case 'j': o->stats_json = optarg; break;
-		case 'b': o->busy_poll = 1; break;
+		case 'b': o->idle = XNV_IDLE_POLL; break;
+		case 'I':
+			if ((o->idle = xnv_idle_parse(optarg)) < 0) {
+				fprintf(stderr, "xnv-core: --idle-sleep %s: "
+					"expected poll, adaptive or doorbell\n",
+					optarg);
+				return -1;
+			}
+			break;
+		case 'M':
+			if (parse_num("--idle-sleep-max", optarg,
+				      &o->idle_max_us))
+				return -1;
+			if (o->idle_max_us < 50 || o->idle_max_us > 1e6) {
+				fprintf(stderr, "xnv-core: --idle-sleep-max "
+					"%s: expected 50 to 1000000 (us)\n",
+					optarg);
+				return -1;
+			}
+			break;
 		case 'B':
 			if (gnts_srv_backend(optarg) == NULL) {
 				fprintf(stderr, "xnv-core: --backend %s: "
@@ -372,35 +399,7 @@ teardown(struct xnv_core *c)
 	xnv_config_free(&c->cfg);
 	for (i = 0; i < XNV_MAX_POOLS; i++)
 		xnv_pool_destroy(&c->pools[i]);
-}
-
-/*
- * Nothing to do: spin a little (fast reaction to a burst), then pause,
- * then yield the CPU (an NF may share it), then sleep briefly, so an idle
- * core costs next to nothing.  A sleeping core notices new work within
- * IDLE_SLEEP_MAX_US (the NIC or the NF ring holds it meanwhile).
- */
-#define IDLE_SPINS        256u
-#define IDLE_PAUSES       2048u
-#define IDLE_YIELDS       8192u
-#define IDLE_SLEEP_MAX_US 50u
-
-static void
-idle_backoff(unsigned *idle)
-{
-	unsigned n = (*idle)++;
-
-	if (n < IDLE_SPINS)
-		return;
-	if (n < IDLE_PAUSES) {
-		rte_pause();
-	} else if (n < IDLE_YIELDS) {
-		sched_yield();
-	} else {
-		unsigned us = 1u << RTE_MIN((n - IDLE_YIELDS) / 64, 6u);
-
-		rte_delay_us_sleep(RTE_MIN(us, IDLE_SLEEP_MAX_US));
-	}
+	xnv_bells_close(c);
 }
 
 /*
@@ -457,8 +456,8 @@ run(struct xnv_core *c, const struct opts *o)
 			work += xnv_rx_nf(c, &c->nfs[c->active[i]], now);
 		if (work != 0)
 			idle = 0;
-		else if (!c->busy_poll)
-			idle_backoff(&idle);
+		else if (c->idle != XNV_IDLE_POLL)
+			xnv_idle_backoff(c, &idle);
 		if (now < next_ctl)
 			continue;
 		/* Control plane once per millisecond: what the control
@@ -492,7 +491,7 @@ int
 main(int argc, char **argv)
 {
 	struct xnv_core *c = &core;
-	struct opts o = { 0 };
+	struct opts o = { .idle = XNV_IDLE_DOORBELL, .idle_max_us = 1000 };
 	struct sigaction sa;
 	char err[512];
 	int eal_argc, app_argc, rc;
@@ -564,8 +563,13 @@ main(int argc, char **argv)
 	c->hoard_tsc = c->cfg.hoard_timeout_ms * c->tsc_hz / 1000;
 	start = rte_rdtsc();
 	c->start_tsc = start;
-	c->busy_poll = o.busy_poll;
-	rc = setup(c, o.backend);
+	c->idle = o.idle;
+	c->idle_max_us = (unsigned)o.idle_max_us;
+	rc = xnv_bells_open(c);
+	if (rc < 0)
+		XLOG(ERR, "epoll for the doorbells: %s\n", strerror(-rc));
+	else
+		rc = setup(c, o.backend);
 	if (rc == 0) {
 		/* Every port started, the NF socket listening (notify.h). */
 		xnv_notify("READY=1\nSTATUS=forwarding");

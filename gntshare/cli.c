@@ -128,6 +128,18 @@ gnts_cli_flags(const struct gnts_cli *c)
 	return c->ops->flags;
 }
 
+struct gnts_bell *
+gnts_cli_bell(const struct gnts_cli *c)
+{
+	return c->ops->bell != NULL ? c->ops->bell(c->impl) : NULL;
+}
+
+int
+gnts_cli_watch_fd(const struct gnts_cli *c)
+{
+	return c->ops->watch_fd != NULL ? c->ops->watch_fd(c->impl) : -1;
+}
+
 void
 gnts_cli_close(struct gnts_cli *c)
 {

@@ -26,14 +26,23 @@ struct gnts_client {
 	int fd;
 	int gone;
 	int gone_status;
+	struct gnts_bell *bell;	/* our end of the doorbells, or NULL */
 };
+
+static void
+close_fds(int fds[2])
+{
+	for (int i = 0; i < 2; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+}
 
 /* Wait for the reply to a request; a DETACH notice in between ends it. */
 static int
-recv_reply(struct gnts_client *c, struct gnts_msg *m, int *fd, char *err,
-	   size_t errlen)
+recv_reply(struct gnts_client *c, struct gnts_msg *m, int *fds,
+	   unsigned n_fds, char *err, size_t errlen)
 {
-	int rc = gnts_msg_recv(c->fd, m, fd, 0);
+	int rc = gnts_msg_recv_fds(c->fd, m, fds, n_fds, 0);
 
 	if (rc == 0 || rc == -EAGAIN) {
 		c->gone = 1;
@@ -67,7 +76,7 @@ gnts_client_attach(const char *path, const struct gnts_attach_req *req,
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct gnts_client *c;
 	struct gnts_msg m;
-	int rc;
+	int fds[2] = { -1, -1 }, rc;
 
 	if (strlen(path) >= sizeof(sa.sun_path)) {
 		snprintf(err, errlen, "socket path too long: %s", path);
@@ -108,7 +117,7 @@ gnts_client_attach(const char *path, const struct gnts_attach_req *req,
 		snprintf(err, errlen, "send to xnv-core: %s", strerror(-rc));
 		goto fail;
 	}
-	rc = recv_reply(c, &m, NULL, err, errlen);
+	rc = recv_reply(c, &m, fds, 2, err, errlen);
 	if (rc < 0)
 		goto fail;
 	if (m.type != GNTS_MSG_ATTACH_OK) {
@@ -117,9 +126,21 @@ gnts_client_attach(const char *path, const struct gnts_attach_req *req,
 		goto fail;
 	}
 	*rsp = m.u.rsp;
+	/* Doorbells if asked for and given; else (an older core, or it
+	 * could not) the NF polls, which is correct, only not idle. */
+	if ((req->flags & GNTS_REQ_BELL) && (rsp->flags & GNTS_RSP_BELL)) {
+		c->bell = gnts_bell_pipe_open(fds[0], fds[1]);
+		if (c->bell == NULL)
+			gnts_log(GNTS_LOG_WARNING, "the core's doorbell fds "
+				 "are no pipes: polling instead");
+		fds[0] = fds[1] = -1;
+	}
+	rsp->flags = c->bell != NULL ? GNTS_RSP_BELL : 0;
+	close_fds(fds);
 	*out = c;
 	return 0;
 fail:
+	close_fds(fds);
 	close(c->fd);
 	free(c);
 	return rc;
@@ -142,7 +163,7 @@ gnts_client_map(struct gnts_client *c, gnts_ref_t ref, int readonly,
 		snprintf(err, errlen, "send to xnv-core: %s", strerror(-rc));
 		return rc;
 	}
-	rc = recv_reply(c, &m, &fd, err, errlen);
+	rc = recv_reply(c, &m, &fd, 1, err, errlen);
 	if (rc < 0)
 		goto out;
 	if (m.type != GNTS_MSG_MAP_OK || m.ref != ref || fd < 0) {
@@ -226,6 +247,7 @@ gnts_client_close(struct gnts_client *c)
 		gnts_msg_init(&m, GNTS_MSG_BYE);
 		(void)gnts_msg_send(c->fd, &m, -1);
 	}
+	gnts_bell_close(c->bell);
 	close(c->fd);
 	free(c);
 }
@@ -273,6 +295,19 @@ host_cli_close(void *impl)
 	gnts_client_close(impl);
 }
 
+static struct gnts_bell *
+host_cli_bell(void *impl)
+{
+	return ((struct gnts_client *)impl)->bell;
+}
+
+/* The socket: readable when the core sends DETACH or hangs up. */
+static int
+host_cli_watch_fd(void *impl)
+{
+	return ((struct gnts_client *)impl)->fd;
+}
+
 const struct gnts_cli_ops gnts_host_cli_ops = {
 	.name = "host",
 	.flags = GNTS_CLI_REATTACH,
@@ -282,4 +317,6 @@ const struct gnts_cli_ops gnts_host_cli_ops = {
 	.alive = host_cli_alive,
 	.gone_status = host_cli_gone_status,
 	.close = host_cli_close,
+	.bell = host_cli_bell,
+	.watch_fd = host_cli_watch_fd,
 };

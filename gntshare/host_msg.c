@@ -11,22 +11,31 @@
 int
 gnts_msg_send(int sock, const struct gnts_msg *m, int fd)
 {
-	char cbuf[CMSG_SPACE(sizeof(int))];
+	return gnts_msg_send_fds(sock, m, &fd, fd >= 0 ? 1 : 0);
+}
+
+int
+gnts_msg_send_fds(int sock, const struct gnts_msg *m, const int *fds,
+		  unsigned n_fds)
+{
+	char cbuf[CMSG_SPACE(sizeof(int) * GNTS_MSG_MAX_FDS)];
 	struct iovec iov = { .iov_base = (void *)m, .iov_len = sizeof(*m) };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
 	ssize_t n;
 
-	if (fd >= 0) {
+	if (n_fds > GNTS_MSG_MAX_FDS)
+		return -EINVAL;
+	if (n_fds > 0) {
 		struct cmsghdr *c;
 
 		memset(cbuf, 0, sizeof(cbuf));
 		mh.msg_control = cbuf;
-		mh.msg_controllen = sizeof(cbuf);
+		mh.msg_controllen = CMSG_SPACE(sizeof(int) * n_fds);
 		c = CMSG_FIRSTHDR(&mh);
 		c->cmsg_level = SOL_SOCKET;
 		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &fd, sizeof(int));
+		c->cmsg_len = CMSG_LEN(sizeof(int) * n_fds);
+		memcpy(CMSG_DATA(c), fds, sizeof(int) * n_fds);
 	}
 	do {
 		n = sendmsg(sock, &mh, MSG_NOSIGNAL);
@@ -39,6 +48,18 @@ gnts_msg_send(int sock, const struct gnts_msg *m, int fd)
 int
 gnts_msg_recv(int sock, struct gnts_msg *m, int *fd, int dontwait)
 {
+	int one = -1, rc;
+
+	rc = gnts_msg_recv_fds(sock, m, fd != NULL ? fd : &one,
+			       fd != NULL ? 1 : 0, dontwait);
+	return rc;
+}
+
+int
+gnts_msg_recv_fds(int sock, struct gnts_msg *m, int *fds, unsigned max_fds,
+		  int dontwait)
+{
+	unsigned got = 0, i;
 	char cbuf[CMSG_SPACE(sizeof(int) * 4)];
 	struct iovec iov = { .iov_base = m, .iov_len = sizeof(*m) };
 	struct msghdr mh = {
@@ -48,8 +69,8 @@ gnts_msg_recv(int sock, struct gnts_msg *m, int *fd, int dontwait)
 	struct cmsghdr *c;
 	ssize_t n;
 
-	if (fd != NULL)
-		*fd = -1;
+	for (i = 0; i < max_fds; i++)
+		fds[i] = -1;
 	do {
 		n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC |
 			    (dontwait ? MSG_DONTWAIT : 0));
@@ -58,7 +79,8 @@ gnts_msg_recv(int sock, struct gnts_msg *m, int *fd, int dontwait)
 		return (errno == EWOULDBLOCK) ? -EAGAIN : -errno;
 	if (n == 0)
 		return 0;
-	/* Take ownership of every fd that came along, keep at most one. */
+	/* Take ownership of every fd that came along, keep at most
+	 * max_fds. */
 	for (c = CMSG_FIRSTHDR(&mh); c != NULL; c = CMSG_NXTHDR(&mh, c)) {
 		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
 			continue;
@@ -67,8 +89,8 @@ gnts_msg_recv(int sock, struct gnts_msg *m, int *fd, int dontwait)
 			int x;
 
 			memcpy(&x, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-			if (fd != NULL && *fd < 0)
-				*fd = x;
+			if (got < max_fds)
+				fds[got++] = x;
 			else
 				close(x);
 		}
@@ -77,9 +99,9 @@ gnts_msg_recv(int sock, struct gnts_msg *m, int *fd, int dontwait)
 	    m->magic != GNTS_MSG_MAGIC ||
 	    !gnts_version_ok(m->version, m->min_version, GNTS_MSG_VERSION_MIN,
 			     GNTS_MSG_VERSION)) {
-		if (fd != NULL && *fd >= 0) {
-			close(*fd);
-			*fd = -1;
+		for (i = 0; i < got; i++) {
+			close(fds[i]);
+			fds[i] = -1;
 		}
 		return -EPROTO;
 	}

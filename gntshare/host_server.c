@@ -44,6 +44,7 @@ struct conn {
 	gnts_peer_t dom;
 	struct gnts_peer_cred cred;
 	int attached;
+	struct gnts_bell *bell;	/* the core's end of its doorbells, or NULL */
 	uint64_t since_ms;	/* accepted at */
 	struct gnts_bucket rate;
 };
@@ -146,6 +147,9 @@ conn_close(struct gnts_server *s, struct conn *c)
 		if (s->cb.domain_gone != NULL)
 			s->cb.domain_gone(s->ctx, dom);
 	}
+	/* After death(): the owner no longer kicks or waits on it. */
+	gnts_bell_close(c->bell);
+	c->bell = NULL;
 }
 
 /* End an unattached connection, telling it why. */
@@ -243,7 +247,7 @@ do_attach(struct gnts_server *s, struct conn *c, struct gnts_msg *m)
 {
 	struct gnts_msg r;
 	char err[GNTS_ERR_LEN] = "";
-	int rc;
+	int fds[2] = { -1, -1 }, rc;
 
 	if (c->attached) {
 		gnts_server_detach(s, c->dom, "protocol error: second ATTACH");
@@ -257,17 +261,33 @@ do_attach(struct gnts_server *s, struct conn *c, struct gnts_msg *m)
 		return;
 	}
 	gnts_msg_init(&r, GNTS_MSG_ATTACH_OK);
-	rc = s->cb.attach(s->ctx, c->dom, &c->cred, &m->u.req, &r.u.rsp,
-			   err, sizeof(err));
+	/* A doorbell pair when asked; none (the NF polls) when the fds
+	 * cannot be had. */
+	if ((m->u.req.flags & GNTS_REQ_BELL) &&
+	    gnts_bell_pipe_pair(&c->bell, fds) < 0)
+		c->bell = NULL;
+	rc = s->cb.attach(s->ctx, c->dom, &c->cred, &m->u.req, c->bell,
+			  &r.u.rsp, err, sizeof(err));
 	if (rc < 0) {
 		s->st.refused++;
 		conn_refuse(s, c, rc, err);
-		return;
+		goto out;
 	}
 	c->attached = 1;
 	r.u.rsp.domid = c->dom;
-	if (gnts_msg_send(c->fd, &r, -1) < 0)
+	r.u.rsp.flags = c->bell != NULL ? GNTS_RSP_BELL : 0;
+	if (gnts_msg_send_fds(c->fd, &r, fds, c->bell != NULL ? 2 : 0) < 0)
 		conn_close(s, c);
+out:
+	/* The NF has its ends now (or never will). */
+	if (fds[0] >= 0) {
+		close(fds[0]);
+		close(fds[1]);
+	}
+	if (!c->attached) {
+		gnts_bell_close(c->bell);
+		c->bell = NULL;
+	}
 }
 
 /* A refused MAP: logged (within the log rate) with whose region it was;

@@ -64,6 +64,7 @@ struct job {
 	gnts_peer_t peer;
 	const struct gnts_peer_cred *cred;
 	const struct gnts_attach_req *req;
+	struct gnts_bell *bell;
 	struct gnts_attach_rsp *rsp;
 	char *err;
 	size_t errlen;
@@ -117,7 +118,7 @@ run_job(struct gnts_srv *s, struct job *j)
 	case JOB_CHECK:
 		return cb->check(s->owner_ctx, j->req, j->err, j->errlen);
 	case JOB_ATTACH:
-		return cb->attach(s->owner_ctx, j->peer, j->cred, j->req,
+		return cb->attach(s->owner_ctx, j->peer, j->cred, j->req, j->bell,
 				  j->rsp, j->err, j->errlen);
 	case JOB_DEATH:
 		/* Its own detach of the peer: the backend has ended it. */
@@ -184,11 +185,12 @@ cb_check(void *ctx, const struct gnts_attach_req *req, char *err,
 
 static int
 cb_attach(void *ctx, gnts_peer_t peer, const struct gnts_peer_cred *cred,
-	  const struct gnts_attach_req *req, struct gnts_attach_rsp *rsp,
-	  char *err, size_t errlen)
+	  const struct gnts_attach_req *req, struct gnts_bell *bell,
+	  struct gnts_attach_rsp *rsp, char *err, size_t errlen)
 {
 	struct job j = { .kind = JOB_ATTACH, .peer = peer, .cred = cred,
-			 .req = req, .rsp = rsp, .err = err, .errlen = errlen };
+			 .req = req, .bell = bell, .rsp = rsp, .err = err,
+			 .errlen = errlen };
 
 	return hand_over(ctx, &j);
 }

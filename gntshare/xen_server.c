@@ -173,7 +173,7 @@ do_attach(struct gnts_xen_server *s, struct xdev *d)
 		rid[0] = '\0';
 	rc = read_request(s, d, &req, 1, err, sizeof(err));
 	if (rc == 0)
-		rc = s->cb.attach(s->ctx, d->dom, &nocred, &req, &rsp, err,
+		rc = s->cb.attach(s->ctx, d->dom, &nocred, &req, NULL, &rsp, err,
 				   sizeof(err));
 	if (rc < 0) {
 		refuse(s, d, err);

@@ -38,6 +38,7 @@ static int
 cb_attach(void *ctx UNUSED, gnts_peer_t peer UNUSED,
 	  const struct gnts_peer_cred *cred UNUSED,
 	  const struct gnts_attach_req *req UNUSED,
+	  struct gnts_bell *bell UNUSED,
 	  struct gnts_attach_rsp *rsp UNUSED, char *e UNUSED,
 	  size_t len UNUSED)
 {

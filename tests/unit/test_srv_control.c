@@ -49,8 +49,8 @@ on_owner(void)
 
 static int
 cb_attach(void *ctx UNUSED, gnts_peer_t peer, const struct gnts_peer_cred *cred,
-	  const struct gnts_attach_req *req, struct gnts_attach_rsp *rsp,
-	  char *e, size_t len)
+	  const struct gnts_attach_req *req, struct gnts_bell *bell UNUSED,
+	  struct gnts_attach_rsp *rsp, char *e, size_t len)
 {
 	on_owner();
 	S.n_attach++;

@@ -26,6 +26,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "bell.h"
 #include "gntshare.h"
 #include "proto.h"
 
@@ -59,10 +60,13 @@ struct gnts_srv_cb {
 		     size_t errlen);
 	/* A peer asks to attach (@p cred: who).  Fill @p rsp and return
 	 * 0, or -errno + @p err (sent to the peer: name only its own
-	 * objects). */
+	 * objects).  @p bell: the core's end of the peer's doorbell pair
+	 * (gntshare/bell.h) when it asked for one (GNTS_REQ_BELL) and the
+	 * backend made it, else NULL; the backend owns it and closes it
+	 * after death() returned (or at once when attach fails). */
 	int (*attach)(void *ctx, gnts_peer_t peer,
 		      const struct gnts_peer_cred *cred,
-		      const struct gnts_attach_req *req,
+		      const struct gnts_attach_req *req, struct gnts_bell *bell,
 		      struct gnts_attach_rsp *rsp, char *err, size_t errlen);
 	/* A peer is gone (hang-up, bye, closed device, dead domain, or
 	 * detached by the core). */
@@ -231,6 +235,14 @@ struct gnts_cli_ops {
 	int (*gone_status)(const void *impl);
 	/* Say goodbye, unmap what is left, free. */
 	void (*close)(void *impl);
+	/* Our end of the doorbells (bell.h) when the attach asked for them
+	 * (GNTS_REQ_BELL) and the core gave them, else NULL; closed by
+	 * close().  NULL op: the backend has none. */
+	struct gnts_bell *(*bell)(void *impl);
+	/* An fd that becomes readable when the core may have let go (then
+	 * ask alive()), so that a sleeper need not wake to ask; -1 or a
+	 * NULL op: none, ask alive() now and then. */
+	int (*watch_fd)(void *impl);
 };
 
 struct gnts_cli;
@@ -250,6 +262,10 @@ void gnts_cli_unmap(struct gnts_cli *c, void *va, size_t size);
 int gnts_cli_alive(struct gnts_cli *c, char *err, size_t errlen);
 int gnts_cli_gone_status(const struct gnts_cli *c);
 unsigned gnts_cli_flags(const struct gnts_cli *c);
+/** Our end of the doorbells, or NULL (struct gnts_cli_ops bell). */
+struct gnts_bell *gnts_cli_bell(const struct gnts_cli *c);
+/** struct gnts_cli_ops watch_fd, or -1. */
+int gnts_cli_watch_fd(const struct gnts_cli *c);
 /** Close (NULL: nothing). */
 void gnts_cli_close(struct gnts_cli *c);
 /** The backends this build has ("host, xen"). */

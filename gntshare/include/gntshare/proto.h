@@ -249,7 +249,14 @@ struct gnts_attach_req {
 	char group[GNTS_ATTACH_NAME_LEN];	/* trust group it belongs to */
 	uint32_t alloc_bufs;			/* empty buffers to keep in the
 						 * NF's free ring (0: none) */
+	uint32_t flags;				/* GNTS_REQ_* (0 from an NF
+						 * older than doorbells) */
 };
+
+/* gnts_attach_req.flags */
+#define GNTS_REQ_BELL 0x1u	/* give me a doorbell pair (bell.h): host,
+				 * two fds with ATTACH_OK; xen, the
+				 * `event-channel` key */
 
 /* core -> NF */
 struct gnts_attach_rsp {
@@ -262,10 +269,13 @@ struct gnts_attach_rsp {
 	uint32_t pool_bufs;	/* buffers in the pool */
 	uint32_t buf_size;	/* bytes per buffer (headroom included) */
 	uint32_t n_ports;	/* ports an NF may name in GNTS_ACT_OUT */
-	uint32_t reserved;
+	uint32_t flags;		/* GNTS_RSP_* (0 from an older core) */
 	uint64_t ring_bytes;	/* size of the ring region mapping */
 	uint64_t pool_bytes;	/* size of the pool region mapping */
 };
+
+/* gnts_attach_rsp.flags */
+#define GNTS_RSP_BELL 0x1u	/* a doorbell pair came with the reply */
 
 /* ---- 3. host backend: unix socket messages -------------------------------- */
 
@@ -275,6 +285,10 @@ struct gnts_attach_rsp {
  *   NF                          core
  *   ATTACH(req)          --->
  *                        <---   ATTACH_OK(rsp)  | ERROR(text), close
+ *                               (+ 2 fds by SCM_RIGHTS when req.flags has
+ *                               GNTS_REQ_BELL and rsp.flags GNTS_RSP_BELL:
+ *                               the pipe the NF waits on, then the one it
+ *                               kicks; bell.h)
  *   MAP(ref, readonly)   --->
  *                        <---   MAP_OK(size) + fd (SCM_RIGHTS) | ERROR(text)
  *                        <---   DETACH(text), close   (core detaches the NF)

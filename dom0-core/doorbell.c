@@ -1,0 +1,222 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The core's side of the doorbells: see doorbell.h. */
+#include <errno.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include <rte_cycles.h>
+#include <rte_pause.h>
+
+#include "core.h"
+#include "doorbell.h"
+
+static const char *const idle_names[] = {
+	[XNV_IDLE_POLL] = "poll", [XNV_IDLE_ADAPTIVE] = "adaptive",
+	[XNV_IDLE_DOORBELL] = "doorbell",
+};
+
+int
+xnv_idle_parse(const char *s)
+{
+	for (unsigned i = 0; i < RTE_DIM(idle_names); i++)
+		if (strcmp(s, idle_names[i]) == 0)
+			return (int)i;
+	return -1;
+}
+
+const char *
+xnv_idle_name(int mode)
+{
+	return mode >= 0 && (unsigned)mode < RTE_DIM(idle_names) ?
+	       idle_names[mode] : "?";
+}
+
+int
+xnv_bells_open(struct xnv_core *c)
+{
+	c->bell_epfd = epoll_create1(EPOLL_CLOEXEC);
+	return c->bell_epfd < 0 ? -errno : 0;
+}
+
+void
+xnv_bells_close(struct xnv_core *c)
+{
+	if (c->bell_epfd >= 0)
+		close(c->bell_epfd);
+	c->bell_epfd = -1;
+}
+
+static void
+listen_to(struct xnv_core *c, struct xnv_nfrec *nf, int on)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = nf };
+	struct xnv_bell *bl = &nf->bell;
+
+	if (bl->b == NULL || c->bell_epfd < 0 || bl->listening == on)
+		return;
+	if (epoll_ctl(c->bell_epfd, on ? EPOLL_CTL_ADD : EPOLL_CTL_DEL,
+		      gnts_bell_fd(bl->b), &ev) == 0 || !on)
+		bl->listening = (uint8_t)on;
+}
+
+void
+xnv_bell_attach(struct xnv_core *c, struct xnv_nfrec *nf,
+		struct gnts_bell *b)
+{
+	memset(&nf->bell, 0, sizeof(nf->bell));
+	nf->bell.b = b;
+	if (b == NULL)
+		return;
+	/* The core kicks the rings it produces (rx, free) when the NF
+	 * sleeps: say so on the core's line, so the NF may sleep. */
+	gnts_ring_kicks_set(&nf->rx);
+	listen_to(c, nf, 1);
+}
+
+void
+xnv_bell_kick(struct xnv_nfrec *nf)
+{
+	if (gnts_bell_kick(nf->bell.b) == 0)
+		nf->bell.kicks++;
+}
+
+void
+xnv_bell_detach(struct xnv_core *c, struct xnv_nfrec *nf)
+{
+	if (nf->bell.b == NULL)
+		return;
+	xnv_bell_kick(nf);
+	listen_to(c, nf, 0);
+	nf->bell.b = NULL;
+}
+
+int
+xnv_bell_asleep_idle(const struct xnv_nfrec *nf)
+{
+	uint64_t w;
+
+	if (nf->bell.b == NULL || nf->rx.sleep == NULL)
+		return 0;
+	w = atomic_load_explicit(nf->rx.sleep, memory_order_relaxed);
+	return (w & GNTS_RING_ASLEEP) != 0 && (uint32_t)w == nf->rx.idx;
+}
+
+/* A kick from @p nf woke us; @p had_work: its tx ring had descriptors.
+ * Too many empty ones in a second: stop listening until the next. */
+static void
+woken_by(struct xnv_core *c, struct xnv_nfrec *nf, uint64_t now)
+{
+	struct xnv_bell *bl = &nf->bell;
+
+	bl->wakes++;
+	(void)gnts_bell_ack(bl->b);
+	if (gnts_ring_count(&nf->tx, 0) != 0)
+		return;
+	bl->spurious++;
+	if (now - bl->win_tsc > c->tsc_hz) {
+		bl->win_tsc = now;
+		bl->win_spurious = 0;
+	}
+	if (++bl->win_spurious == XNV_BELL_SPURIOUS_MAX) {
+		if (bl->muted++ == 0)
+			XLOG(WARNING, "NF %s kicks the core's doorbell with "
+			     "nothing to send (%u in a second): ignoring its "
+			     "kicks for the rest of each such second "
+			     "(counted in bell_muted)\n", nf->name,
+			     XNV_BELL_SPURIOUS_MAX);
+		listen_to(c, nf, 0);
+	}
+}
+
+/* Say "about to sleep" on every NF's tx ring that has a doorbell whose
+ * NF kicks (ring.h C2-C4).  @return 0 if one had descriptors (every word
+ * cleared again); else 1, and *cap_us the longest sleep that keeps the
+ * others' latency: XNV_IDLE_SLEEP_MAX_US when an NF has no doorbell (an
+ * older libxnv, or a backend without them) or does not kick. */
+static int
+prepare_all(struct xnv_core *c, uint64_t now, unsigned *cap_us)
+{
+	uint16_t i, j;
+
+	for (i = 0; i < c->n_active; i++) {
+		struct xnv_nfrec *nf = &c->nfs[c->active[i]];
+
+		if (nf->state != XNV_REC_ATTACHED)
+			continue;
+		if (nf->bell.b == NULL || !gnts_ring_sleep_ok(&nf->tx)) {
+			*cap_us = XNV_IDLE_SLEEP_MAX_US;
+			continue;
+		}
+		/* A muted NF is listened to again in the next second. */
+		if (!nf->bell.listening && now - nf->bell.win_tsc > c->tsc_hz)
+			listen_to(c, nf, 1);
+		if (gnts_ring_sleep_prepare(&nf->tx) == 1)
+			continue;
+		for (j = 0; j <= i; j++)
+			gnts_ring_sleep_cancel(&c->nfs[c->active[j]].tx);
+		return 0;
+	}
+	return 1;
+}
+
+int
+xnv_bells_sleep(struct xnv_core *c, unsigned max_us)
+{
+	struct epoll_event ev[16];
+	struct timespec ts;
+	uint64_t now = rte_rdtsc();
+	unsigned us = max_us;
+	int n, k;
+	uint16_t i;
+
+	if (!prepare_all(c, now, &us))
+		return 0;
+	us = RTE_MIN(us, max_us);
+	ts = (struct timespec){ .tv_sec = us / 1000000,
+				.tv_nsec = (long)(us % 1000000) * 1000 };
+	n = epoll_pwait2(c->bell_epfd, ev, RTE_DIM(ev), &ts, NULL);
+	now = rte_rdtsc();
+	for (k = 0; k < n; k++)
+		woken_by(c, ev[k].data.ptr, now);
+	/* Awake (C6): polling again. */
+	for (i = 0; i < c->n_active; i++)
+		gnts_ring_sleep_cancel(&c->nfs[c->active[i]].tx);
+	return 1;
+}
+
+/*
+ * Nothing to do: spin a little (fast reaction to a burst), then pause,
+ * then yield the CPU (an NF may share it), then sleep: adaptive, briefly
+ * (new work is noticed within XNV_IDLE_SLEEP_MAX_US; the NIC or the NF
+ * ring holds it meanwhile); doorbell, on the NFs' doorbells, up to
+ * --idle-sleep-max (a kick ends it at once).
+ */
+#define IDLE_SPINS  256u
+#define IDLE_PAUSES 2048u
+#define IDLE_YIELDS 8192u
+
+void
+xnv_idle_backoff(struct xnv_core *c, unsigned *idle)
+{
+	unsigned n = (*idle)++, us;
+
+	if (n < IDLE_SPINS)
+		return;
+	if (n < IDLE_PAUSES) {
+		rte_pause();
+		return;
+	}
+	if (n < IDLE_YIELDS) {
+		sched_yield();
+		return;
+	}
+	us = 1u << RTE_MIN((n - IDLE_YIELDS) / 64, 6u);
+	if (c->idle == XNV_IDLE_DOORBELL && c->bell_epfd >= 0 && us >= 32) {
+		if (!xnv_bells_sleep(c, c->idle_max_us))
+			*idle = 0;	/* an NF sent meanwhile */
+		return;
+	}
+	rte_delay_us_sleep(RTE_MIN(us, XNV_IDLE_SLEEP_MAX_US));
+}

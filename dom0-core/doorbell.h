@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The core's side of the doorbells (gntshare/bell.h; the protocol of
+ * "kick or not" is gntshare/ring.h, "Sleeping on a ring").
+ *
+ *   - Producer of an NF's rx ring: after a burst is published, kick the
+ *     NF iff it said it sleeps (xnv_bell_rx_done: a fence and a read of a
+ *     line nobody writes while the NF is busy; no kick, no syscall).
+ *   - Consumer of its tx ring: when the core itself is idle (every port
+ *     and ring empty) and runs with --idle-sleep doorbell, it says "about
+ *     to sleep" on every such NF's tx ring and waits in epoll on their
+ *     doorbells, with a timeout: ports have no doorbell (they are polled
+ *     at least every --idle-sleep-max µs), and the control plane runs at
+ *     least that often.  Its busy loop is unchanged.
+ *   - Untrusted kicks: each one only wakes the core.  An NF whose kicks
+ *     find its tx ring empty more than XNV_BELL_SPURIOUS_MAX times in a
+ *     second is not listened to for the rest of that second (counted in
+ *     bell_muted, said once a minute): the core still polls its ring on
+ *     every wake-up, so a flood costs the flooder latency, nobody else.
+ */
+#ifndef XNV_DOORBELL_H
+#define XNV_DOORBELL_H
+
+#include <stdint.h>
+
+#include <gntshare/bell.h>
+#include <gntshare/ring.h>
+
+#define XNV_BELL_SPURIOUS_MAX 1000u	/* per NF per second, then muted */
+#define XNV_IDLE_SLEEP_MAX_US 50u	/* adaptive: longest sleep */
+
+/* One NF's doorbells, as the core keeps them (struct xnv_nfrec bell). */
+struct xnv_bell {
+	struct gnts_bell *b;	/* the backend's end; NULL: the NF polls */
+	uint8_t listening;	/* its fd is in the core's epoll set */
+	uint64_t kicks;		/* kicks sent to the NF */
+	uint64_t wakes;		/* its kicks that woke the core */
+	uint64_t spurious;	/* of which its tx ring was empty */
+	uint64_t muted;		/* times it was not listened to (flood) */
+	uint64_t win_tsc;	/* start of the current 1 s window */
+	uint32_t win_spurious;	/* spurious wake-ups in that window */
+};
+
+/* How the core (and libxnv) wait when idle (--idle-sleep). */
+enum xnv_idle {
+	XNV_IDLE_POLL = 0,	/* never back off (--busy-poll) */
+	XNV_IDLE_ADAPTIVE,	/* spin, pause, yield, sleep up to 50 µs */
+	XNV_IDLE_DOORBELL,	/* ... then wait on the NFs' doorbells */
+};
+
+struct xnv_core;
+struct xnv_nfrec;
+
+/** "poll", "adaptive", "doorbell" -> enum xnv_idle; -1 if none. */
+int xnv_idle_parse(const char *s);
+const char *xnv_idle_name(int mode);
+
+/** The epoll set (at start); -errno. */
+int xnv_bells_open(struct xnv_core *c);
+void xnv_bells_close(struct xnv_core *c);
+
+/** An NF attached with doorbell end @p b (NULL: none): listen to it and
+ *  tell the NF the core kicks it. */
+void xnv_bell_attach(struct xnv_core *c, struct xnv_nfrec *nf,
+		     struct gnts_bell *b);
+/** The NF goes: kick it once (to read why), stop listening, let go of
+ *  the end (the backend closes it). */
+void xnv_bell_detach(struct xnv_core *c, struct xnv_nfrec *nf);
+
+void xnv_bell_kick(struct xnv_nfrec *nf);
+
+/** After publishing to @p nf's rx ring: kick if it sleeps (ring.h P3-P5). */
+static inline void
+xnv_bell_rx_done(struct xnv_bell *bell, struct gnts_ring_port *rx,
+		 struct xnv_nfrec *nf)
+{
+	if (bell->b != NULL && gnts_ring_need_kick(rx))
+		xnv_bell_kick(nf);
+}
+
+/**
+ * The core is idle: sleep on the doorbells of its NFs for at most
+ * @p max_us µs.  @return 1 if it waited (woken or timed out), 0 if a tx
+ * ring had descriptors after all (poll at once).
+ */
+int xnv_bells_sleep(struct xnv_core *c, unsigned max_us);
+
+/** Nothing to do this pass: back off as --idle-sleep says (not called
+ *  for poll); *@p idle counts the empty passes, reset on work. */
+void xnv_idle_backoff(struct xnv_core *c, unsigned *idle);
+
+/** 1 if @p nf sleeps on its doorbell having seen every descriptor the
+ *  core gave it: alive though its heartbeat stands still (guard.c). */
+int xnv_bell_asleep_idle(const struct xnv_nfrec *nf);
+
+#endif /* XNV_DOORBELL_H */

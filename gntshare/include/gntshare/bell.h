@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Doorbells: how a side that sleeps on an empty ring is woken by its peer
+ * (the decision "kick or not" is ring.h's, "Sleeping on a ring").  One
+ * struct gnts_bell is one side's end of an NF's doorbell pair: a file
+ * descriptor that becomes readable when the peer kicked us, and a way to
+ * kick the peer.  The backend makes both ends when an NF attaches and asks
+ * for them (GNTS_REQ_BELL):
+ *
+ *   backend  the core's end                  the NF's end
+ *   host     two pipes (bell_pipe.c): reads  the other ends, passed with
+ *            one, writes the other           ATTACH_OK by SCM_RIGHTS
+ *   xen      an event channel bound to the   binds it (interdomain) from
+ *            domain (libxenevtchn), its port the `event-channel` key
+ *            in the `event-channel` key
+ *
+ * Host mode uses pipes, not eventfds: an eventfd's two directions share
+ * one open file, whose O_NONBLOCK a hostile NF could clear with fcntl and
+ * so make the core's kick block once the counter is full.  A pipe's ends
+ * are two open files: the core's are its own, and a full pipe only makes
+ * a kick a no-op (EAGAIN: a kick is already pending).
+ *
+ * Everything from the peer is untrusted: a kick only wakes a poll, never
+ * says what to do; a peer that kicks in a loop costs the waiter a wake-up
+ * per kick unless the waiter stops listening (the core rate-limits: see
+ * dom0-core/doorbell.c).  Not thread-safe: one thread per end.
+ */
+#ifndef GNTSHARE_BELL_H
+#define GNTSHARE_BELL_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct gnts_bell;
+
+struct gnts_bell_ops {
+	const char *name;			/* "pipe", "evtchn" */
+	int (*kick)(struct gnts_bell *b);	/* 0 or -errno */
+	int (*ack)(struct gnts_bell *b);	/* kicks consumed (>= 0) */
+	void (*close)(struct gnts_bell *b);	/* frees b */
+};
+
+/* The backends' ends embed this first. */
+struct gnts_bell {
+	const struct gnts_bell_ops *ops;
+	int fd;			/* readable (POLLIN) when the peer kicked */
+	uint64_t kicks;		/* kicks sent */
+	uint64_t acked;		/* kicks consumed by gnts_bell_ack() */
+};
+
+/** The fd to poll/epoll for POLLIN: the peer kicked. */
+static inline int
+gnts_bell_fd(const struct gnts_bell *b)
+{
+	return b->fd;
+}
+
+/** Ring the peer's doorbell.  Never blocks.  0 or -errno (the peer's end
+ *  is gone: -EPIPE, ...); a kick while one is pending is absorbed. */
+int gnts_bell_kick(struct gnts_bell *b);
+
+/** Consume what woke us (reads the pipe / clears and unmasks the event
+ *  channel).  Never blocks.  @return kicks consumed (0: a spurious
+ *  wake-up), or -errno. */
+int gnts_bell_ack(struct gnts_bell *b);
+
+/** Close this end (NULL: nothing). */
+void gnts_bell_close(struct gnts_bell *b);
+
+/**
+ * Host mode: make an NF's doorbell pair.  @p *core is the core's end;
+ * @p nf_fds[0] is what the NF waits on, @p nf_fds[1] what it kicks: the
+ * caller passes them to the NF and closes its copies.  0 or -errno.
+ */
+int gnts_bell_pipe_pair(struct gnts_bell **core, int nf_fds[2]);
+
+/**
+ * Host mode, the NF's end from the two fds the core passed (taken over:
+ * closed by gnts_bell_close(), or here on failure).  Checks that they are
+ * pipes of the right direction.  NULL with errno set on failure.
+ */
+struct gnts_bell *gnts_bell_pipe_open(int wait_fd, int kick_fd);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GNTSHARE_BELL_H */
