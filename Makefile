@@ -42,7 +42,8 @@ DPDK_CFLAGS := $(shell pkg-config --cflags libdpdk 2>/dev/null)
 DPDK_LIBS   := $(shell pkg-config --libs libdpdk 2>/dev/null)
 PYTHON   := $(CURDIR)/.venv/bin/python
 # Xen's user-space libraries (libxen-dev): the xen backend of gntshare
-XEN_LIBS := $(shell pkg-config --libs xenstore xengnttab 2>/dev/null)
+# (event channels: its doorbells)
+XEN_LIBS := $(shell pkg-config --libs xenstore xengnttab xenevtchn 2>/dev/null)
 # the core's side also pauses / destroys hostile domains through libxl
 XEN_SRV_LIBS := $(XEN_LIBS) $(shell pkg-config --libs xenlight xentoollog 2>/dev/null)
 

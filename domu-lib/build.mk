@@ -14,7 +14,7 @@ XNV_PC   := $(B)/lib/pkgconfig/libxnv.pc
 # static dependencies, xentoollog and xentoolcore, are listed with them).
 ifeq ($(HAVE_XEN),1)
 XNV_PC_LIBS     := -Wl,-u,gnts_xen_cli_ops \
-                   $(shell pkg-config --static --libs xenstore xengnttab 2>/dev/null)
+                   $(shell pkg-config --static --libs xenstore xengnttab xenevtchn 2>/dev/null)
 endif
 
 all: $(XNV_A) $(XNV_SO) $(XNV_PC)

@@ -25,24 +25,18 @@
 
 #define ODD_LOG_RATE 1u		/* lines/s about events we cannot place */
 
-/* A decimal number at the start of *@p p, no leading zero, at most
- * @p max; moves *@p p past it.  0, or -EINVAL. */
+/* A decimal number at the start of *@p p (gnts_xs_uint(): no leading
+ * zero), at most @p max; moves *@p p past it.  0, or -EINVAL. */
 static int
-take_num(const char **p, unsigned long max, unsigned *out)
+take_num(const char **p, uint32_t max, unsigned *out)
 {
-	unsigned long x = 0;
-	const char *q = *p;
+	size_t n = strspn(*p, "0123456789");
+	uint32_t x;
 
-	if (*q < '0' || *q > '9' || (q[0] == '0' && q[1] >= '0' &&
-				     q[1] <= '9'))
+	if (gnts_xs_uint(*p, n, max, &x) < 0)
 		return -EINVAL;
-	for (; *q >= '0' && *q <= '9'; q++) {
-		x = x * 10 + (unsigned long)(*q - '0');
-		if (x > max)
-			return -EINVAL;
-	}
-	*out = (unsigned)x;
-	*p = q;
+	*out = x;
+	*p += n;
 	return 0;
 }
 

@@ -10,7 +10,8 @@
 # XNV_STRESS=1 in the environment.
 UNIT_TESTS  := test_ring test_ring_region test_ring_hostile test_ring_ctl \
                test_ring_sleep test_host_backend test_host_server test_galloc \
-               test_proto test_host_listen test_srv_control test_xen_events
+               test_proto test_host_listen test_srv_control test_xen_events \
+               test_xen_keys
 # libraries a test needs beyond libgntshare (galloc.o calls libxengnttab)
 UNIT_LIBS_test_galloc := $(XEN_SRV_LIBS)
 UNIT_LIBS_test_proto := $(XEN_SRV_LIBS)

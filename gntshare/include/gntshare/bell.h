@@ -10,9 +10,10 @@
  *   backend  the core's end                  the NF's end
  *   host     two pipes (bell_pipe.c): reads  the other ends, passed with
  *            one, writes the other           ATTACH_OK by SCM_RIGHTS
- *   xen      an event channel bound to the   binds it (interdomain) from
- *            domain (libxenevtchn), its port the `event-channel` key
- *            in the `event-channel` key
+ *   xen      an event channel port offered   binds it (interdomain) from
+ *            to the domain (bell_evtchn.c,   the `event-channel` key
+ *            libxenevtchn), its number in
+ *            the `event-channel` key
  *
  * Host mode uses pipes, not eventfds: an eventfd's two directions share
  * one open file, whose O_NONBLOCK a hostile NF could clear with fcntl and
@@ -83,6 +84,26 @@ int gnts_bell_pipe_pair(struct gnts_bell **core, int nf_fds[2]);
  * pipes of the right direction.  NULL with errno set on failure.
  */
 struct gnts_bell *gnts_bell_pipe_open(int wait_fd, int kick_fd);
+
+/*
+ * Xen (bell_evtchn.c, built only with the Xen libraries): one event
+ * channel per NF device, kicks both ways, each end on a libxenevtchn
+ * handle of its own.
+ */
+
+/**
+ * The core's end: a port of ours that domain @p domid (and only it) may
+ * bind, its number in *@p port for the NF (the `event-channel` key).
+ * NULL with errno set on failure (no xen-evtchn, no free port).
+ */
+struct gnts_bell *gnts_bell_evtchn_offer(uint32_t domid, uint32_t *port);
+
+/**
+ * The NF's end: port @p port of domain @p domid (the core's offer) bound
+ * interdomain.  NULL with errno set on failure (a port not offered to
+ * us, or bound already: Xen refuses).
+ */
+struct gnts_bell *gnts_bell_evtchn_bind(uint32_t domid, uint32_t port);
 
 #ifdef __cplusplus
 }

@@ -75,6 +75,25 @@ extern "C" {
 #define GNTS_XEN_REFS_PER_DIR 1024u	/* u32 refs in one directory page */
 #define GNTS_XEN_PAGE         4096u
 #define GNTS_XEN_GNTDEV_MAX   65536u	/* grants gntdev maps in one request */
+/* highest event channel port (FIFO ABI: 2^17 ports; 2-level: 4096) */
+#define GNTS_XEN_EVTCHN_MAX   0x1ffffu
+
+/**
+ * A number the other side wrote in XenStore, parsed strictly (both sides
+ * read values they did not write): exactly @p len bytes of decimal
+ * digits, no sign, blank or leading zero ("0" itself is fine), at most
+ * @p max.  @return 0 and *@p out, or -EINVAL.
+ */
+int gnts_xs_uint(const char *v, size_t len, uint32_t max, uint32_t *out);
+
+/**
+ * The doorbell a guest is offered: @p port (the `event-channel` value,
+ * @p plen bytes) a port from 1 to GNTS_XEN_EVTCHN_MAX, of domain @p dom
+ * (its `backend-id`, @p dlen bytes; NULL: 0, Dom0), both by
+ * gnts_xs_uint().  @return 0 and *@p out_port, *@p out_dom, or -EINVAL.
+ */
+int gnts_xen_bell_parse(const char *port, size_t plen, const char *dom,
+			size_t dlen, uint32_t *out_port, uint32_t *out_dom);
 
 /*
  * What a guest's XenStore writes may cost the core (xen_server.c,
