@@ -2,9 +2,9 @@
 /*
  * xen backend, Dom0 side: what an attached guest reads (xen.h draws the
  * nodes): the ring region's refs, the pool's refs through granted
- * directory pages, the geometry, in one XenStore transaction; a refusal
- * (error, request-id, Closed) in one too.  Also the one XenStore writer
- * of the Dom0 side.
+ * directory pages, the geometry, its doorbell's event channel port, in
+ * one XenStore transaction; a refusal (error, request-id, Closed) in one
+ * too.  Also the one XenStore writer of the Dom0 side.
  */
 #include <endian.h>
 #include <errno.h>
@@ -30,6 +30,17 @@ gnts_xs_write(struct gnts_xen_server *s, xs_transaction_t t, const char *dir,
 		return -E2BIG;
 	snprintf(path, sizeof(path), "%s/%s", dir, node);
 	return xs_write(s->xs, t, path, val, (unsigned int)n) ? 0 : -errno;
+}
+
+/* Remove @p dir/@p node in transaction @p t (none there: fine). */
+static int
+xs_remove(struct gnts_xen_server *s, xs_transaction_t t, const char *dir,
+	  const char *node)
+{
+	char path[160];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, node);
+	return xs_rm(s->xs, t, path) ? 0 : -errno;
 }
 
 /* "r0 r1 ..." into @p buf; -E2BIG past a XenStore value. */
@@ -134,6 +145,12 @@ write_connected(struct gnts_xen_server *s, xs_transaction_t t,
 	rc |= gnts_xs_write(s, t, be, GNTS_XS_NF_ID, "%u", rsp->nf_id);
 	rc |= gnts_xs_write(s, t, be, GNTS_XS_NF_NAME, "%s", a->name);
 	rc |= gnts_xs_write(s, t, be, GNTS_XS_N_PORTS, "%u", rsp->n_ports);
+	/* No stale port from an earlier attach: this one's, or none. */
+	if (a->d->bell != NULL)
+		rc |= gnts_xs_write(s, t, be, GNTS_XS_EVENT_CHANNEL, "%u",
+				    a->d->bell_port);
+	else
+		rc |= xs_remove(s, t, be, GNTS_XS_EVENT_CHANNEL);
 	rc |= gnts_xs_write(s, t, be, GNTS_XS_REQUEST_ID, "%s", a->rid);
 	rc |= gnts_xs_write(s, t, be, GNTS_XS_ERROR, "%s", "");
 	rc |= gnts_xs_write(s, t, be, GNTS_XS_STATE, "%d",

@@ -28,11 +28,9 @@
 #include "gntshare/xen.h"
 #include "xen_server_pvt.h"
 
-/* Read @p dir/@p node into @p buf (NUL-terminated, at most @p len - 1
- * bytes, longer values are refused).  0, or -ENOENT / -E2BIG. */
-static int
-xread(struct gnts_xen_server *s, const char *dir, const char *node,
-      char *buf, size_t len)
+int
+gnts_xs_read(struct gnts_xen_server *s, const char *dir, const char *node,
+	     char *buf, size_t len)
 {
 	char path[160];
 	unsigned int n = 0;
@@ -74,7 +72,7 @@ xread_num(struct gnts_xen_server *s, const char *dir, const char *node)
 {
 	char v[16];
 
-	if (xread(s, dir, node, v, sizeof(v)) < 0)
+	if (gnts_xs_read(s, dir, node, v, sizeof(v)) < 0)
 		return -1;
 	return (int)parse_num(v);
 }
@@ -93,7 +91,7 @@ refuse(struct gnts_xen_server *s, struct xdev *d, const char *why)
 
 	gnts_log(GNTS_LOG_WARNING, "domain %u device %u: %s", d->domid,
 		 d->devid, why);
-	if (xread(s, d->fe, GNTS_XS_REQUEST_ID, rid, sizeof(rid)) < 0)
+	if (gnts_xs_read(s, d->fe, GNTS_XS_REQUEST_ID, rid, sizeof(rid)) < 0)
 		rid[0] = '\0';
 	if (gnts_xen_answer_closed(s, d, rid, why) < 0)
 		set_state(s, d, GNTS_XB_CLOSED);
@@ -107,6 +105,8 @@ drop_connection(struct gnts_xen_server *s, struct xdev *d)
 	d->dir = NULL;
 	if (s->cb.death != NULL)
 		s->cb.death(s->ctx, d->dom);
+	/* death() returned: the owner holds the doorbell no more. */
+	gnts_xen_bell_close(d);
 }
 
 /* The request of device @p d: service, group and instance name from its
@@ -121,16 +121,17 @@ read_request(struct gnts_xen_server *s, struct xdev *d,
 	long n;
 
 	memset(req, 0, sizeof(*req));
-	if (xread(s, d->be, GNTS_XS_SERVICE, req->service,
+	if (gnts_xs_read(s, d->be, GNTS_XS_SERVICE, req->service,
 		  sizeof(req->service)) ||
-	    xread(s, d->be, GNTS_XS_TRUST_GROUP, req->group,
+	    gnts_xs_read(s, d->be, GNTS_XS_TRUST_GROUP, req->group,
 		  sizeof(req->group))) {
 		snprintf(err, errlen, "backend nodes service/trust-group "
 			 "missing or too long (register with xnv-xl)");
 		return -EINVAL;
 	}
 	/* Default instance name: <domain name>.<device>, logs-safe. */
-	if (xread(s, d->be, GNTS_XS_NAME, v, sizeof(v)) < 0 || v[0] == '\0')
+	if (gnts_xs_read(s, d->be, GNTS_XS_NAME, v, sizeof(v)) < 0 ||
+	    v[0] == '\0')
 		snprintf(v, sizeof(v), "dom%u", d->domid);
 	snprintf(req->name, sizeof(req->name), "%.27s.%u", v, d->devid);
 	for (char *p = req->name; *p; p++)
@@ -138,7 +139,7 @@ read_request(struct gnts_xen_server *s, struct xdev *d,
 			*p = '_';
 	if (!with_guest)
 		return 0;
-	if (xread(s, d->fe, GNTS_XS_SERVICE, v, sizeof(v)) == 0 &&
+	if (gnts_xs_read(s, d->fe, GNTS_XS_SERVICE, v, sizeof(v)) == 0 &&
 	    v[0] != '\0' &&
 	    strcmp(v, req->service) != 0) {
 		snprintf(err, errlen, "the NF asks for service '%s' but the "
@@ -147,7 +148,7 @@ read_request(struct gnts_xen_server *s, struct xdev *d,
 			 req->service);
 		return -EINVAL;
 	}
-	if (xread(s, d->fe, GNTS_XS_ALLOC_BUFS, v, sizeof(v)) == 0) {
+	if (gnts_xs_read(s, d->fe, GNTS_XS_ALLOC_BUFS, v, sizeof(v)) == 0) {
 		n = parse_num(v);
 		if (n < 0 || n > GNTS_RING_MAX) {
 			snprintf(err, errlen, "alloc-bufs '%s' is not a "
@@ -157,7 +158,7 @@ read_request(struct gnts_xen_server *s, struct xdev *d,
 		}
 		req->alloc_bufs = (uint32_t)n;
 	}
-	return 0;
+	return gnts_xen_bell_request(s, d, req, err, errlen);
 }
 
 static void
@@ -166,30 +167,37 @@ do_attach(struct gnts_xen_server *s, struct xdev *d)
 	static const struct gnts_peer_cred nocred;	/* config decides */
 	struct gnts_attach_req req;
 	struct gnts_attach_rsp rsp;
-	char err[ERR_MAX], rid[24], name[48];
+	char err[ERR_MAX], rid[24], name[48], bell[40];
 	int rc;
 
-	if (xread(s, d->fe, GNTS_XS_REQUEST_ID, rid, sizeof(rid)) < 0)
+	if (gnts_xs_read(s, d->fe, GNTS_XS_REQUEST_ID, rid, sizeof(rid)) < 0)
 		rid[0] = '\0';
 	rc = read_request(s, d, &req, 1, err, sizeof(err));
-	if (rc == 0)
-		rc = s->cb.attach(s->ctx, d->dom, &nocred, &req, NULL, &rsp, err,
-				   sizeof(err));
+	if (rc == 0) {
+		gnts_xen_bell_offer(d, &req);
+		rc = s->cb.attach(s->ctx, d->dom, &nocred, &req, d->bell, &rsp,
+				  err, sizeof(err));
+	}
 	if (rc < 0) {
+		gnts_xen_bell_close(d);	/* the owner did not take it */
 		refuse(s, d, err);
 		return;
 	}
 	d->attached = 1;
+	rsp.flags = d->bell != NULL ? GNTS_RSP_BELL : 0;
 	rc = gnts_xen_publish(s, d, &rsp, req.name, rid, err, sizeof(err));
 	if (rc < 0) {
-		drop_connection(s, d);
+		drop_connection(s, d);	/* closes the doorbell too */
 		refuse(s, d, err);
 		return;
 	}
+	if (d->bell != NULL)
+		snprintf(bell, sizeof(bell), "event channel %u", d->bell_port);
 	gnts_log(GNTS_LOG_INFO, "domain %u device %u connected: %s, service "
-		 "%s, group %s", d->domid, d->devid,
+		 "%s, group %s; doorbell: %s", d->domid, d->devid,
 		 gnts_esc(req.name, sizeof(req.name), name, sizeof(name)),
-		 req.service, req.group);
+		 req.service, req.group, d->bell != NULL ? bell :
+		 (req.flags & GNTS_REQ_BELL) ? "none (polls)" : "not asked");
 }
 
 /* Check a device xnv-xl registered (or one a previous core left). */
@@ -225,8 +233,10 @@ new_request(struct gnts_xen_server *s, struct xdev *d)
 {
 	char rid[24], done[24];
 
-	return xread(s, d->fe, GNTS_XS_REQUEST_ID, rid, sizeof(rid)) == 0 &&
-	       xread(s, d->be, GNTS_XS_REQUEST_ID, done, sizeof(done)) == 0 &&
+	return gnts_xs_read(s, d->fe, GNTS_XS_REQUEST_ID, rid,
+			    sizeof(rid)) == 0 &&
+	       gnts_xs_read(s, d->be, GNTS_XS_REQUEST_ID, done,
+			    sizeof(done)) == 0 &&
 	       strcmp(rid, done) != 0;
 }
 
@@ -265,11 +275,11 @@ gnts_xen_step(struct gnts_xen_server *s, struct xdev *d)
 		char rid[24], done[24];
 
 		/* Answered this request already (refused)? */
-		if (xread(s, d->fe, GNTS_XS_REQUEST_ID, rid,
-			  sizeof(rid)) == 0 &&
+		if (gnts_xs_read(s, d->fe, GNTS_XS_REQUEST_ID, rid,
+				 sizeof(rid)) == 0 &&
 		    be == GNTS_XB_CLOSED &&
-		    xread(s, d->be, GNTS_XS_REQUEST_ID, done,
-			  sizeof(done)) == 0 &&
+		    gnts_xs_read(s, d->be, GNTS_XS_REQUEST_ID, done,
+				 sizeof(done)) == 0 &&
 		    strcmp(rid, done) == 0)
 			return;
 		do_attach(s, d);
@@ -295,6 +305,7 @@ forget_dev(struct gnts_xen_server *s, struct xdev *d)
 
 	if (d->attached)
 		drop_connection(s, d);
+	gnts_xen_bell_close(d);	/* only while attached: none here */
 	snprintf(path, sizeof(path), "%s/%s", d->fe, GNTS_XS_STATE);
 	(void)xs_unwatch(s->xs, path, "fe");
 	memset(d, 0, sizeof(*d));

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* libgntshare internals: the xen backend's Dom0 side, shared by
  * xen_server.c (watches, states, attach/detach), xen_events.c (watch
- * events and each domain's rate of them) and xen_publish.c (the refs and
- * geometry an attached guest reads). */
+ * events and each domain's rate of them), xen_publish.c (the refs and
+ * geometry an attached guest reads) and xen_bell.c (each device's
+ * doorbell). */
 #ifndef GNTSHARE_XEN_SERVER_PVT_H
 #define GNTSHARE_XEN_SERVER_PVT_H
 
@@ -27,6 +28,9 @@ struct xdev {
 	uint8_t devid;
 	gnts_peer_t dom;
 	struct gnts_region *dir;	/* directory pages of the pool refs */
+	struct gnts_bell *bell;	/* the core's end of its doorbell, while
+				 * attached and asked for (else NULL) */
+	uint32_t bell_port;	/* its port, published as event-channel */
 	char be[80];
 	char fe[96];
 	int seen;
@@ -59,6 +63,12 @@ struct gnts_xen_server {
 	struct xdom doms[MAX_DEVS];	/* at most one per device */
 };
 
+/* Read @p dir/@p node into @p buf (NUL-terminated, at most @p len - 1
+ * bytes; a longer value, or one holding a NUL, is refused).  0, or
+ * -ENOENT / -E2BIG (xen_server.c). */
+int gnts_xs_read(struct gnts_xen_server *s, const char *dir, const char *node,
+		 char *buf, size_t len);
+
 /* Write @p dir/@p node = printf(@p fmt, ...) in transaction @p t.
  * 0, or -E2BIG (longer than a XenStore value) / -errno. */
 int gnts_xs_write(struct gnts_xen_server *s, xs_transaction_t t,
@@ -66,8 +76,9 @@ int gnts_xs_write(struct gnts_xen_server *s, xs_transaction_t t,
 	__attribute__((format(printf, 5, 6)));
 
 /* Grant @p d its pool directory and publish the reply @p rsp (refs,
- * geometry, @p name, answering request @p rid), Connected, in one
- * transaction.  0, or -errno with one line in @p err. */
+ * geometry, @p name, answering request @p rid; event-channel when @p d
+ * has a doorbell, else none), Connected, in one transaction.  0, or
+ * -errno with one line in @p err. */
 int gnts_xen_publish(struct gnts_xen_server *s, struct xdev *d,
 		     const struct gnts_attach_rsp *rsp, const char *name,
 		     const char *rid, char *err, size_t errlen);
@@ -83,6 +94,19 @@ struct xdev *gnts_xen_find_dev(struct gnts_xen_server *s, unsigned domid,
 /* Move @p d through its states as its nodes are now; whatever events
  * it had waiting are answered by that (xen_server.c). */
 void gnts_xen_step(struct gnts_xen_server *s, struct xdev *d);
+
+/* ---- doorbells (xen_bell.c) --------------------------------------------- */
+
+/* request-bell of @p d's NF into req->flags.  0, or -EINVAL with the
+ * refusal in @p err. */
+int gnts_xen_bell_request(struct gnts_xen_server *s, struct xdev *d,
+			  struct gnts_attach_req *req, char *err,
+			  size_t errlen);
+/* @p d's doorbell (d->bell, d->bell_port) when req->flags asks for one
+ * and a port can be offered to its domain; else none (logged). */
+void gnts_xen_bell_offer(struct xdev *d, const struct gnts_attach_req *req);
+/* Close @p d's doorbell, if any. */
+void gnts_xen_bell_close(struct xdev *d);
 
 /* ---- watch events (xen_events.c) ---------------------------------------- */
 

@@ -255,8 +255,9 @@ struct gnts_attach_req {
 
 /* gnts_attach_req.flags */
 #define GNTS_REQ_BELL 0x1u	/* give me a doorbell pair (bell.h): host,
-				 * two fds with ATTACH_OK; xen, the
-				 * `event-channel` key */
+				 * two fds with ATTACH_OK; xen (asked by
+				 * `request-bell` = "1"), an event channel
+				 * port in `event-channel` */
 
 /* core -> NF */
 struct gnts_attach_rsp {
@@ -346,6 +347,8 @@ struct gnts_msg {
 #define GNTS_XS_SERVICE       "service"
 #define GNTS_XS_ALLOC_BUFS    "alloc-bufs"
 #define GNTS_XS_REQUEST_ID    "request-id"
+#define GNTS_XS_REQUEST_BELL  "request-bell"	/* "1": GNTS_REQ_BELL; "0"
+						 * or none: the NF polls */
 /* backend (Dom0 writes) */
 #define GNTS_XS_FRONTEND      "frontend"
 #define GNTS_XS_FRONTEND_ID   "frontend-id"
@@ -361,6 +364,10 @@ struct gnts_msg {
 #define GNTS_XS_NF_ID         "nf-id"
 #define GNTS_XS_NF_NAME       "nf-name"
 #define GNTS_XS_N_PORTS       "n-ports"
+#define GNTS_XS_EVENT_CHANNEL "event-channel"	/* the core's port of the
+						 * NF's doorbell (its
+						 * GNTS_RSP_BELL); none:
+						 * poll */
 #define GNTS_XS_ERROR         "error"
 #define GNTS_XS_DETACH_REASON "detach-reason"
 #define GNTS_XS_DETACH_STATUS "detach-status"

@@ -30,6 +30,9 @@
  *                                  refs as little-endian u32, 1024 per page
  *       pool-pages, pool-bufs, buf-size, service-id, nf-id, nf-name,
  *       n-ports, request-id (the request this answers)
+ *       event-channel              the core's port of the NF's doorbell,
+ *                                  when it asked and one could be bound;
+ *                                  removed when not
  *     on detach (core):
  *       detach-reason, detach-status (negative errno, -ESHUTDOWN = clean)
  *       error                      why a connection was refused
@@ -39,6 +42,7 @@
  *                                  may be empty; the instance name is
  *                                  <backend name>.<devid>, never the
  *                                  guest's)
+ *       request-bell               "1": a doorbell, please; "0": none
  *       request-id                 a fresh id per attach attempt: the
  *                                  core's answer (state, request-id,
  *                                  error or refs) is written in one
@@ -53,6 +57,17 @@
  * core revokes and sets Closed (6), and attaches the next NF of that device
  * when the frontend goes to Initialised again.  When the core detaches an
  * NF it writes detach-reason/-status and sets Closing (5) then Closed (6).
+ *
+ * Doorbells (bell.h), as netfront/netback: an NF that writes
+ * request-bell "1" gets one event channel per device.  The core binds
+ * an unbound port for the domain before the attach callback and
+ * publishes its number in event-channel with the rest of the answer;
+ * the NF binds it interdomain (to backend-id, normally 0).  Kicks go
+ * both ways over that one channel.  The core closes its port after the
+ * device's death callback returned (the NF left, was detached, its
+ * domain died) and before a new request of the device is attached, so
+ * each attach gets a fresh port.  Either side that cannot bind (no
+ * xen-evtchn, a bad or stale number) says so in one line and polls.
  *
  * Permissions: the backend directory is owned by Dom0 and readable by its
  * domain; the frontend directory is owned by the domain.  Nobody else sees
