@@ -31,6 +31,7 @@ struct gnts_xen_client {
 	uint32_t *pool_refs, n_pool;
 	void *ring_va, *pool_va;
 	uint64_t next_check_ns;
+	struct gnts_bell *bell;	/* our end of the doorbell, or NULL */
 };
 
 /* Attach attempts of this process (part of each request id). */
@@ -340,6 +341,35 @@ read_refs(struct gnts_xen_client *c, char *err, size_t errlen)
 	return 0;
 }
 
+/* Our end of the doorbell the core offers (xen.h, "Doorbells"), bound
+ * to its domain; the values are untrusted (gnts_xen_bell_parse).  A bad
+ * one, or a bind Xen refuses, costs one line and the NF polls. */
+static void
+bind_bell(struct gnts_xen_client *c, struct gnts_attach_rsp *rsp)
+{
+	unsigned n = 0, m = 0;
+	char *v = xget(c, c->be, GNTS_XS_EVENT_CHANNEL, &n);
+	char *b = xget(c, c->fe, GNTS_XS_BACKEND_ID, &m);
+	char esc[GNTS_ESC_LEN(16)];
+	uint32_t port, dom;
+
+	if (v == NULL)		/* none offered (older core, or none free) */
+		;
+	else if (gnts_xen_bell_parse(v, n, b, m, &port, &dom) < 0)
+		gnts_log(GNTS_LOG_WARNING, "no doorbell, polling: %s/%s '%s' "
+			 "(or our backend-id) is not an event channel port",
+			 c->be, GNTS_XS_EVENT_CHANNEL,
+			 gnts_esc(v, n, esc, sizeof(esc)));
+	else if ((c->bell = gnts_bell_evtchn_bind(dom, port)) == NULL)
+		gnts_log(GNTS_LOG_WARNING, "no doorbell, polling: cannot bind "
+			 "event channel %u of domain %u: %s", port, dom,
+			 strerror(errno));
+	else
+		rsp->flags |= GNTS_RSP_BELL;
+	free(v);
+	free(b);
+}
+
 static void xen_cli_close(void *impl);
 
 /* Attach through device cfg->dev (-1: the first one not connected),
@@ -374,8 +404,12 @@ xen_cli_attach(const struct gnts_cli_cfg *cfg, struct gnts_attach_req *req,
 	snprintf(rid, sizeof(rid), "%x.%x.%x", (unsigned)getpid() & 0xffffff,
 		 ++rid_seq & 0xffff, (unsigned)(now_ns() & 0xffffffffu));
 	snprintf(num, sizeof(num), "%u", req->alloc_bufs);
+	/* request-bell always, "0" too: a stale "1" of an earlier NF of
+	 * the device would make the core offer a port nobody binds. */
 	if ((rc = xput(c, GNTS_XS_SERVICE, req->service)) < 0 ||
 	    (rc = xput(c, GNTS_XS_ALLOC_BUFS, num)) < 0 ||
+	    (rc = xput(c, GNTS_XS_REQUEST_BELL,
+			(req->flags & GNTS_REQ_BELL) ? "1" : "0")) < 0 ||
 	    (rc = xput(c, GNTS_XS_REQUEST_ID, rid)) < 0 ||
 	    (rc = xput(c, GNTS_XS_STATE,
 			gnts_xb_state_str(GNTS_XB_INITIALISED))) < 0) {
@@ -390,6 +424,8 @@ xen_cli_attach(const struct gnts_cli_cfg *cfg, struct gnts_attach_req *req,
 		rc = read_refs(c, err, errlen);
 	if (rc < 0)
 		goto fail;
+	if (req->flags & GNTS_REQ_BELL)
+		bind_bell(c, rsp);
 	(void)xget_str(c, c->be, GNTS_XS_NF_NAME, req->name,
 		       sizeof(req->name));
 	(void)xget_str(c, c->be, GNTS_XS_SERVICE, req->service,
@@ -521,6 +557,7 @@ xen_cli_close(void *impl)
 
 	if (c == NULL)
 		return;
+	gnts_bell_close(c->bell);
 	if (c->ring_va != NULL)
 		xengnttab_unmap(c->xgt, c->ring_va, c->n_ring);
 	if (c->pool_va != NULL)
@@ -538,10 +575,17 @@ xen_cli_close(void *impl)
 	free(c);
 }
 
+static struct gnts_bell *
+xen_cli_bell(void *impl)
+{
+	return ((struct gnts_xen_client *)impl)->bell;
+}
 
 /* The domain's config names the NF; its device is re-requested by
  * restarting the NF (the core may have new refs): no in-process
- * re-attach. */
+ * re-attach.  No watch_fd (a watch needs libxenstore's reader thread):
+ * the core kicks a detached NF awake; only a core that dies without
+ * detaching waits for libxnv's next alive(), once a second. */
 const struct gnts_cli_ops gnts_xen_cli_ops = {
 	.name = "xen",
 	.flags = GNTS_CLI_DOMAIN_NAMES,
@@ -552,4 +596,5 @@ const struct gnts_cli_ops gnts_xen_cli_ops = {
 	.alive = xen_cli_alive,
 	.gone_status = xen_cli_gone_status,
 	.close = xen_cli_close,
+	.bell = xen_cli_bell,
 };
