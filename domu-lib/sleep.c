@@ -38,9 +38,12 @@ libxnv_sleep(struct xnv_nf *nf)
 	if (p[1].fd >= 0)
 		n = 2;
 	rc = poll(p, (nfds_t)n, LIBXNV_SLEEP_MAX_MS);
-	if (rc > 0 && (p[0].revents & POLLIN)) {
-		(void)gnts_bell_ack(nf->bell);
-		nf->wakeups++;
+	if (rc > 0 && (p[0].revents & (POLLIN | POLLHUP))) {
+		if (gnts_bell_ack(nf->bell) < 0)
+			nf->bell = NULL;	/* the core's end is closed: it
+						 * is gone; poll until we see */
+		else
+			nf->wakeups++;
 	}
 	/* C6: awake, polling again. */
 	gnts_ring_sleep_cancel(&nf->rx);
