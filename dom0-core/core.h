@@ -132,6 +132,8 @@ struct xnv_core {
 	int idle;			/* --idle-sleep (enum xnv_idle) */
 	unsigned idle_max_us;		/* --idle-sleep-max: longest sleep */
 	int bell_epfd;			/* NFs' doorbells (doorbell.c) */
+	uint64_t pace_due;		/* earliest paced rx due (TSC); 0 or
+					 * UINT64_MAX: none */
 	uint64_t stall_tsc;
 	uint64_t heartbeat_tsc;		/* [core] heartbeat_timeout_ms; 0: off */
 	uint64_t hoard_tsc;		/* [core] hoard_timeout_ms; 0: off */

@@ -412,6 +412,25 @@ vlan_restore(struct rte_mbuf *m)
 	d[3] = (uint8_t)(m->vlan_tci & 0xff);
 }
 
+/*
+ * A paced port ([port] rx_rate) has nothing due: with --idle-sleep
+ * doorbell the core may sleep until it has (the due time caps the sleep,
+ * as a NIC's rx interrupt would end it): 0, idle.  Otherwise 1: not
+ * idle, the core polls on (the pacing's own timing).
+ */
+static inline unsigned
+pace_idle(struct xnv_core *c, const struct xnv_pace *p)
+{
+	uint64_t due;
+
+	if (c->idle != XNV_IDLE_DOORBELL)
+		return 1;
+	due = c->start_tsc + (p->next >> 8);
+	if (due < c->pace_due)
+		c->pace_due = due;
+	return 0;
+}
+
 unsigned
 xnv_rx_port(struct xnv_core *c, uint16_t idx, uint64_t now)
 {
@@ -428,8 +447,8 @@ xnv_rx_port(struct xnv_core *c, uint16_t idx, uint64_t now)
 		return 1;	/* waiting for room is not idleness */
 	if (unlikely(p->pace.cost != 0)) {
 		want = xnv_pace_allow(&p->pace, now - c->start_tsc, want);
-		if (want == 0)
-			return 1;	/* paced: not idle, no back-off */
+		if (want == 0)	/* paced, nothing due yet */
+			return pace_idle(c, &p->pace);
 	}
 	n = rte_eth_rx_burst(p->port_id, 0, m, (uint16_t)want);
 	if (n == 0)

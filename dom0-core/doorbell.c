@@ -111,7 +111,13 @@ woken_by(struct xnv_core *c, struct xnv_nfrec *nf, uint64_t now)
 	struct xnv_bell *bl = &nf->bell;
 
 	bl->wakes++;
-	(void)gnts_bell_ack(bl->b);
+	if (gnts_bell_ack(bl->b) < 0) {
+		/* Its end is closed (it died; the backend says so soon):
+		 * the fd would wake us for ever. */
+		listen_to(c, nf, 0);
+		bl->dead = 1;
+		return;
+	}
 	if (gnts_ring_count(&nf->tx, 0) != 0)
 		return;
 	bl->spurious++;
@@ -130,6 +136,21 @@ woken_by(struct xnv_core *c, struct xnv_nfrec *nf, uint64_t now)
 	}
 }
 
+/* Awake (C6) on the tx rings of active[0..n): polling again.  Only
+ * where we said we sleep: a departed NF's region may be gone. */
+static void
+cancel_all(struct xnv_core *c, uint16_t n)
+{
+	for (uint16_t i = 0; i < n; i++) {
+		struct xnv_nfrec *nf = &c->nfs[c->active[i]];
+
+		if (nf->bell.asleep) {
+			gnts_ring_sleep_cancel(&nf->tx);
+			nf->bell.asleep = 0;
+		}
+	}
+}
+
 /* Say "about to sleep" on every NF's tx ring that has a doorbell whose
  * NF kicks (ring.h C2-C4).  @return 0 if one had descriptors (every word
  * cleared again); else 1, and *cap_us the longest sleep that keeps the
@@ -138,7 +159,7 @@ woken_by(struct xnv_core *c, struct xnv_nfrec *nf, uint64_t now)
 static int
 prepare_all(struct xnv_core *c, uint64_t now, unsigned *cap_us)
 {
-	uint16_t i, j;
+	uint16_t i;
 
 	for (i = 0; i < c->n_active; i++) {
 		struct xnv_nfrec *nf = &c->nfs[c->active[i]];
@@ -150,12 +171,14 @@ prepare_all(struct xnv_core *c, uint64_t now, unsigned *cap_us)
 			continue;
 		}
 		/* A muted NF is listened to again in the next second. */
-		if (!nf->bell.listening && now - nf->bell.win_tsc > c->tsc_hz)
+		if (!nf->bell.listening && !nf->bell.dead &&
+		    now - nf->bell.win_tsc > c->tsc_hz)
 			listen_to(c, nf, 1);
-		if (gnts_ring_sleep_prepare(&nf->tx) == 1)
+		if (gnts_ring_sleep_prepare(&nf->tx) == 1) {
+			nf->bell.asleep = 1;
 			continue;
-		for (j = 0; j <= i; j++)
-			gnts_ring_sleep_cancel(&c->nfs[c->active[j]].tx);
+		}
+		cancel_all(c, i);
 		return 0;
 	}
 	return 1;
@@ -169,7 +192,6 @@ xnv_bells_sleep(struct xnv_core *c, unsigned max_us)
 	uint64_t now = rte_rdtsc();
 	unsigned us = max_us;
 	int n, k;
-	uint16_t i;
 
 	if (!prepare_all(c, now, &us))
 		return 0;
@@ -180,27 +202,47 @@ xnv_bells_sleep(struct xnv_core *c, unsigned max_us)
 	now = rte_rdtsc();
 	for (k = 0; k < n; k++)
 		woken_by(c, ev[k].data.ptr, now);
-	/* Awake (C6): polling again. */
-	for (i = 0; i < c->n_active; i++)
-		gnts_ring_sleep_cancel(&c->nfs[c->active[i]].tx);
+	cancel_all(c, c->n_active);
 	return 1;
 }
 
 /*
  * Nothing to do: spin a little (fast reaction to a burst), then pause,
- * then yield the CPU (an NF may share it), then sleep: adaptive, briefly
+ * then yield the CPU (an NF may share it), then sleep.  adaptive: briefly
  * (new work is noticed within XNV_IDLE_SLEEP_MAX_US; the NIC or the NF
- * ring holds it meanwhile); doorbell, on the NFs' doorbells, up to
- * --idle-sleep-max (a kick ends it at once).
+ * ring holds it meanwhile).  doorbell: after fewer yields, on the NFs'
+ * doorbells (a kick ends it at once), 32 us at first and twice as long
+ * each time up to --idle-sleep-max, which is how late a port's packets
+ * may be seen after a long quiet.
  */
-#define IDLE_SPINS  256u
-#define IDLE_PAUSES 2048u
-#define IDLE_YIELDS 8192u
+/* A paced port's next packet caps the sleep (xnv_pace_idle); 0 if due
+ * already. */
+static int
+pace_cap(struct xnv_core *c, unsigned *us)
+{
+	uint64_t due = c->pace_due, now;
+
+	if (due == 0 || due == UINT64_MAX)
+		return 1;
+	c->pace_due = UINT64_MAX;	/* the next pass says again */
+	now = rte_rdtsc();
+	if (due <= now)
+		return 0;
+	if ((due - now) * 1000000 / c->tsc_hz < *us)
+		*us = (unsigned)((due - now) * 1000000 / c->tsc_hz);
+	return *us > 0;
+}
+
+#define IDLE_SPINS       256u
+#define IDLE_PAUSES      2048u
+#define IDLE_YIELDS      8192u
+#define IDLE_BELL_YIELDS (IDLE_PAUSES + 256u)
 
 void
 xnv_idle_backoff(struct xnv_core *c, unsigned *idle)
 {
 	unsigned n = (*idle)++, us;
+	int bell = c->idle == XNV_IDLE_DOORBELL && c->bell_epfd >= 0;
 
 	if (n < IDLE_SPINS)
 		return;
@@ -208,15 +250,17 @@ xnv_idle_backoff(struct xnv_core *c, unsigned *idle)
 		rte_pause();
 		return;
 	}
-	if (n < IDLE_YIELDS) {
+	if (n < (bell ? IDLE_BELL_YIELDS : IDLE_YIELDS)) {
 		sched_yield();
 		return;
 	}
-	us = 1u << RTE_MIN((n - IDLE_YIELDS) / 64, 6u);
-	if (c->idle == XNV_IDLE_DOORBELL && c->bell_epfd >= 0 && us >= 32) {
-		if (!xnv_bells_sleep(c, c->idle_max_us))
-			*idle = 0;	/* an NF sent meanwhile */
+	if (bell) {
+		n -= IDLE_BELL_YIELDS;
+		us = RTE_MIN(32u << RTE_MIN(n, 15u), c->idle_max_us);
+		if (!pace_cap(c, &us) || !xnv_bells_sleep(c, us))
+			*idle = 0;	/* due, or an NF sent meanwhile */
 		return;
 	}
+	us = 1u << RTE_MIN((n - IDLE_YIELDS) / 64, 6u);
 	rte_delay_us_sleep(RTE_MIN(us, XNV_IDLE_SLEEP_MAX_US));
 }

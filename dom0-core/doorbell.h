@@ -33,6 +33,8 @@
 struct xnv_bell {
 	struct gnts_bell *b;	/* the backend's end; NULL: the NF polls */
 	uint8_t listening;	/* its fd is in the core's epoll set */
+	uint8_t dead;		/* its end is closed: never listened to */
+	uint8_t asleep;		/* the core's sleep word on its tx ring is set */
 	uint64_t kicks;		/* kicks sent to the NF */
 	uint64_t wakes;		/* its kicks that woke the core */
 	uint64_t spurious;	/* of which its tx ring was empty */

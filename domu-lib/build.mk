@@ -1,6 +1,7 @@
 # libxnv: the NF library (static, shared, pkg-config file).  No DPDK; the
 # Xen client only when the Xen libraries exist (HAVE_XEN, gntshare/build.mk).
-XNV_SRC  := domu-lib/nf.c domu-lib/io.c domu-lib/liveness.c domu-lib/stats.c
+XNV_SRC  := domu-lib/nf.c domu-lib/io.c domu-lib/liveness.c domu-lib/stats.c \
+            domu-lib/sleep.c
 XNV_OBJ  := $(XNV_SRC:%.c=$(B)/obj/%.o)
 # What libxnv carries of gntshare: the common and client parts only.
 XNV_GNTS_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(GNTS_COMMON) $(GNTS_CLIENT))

@@ -25,7 +25,7 @@ cpu_pause(void)
 }
 
 static void
-idle_backoff(unsigned *idle)
+idle_backoff(struct xnv_nf *nf, unsigned *idle)
 {
 	unsigned n = (*idle)++;
 
@@ -33,6 +33,12 @@ idle_backoff(unsigned *idle)
 		cpu_pause();
 	} else if (n < IDLE_YIELDS) {
 		sched_yield();
+	} else if (nf->idle == LIBXNV_IDLE_DOORBELL && nf->bell != NULL &&
+		   gnts_ring_sleep_ok(&nf->rx)) {
+		/* Idle a while: sleep on the doorbell (sleep.c), not on a
+		 * timer.  Descriptors first: poll. */
+		if (libxnv_sleep(nf) == 0)
+			*idle = 0;
 	} else {
 		unsigned sh = (n - IDLE_YIELDS) / 16, us = 1u << (sh < 8 ? sh : 8);
 		struct timespec ts = {
@@ -123,12 +129,15 @@ push_all(struct xnv_nf *nf, struct gnts_desc *out, unsigned n)
 		done += gnts_ring_enqueue_burst(&nf->tx, out + done, n - done);
 		if (nf->tx.broken)
 			return -EPROTO;
+		/* A sleeping core wakes for what we just published, before
+		 * we wait for room. */
+		libxnv_kick_core(nf);
 		if (done < n) {
 			if ((++idle & 1023u) == 0 && !libxnv_core_alive(nf))
 				return libxnv_gone_rc(nf) == 0 ? -ESHUTDOWN
 							: -ECONNRESET;
 			cpu_pause();
-			if (!nf->busy_poll && idle > IDLE_PAUSES)
+			if (nf->idle != LIBXNV_IDLE_POLL && idle > IDLE_PAUSES)
 				sched_yield();
 		}
 	}
@@ -153,6 +162,8 @@ xnv_nf_poll(struct xnv_nf *nf, xnv_handler_t handler, void *ctx)
 	int rc;
 
 	beat(nf);
+	if (__builtin_expect(nf->armed, 0))
+		libxnv_disarm(nf);	/* after xnv_nf_arm() */
 	/* Detached by the core (its notice in shared memory)?  Then
 	 * nothing in the rings is ours any more. */
 	if (__builtin_expect(gnts_ring_detached(nf->ctl) != 0, 0) &&
@@ -249,8 +260,8 @@ xnv_nf_run(struct xnv_nf *nf, xnv_handler_t handler, void *ctx)
 			break;
 		}
 		if (n == 0) {
-			if (!nf->busy_poll)
-				idle_backoff(&idle);
+			if (nf->idle != LIBXNV_IDLE_POLL)
+				idle_backoff(nf, &idle);
 			else
 				idle++;
 			continue;
@@ -260,11 +271,15 @@ xnv_nf_run(struct xnv_nf *nf, xnv_handler_t handler, void *ctx)
 	if (rc == 0 && nf->n_sends > 0)
 		(void)xnv_nf_flush(nf);
 	if (!nf->quiet)
-		LOG(INFO, "%s: stopped: rx %llu tx %llu dropped %llu sent %llu",
+		LOG(INFO, "%s: stopped: rx %llu tx %llu dropped %llu sent %llu "
+		    "(doorbell: %s, woken %llu, kicked the core %llu)",
 		    nf->name, (unsigned long long)nf->st.rx,
 		    (unsigned long long)nf->st.tx,
 		    (unsigned long long)nf->st.dropped,
-		    (unsigned long long)nf->st.sent);
+		    (unsigned long long)nf->st.sent,
+		    nf->bell != NULL ? "yes" : "none",
+		    (unsigned long long)nf->wakeups,
+		    (unsigned long long)nf->kicks);
 	return rc;
 }
 

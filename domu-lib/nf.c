@@ -60,7 +60,11 @@ usage(const char *prog)
 		"                   has an xnv device) (env XNV_BACKEND)\n"
 		"  --dev N          xen: the domain's xnv device to use (default: the\n"
 		"                   first one not connected)\n"
-		"  --busy-poll      never back off when idle\n"
+		"  --idle-sleep M   when idle: poll (never back off; = --busy-poll),\n"
+		"                   adaptive (pause, yield, sleeps up to 200 us) or\n"
+		"                   doorbell (default: adaptive, then sleep until the\n"
+		"                   core kicks; polls if the core has no doorbells)\n"
+		"                   (env XNV_IDLE_SLEEP)\n"
 		"  --alloc N        keep N empty buffers at hand for packets the NF\n"
 		"                   originates (xnv_pkt_alloc; env XNV_ALLOC; default 0;\n"
 		"                   at most the core's ring_size)\n"
@@ -127,7 +131,7 @@ copy_name(char *dst, const char *src, const char *what)
 struct attach_opts {
 	const char *sock;
 	const char *backend;
-	const char *service, *group, *name, *alloc, *reattach;
+	const char *service, *group, *name, *alloc, *reattach, *idle;
 	int dev;
 };
 
@@ -140,6 +144,7 @@ read_env(struct attach_opts *ao)
 	ao->group = getenv("XNV_GROUP");
 	ao->alloc = getenv("XNV_ALLOC");
 	ao->reattach = getenv("XNV_REATTACH");
+	ao->idle = getenv("XNV_IDLE_SLEEP");
 	ao->sock = getenv("XNV_SOCKET");
 	ao->backend = getenv("XNV_BACKEND");
 	ao->dev = -1;
@@ -171,6 +176,7 @@ read_opts(int end, char **argv, struct xnv_nf *nf, struct attach_opts *ao)
 		{ "name", required_argument, NULL, 'n' },
 		{ "socket", required_argument, NULL, 'S' },
 		{ "busy-poll", no_argument, NULL, 'b' },
+		{ "idle-sleep", required_argument, NULL, 'I' },
 		{ "alloc", required_argument, NULL, 'a' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "backend", required_argument, NULL, 'B' },
@@ -195,7 +201,8 @@ read_opts(int end, char **argv, struct xnv_nf *nf, struct attach_opts *ao)
 			if (parse_dev(optarg, &ao->dev) < 0)
 				return -EINVAL;
 			break;
-		case 'b': nf->busy_poll = 1; break;
+		case 'b': ao->idle = "poll"; break;
+		case 'I': ao->idle = optarg; break;
 		case 'a': ao->alloc = optarg; break;
 		case 'q': nf->quiet = 1; break;
 		case 'r': ao->reattach = "1"; break;
@@ -248,6 +255,26 @@ parse_alloc(const char *alloc, struct gnts_attach_req *req)
 	return 0;
 }
 
+static int
+parse_idle(const char *idle, struct xnv_nf *nf)
+{
+	static const char *const names[] = {
+		[LIBXNV_IDLE_POLL] = "poll", [LIBXNV_IDLE_ADAPTIVE] = "adaptive",
+		[LIBXNV_IDLE_DOORBELL] = "doorbell",
+	};
+
+	nf->idle = LIBXNV_IDLE_DOORBELL;
+	if (idle == NULL)
+		return 0;
+	for (unsigned i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(idle, names[i]) == 0) {
+			nf->idle = (int)i;
+			return 0;
+		}
+	USAGE("--idle-sleep %s: expected poll, adaptive or doorbell", idle);
+	return -EINVAL;
+}
+
 /* The request from the options; the backend decides what may be left
  * empty.  0 or -EINVAL (said why). */
 static int
@@ -259,6 +286,11 @@ fill_req(const struct attach_opts *ao, const struct gnts_cli_ops *ops,
 
 	if (ao->alloc != NULL && (rc = parse_alloc(ao->alloc, req)) < 0)
 		return rc;
+	if ((rc = parse_idle(ao->idle, nf)) < 0)
+		return rc;
+	/* Doorbells whatever the policy: a polling NF still kicks a core
+	 * that sleeps. */
+	req->flags |= GNTS_REQ_BELL;
 	if (ao->reattach != NULL) {
 		if (strcmp(ao->reattach, "0") != 0 &&
 		    strcmp(ao->reattach, "1") != 0) {
@@ -354,6 +386,11 @@ libxnv_map(struct xnv_nf *nf)
 	nf->tx = ports[GNTS_RING_TX];
 	nf->free = ports[GNTS_RING_FREE];
 	nf->ctl = gnts_ring_region_ctl(nf->ring_va);
+	/* Our doorbell end (this attach's): tell the core we kick it. */
+	nf->bell = gnts_cli_bell(nf->cli);
+	nf->armed = 0;
+	if (nf->bell != NULL)
+		gnts_ring_kicks_set(&nf->tx);
 	libxnv_stats_publish(nf);
 	rc = gnts_cli_map(nf->cli, a->pool_ref, &va, &sz, err, sizeof(err));
 	if (rc < 0) {

@@ -37,8 +37,13 @@ struct xnv_nf {
 	size_t ring_bytes;
 	uint8_t *pool;
 	size_t pool_bytes;
-	int busy_poll;
+	int idle;			/* --idle-sleep, enum libxnv_idle */
 	int quiet;
+	/* sleep.c: our end of the doorbells (NULL: none, we poll) */
+	struct gnts_bell *bell;
+	int armed;			/* xnv_nf_arm() said sleep */
+	uint64_t wakeups;		/* kicks that woke us */
+	uint64_t kicks;			/* kicks we sent the core */
 	volatile sig_atomic_t stop;
 	struct xnv_nf_stats st;
 	/* NF-originated packets: empty buffers taken from the free ring,
@@ -62,6 +67,13 @@ struct xnv_nf {
 	unsigned n_stat_shm;
 };
 
+/* --idle-sleep: what xnv_nf_run() does when idle (sleep.c). */
+enum libxnv_idle {
+	LIBXNV_IDLE_POLL = 0,	/* never back off (--busy-poll) */
+	LIBXNV_IDLE_ADAPTIVE,	/* pause, yield, sleeps up to 200 us */
+	LIBXNV_IDLE_DOORBELL,	/* ... then sleep on the doorbell */
+};
+
 /* Internal names start with libxnv_; libxnv.map exports none of them. */
 extern volatile sig_atomic_t libxnv_signalled;
 
@@ -71,6 +83,20 @@ int libxnv_map(struct xnv_nf *nf);
 /* stats.c: find the mapped region's stats area and write every counter
  * registered so far into it (after a map). */
 void libxnv_stats_publish(struct xnv_nf *nf);
+
+/* sleep.c: wait on the doorbell (ring.h C1-C6): 1 if waited, 0 if
+ * descriptors came first, -1 on a broken ring. */
+int libxnv_sleep(struct xnv_nf *nf);
+void libxnv_disarm(struct xnv_nf *nf);
+
+/* After publishing to the tx ring: kick the core if it sleeps (P3-P5). */
+static inline void
+libxnv_kick_core(struct xnv_nf *nf)
+{
+	if (nf->bell != NULL && gnts_ring_need_kick(&nf->tx) &&
+	    gnts_bell_kick(nf->bell) == 0)
+		nf->kicks++;
+}
 
 /* liveness.c */
 int libxnv_core_alive(struct xnv_nf *nf);

@@ -48,7 +48,9 @@ pipe_ack(struct gnts_bell *b)
 		n = read(b->fd, buf, sizeof(buf));
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0)	/* EAGAIN: drained; 0: the peer closed */
+		if (n == 0 && got == 0)
+			return -EPIPE;	/* the peer closed its end */
+		if (n <= 0)	/* EAGAIN: drained */
 			break;
 		got += (int)n;
 		if ((size_t)n < sizeof(buf))

@@ -295,10 +295,16 @@ host_cli_close(void *impl)
 	gnts_client_close(impl);
 }
 
+struct gnts_bell *
+gnts_client_bell(const struct gnts_client *c)
+{
+	return c->bell;
+}
+
 static struct gnts_bell *
 host_cli_bell(void *impl)
 {
-	return ((struct gnts_client *)impl)->bell;
+	return gnts_client_bell(impl);
 }
 
 /* The socket: readable when the core sends DETACH or hangs up. */

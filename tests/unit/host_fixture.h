@@ -36,6 +36,7 @@ struct rec {
 	gnts_peer_t attach_dom[4], death_dom[4], denied_dom;
 	pid_t attach_pid[4];
 	struct gnts_attach_req attach_req[4];
+	struct gnts_bell *attach_bell[4];	/* the core's end, or NULL */
 	gnts_ref_t denied_ref;
 	char denied_why[GNTS_ERR_LEN];
 };
@@ -86,11 +87,12 @@ static const struct gnts_attach_rsp RSP = {
 
 static inline int
 cb_attach(void *ctx UNUSED, gnts_peer_t dom, const struct gnts_peer_cred *cred,
-	  const struct gnts_attach_req *req, struct gnts_attach_rsp *rsp,
-	  char *e, size_t elen)
+	  const struct gnts_attach_req *req, struct gnts_bell *bell,
+	  struct gnts_attach_rsp *rsp, char *e, size_t elen)
 {
 	int i = S.rec.n_attach++ & 3;
 
+	S.rec.attach_bell[i] = bell;
 	S.rec.attach_dom[i] = dom;
 	S.rec.attach_pid[i] = cred->pid;
 	S.rec.attach_req[i] = *req;
@@ -142,17 +144,25 @@ wait_deaths(int n)
 	return snap().n_death;
 }
 
-/* Attach as NF @p name of trust group @p group; reason text in err. */
+/* Attach as NF @p name of trust group @p group with request flags
+ * @p flags (GNTS_REQ_*); reason text in err. */
 static inline int
-attach_as(const char *name, const char *group, struct gnts_client **c,
-	  struct gnts_attach_rsp *rsp)
+attach_flags(const char *name, const char *group, unsigned flags,
+	     struct gnts_client **c, struct gnts_attach_rsp *rsp)
 {
-	struct gnts_attach_req req = { .alloc_bufs = 0 };
+	struct gnts_attach_req req = { .alloc_bufs = 0, .flags = flags };
 
 	snprintf(req.name, sizeof(req.name), "%s", name);
 	snprintf(req.service, sizeof(req.service), "firewall");
 	snprintf(req.group, sizeof(req.group), "%s", group);
 	return gnts_client_attach(S.path, &req, rsp, c, err, sizeof(err));
+}
+
+static inline int
+attach_as(const char *name, const char *group, struct gnts_client **c,
+	  struct gnts_attach_rsp *rsp)
+{
+	return attach_flags(name, group, 0, c, rsp);
 }
 
 /* Map @p ref as client @p c: 0 and the mapping in M, or -errno and err. */

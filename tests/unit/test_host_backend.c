@@ -110,7 +110,7 @@ TEST(test_grant_lookup_revoke)
 
 TEST(test_attach_delivers_request_and_response)
 {
-	struct gnts_attach_req want_req = { "fw-1", "firewall", "blue", 0 };
+	struct gnts_attach_req want_req = { "fw-1", "firewall", "blue", 0, 0 };
 	struct gnts_attach_rsp rsp, want = RSP;
 	struct gnts_client *c = NULL;
 	pid_t spid[2];

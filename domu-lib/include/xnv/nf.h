@@ -40,7 +40,14 @@
  *   --name NAME      instance name for logs (default SERVICE-PID)
  *   --socket PATH    xnv-core's socket (env XNV_SOCKET;
  *                    default /run/xnv/xnv.sock)
- *   --busy-poll      never back off when idle
+ *   --idle-sleep M   what xnv_nf_run() does when idle (env
+ *                    XNV_IDLE_SLEEP): poll (never back off; the same as
+ *                    --busy-poll), adaptive (pause, yield, then sleeps
+ *                    up to 200 us), doorbell (default: adaptive for a
+ *                    few hundred us, then sleep until the core kicks
+ *                    the NF's doorbell; an idle NF then costs nothing.
+ *                    With a core that has no doorbells: adaptive)
+ *   --busy-poll      never back off when idle (--idle-sleep poll)
  *   --alloc N        keep N empty buffers at hand for packets the NF
  *                    originates with xnv_pkt_alloc() (env XNV_ALLOC;
  *                    default 0: the NF only forwards).  At most the
@@ -67,7 +74,8 @@
  * Liveness: xnv_nf_run() and xnv_nf_poll() bump a heartbeat the core
  * watches; an NF that holds packets and does not call either for the
  * core's heartbeat_timeout_ms (default 3 s) is declared dead.  A handler
- * must not block that long.
+ * must not block that long.  An NF asleep on its doorbell (xnv_nf_run()
+ * in doorbell mode, or xnv_nf_arm()) with nothing pending is alive.
  *
  * Threading: one NF handle is driven by one thread.
  * Logging: libxnv writes log lines to stderr, never to stdout (only
@@ -170,8 +178,8 @@ const char *xnv_version(void);
 /**
  * Poll the NF's receive ring and call @p handler on every packet, in
  * bursts, until xnv_nf_stop(), SIGINT/SIGTERM, or the core goes away.
- * Idle polling backs off (pause, yield, then short sleeps up to 200 us)
- * unless --busy-poll.
+ * Idle polling backs off as --idle-sleep says (default: then sleeps on
+ * the doorbell until the core has packets for it).
  * With --reattach it waits for the next core when this one goes away,
  * and goes on.
  * @return 0 after a requested stop or when the core shut down cleanly,
@@ -189,6 +197,35 @@ int xnv_nf_run(struct xnv_nf *nf, xnv_handler_t handler, void *ctx);
  *   core is gone), -EPROTO.
  */
 int xnv_nf_poll(struct xnv_nf *nf, xnv_handler_t handler, void *ctx);
+
+/**
+ * The NF's doorbell, to wait on in an event loop of its own (epoll,
+ * libevent, ...): readable (POLLIN) when the core has kicked it.  Use it
+ * only as xnv_nf_arm() says; after it became readable (or any other
+ * wake-up) call xnv_nf_poll(), which takes the kick.
+ * @return the fd (owned by libxnv: do not read or close it), or
+ *   -ENOTSUP when there is none (an older core, a backend without
+ *   doorbells): then poll.
+ */
+int xnv_nf_fd(const struct xnv_nf *nf);
+
+/**
+ * About to wait on xnv_nf_fd() because xnv_nf_poll() returned 0: tell the
+ * core to kick the doorbell when packets come, and look once more.
+ *   for (;;) {
+ *           int n = xnv_nf_poll(nf, handler, ctx);
+ *           if (n < 0)
+ *                   break;
+ *           if (n == 0 && xnv_nf_arm(nf) == 1)
+ *                   epoll_wait(...);    // xnv_nf_fd() among others
+ *   }
+ * @return 1: wait now (the core kicks when it gives this NF packets);
+ *   0: do not wait (packets came meanwhile, or no doorbell: poll);
+ *   -EPROTO: the core's ring index is impossible.
+ *   Heartbeats: an armed NF with nothing pending is alive, however long
+ *   it waits.
+ */
+int xnv_nf_arm(struct xnv_nf *nf);
 
 /**
  * Take an empty buffer from the trust group's pool to build a packet in

@@ -65,7 +65,8 @@ int gnts_bell_kick(struct gnts_bell *b);
 
 /** Consume what woke us (reads the pipe / clears and unmasks the event
  *  channel).  Never blocks.  @return kicks consumed (0: a spurious
- *  wake-up), or -errno. */
+ *  wake-up), or -errno (-EPIPE: the peer closed its end, which stays
+ *  readable: stop waiting on it). */
 int gnts_bell_ack(struct gnts_bell *b);
 
 /** Close this end (NULL: nothing). */

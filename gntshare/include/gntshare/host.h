@@ -135,6 +135,9 @@ int gnts_client_gone_status(const struct gnts_client *c);
 
 /** Say goodbye and close. */
 void gnts_client_close(struct gnts_client *c);
+/** Our end of the doorbells (bell.h), or NULL: not asked for
+ *  (GNTS_REQ_BELL), or the core gave none. */
+struct gnts_bell *gnts_client_bell(const struct gnts_client *c);
 
 #ifdef __cplusplus
 }
