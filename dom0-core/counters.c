@@ -49,6 +49,9 @@ xnv_rec_counters(const struct xnv_nfrec *nf, struct xnv_rec_counters *out)
 		.bad = nf->bad, .reclaimed = nf->reclaimed,
 		.alloc = nf->allocs, .held = nf->held,
 		.max_held = nf->max_held, .nf_quota = nf->quota_drops,
+		.bell_kicks = nf->bell.kicks, .bell_wakes = nf->bell.wakes,
+		.bell_spurious = nf->bell.spurious,
+		.bell_muted = nf->bell.muted, .bell_capped = nf->bell.capped,
 	};
 }
 

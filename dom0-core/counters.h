@@ -55,10 +55,15 @@ void xnv_port_counters(const struct xnv_core *c, uint16_t i,
 		       struct xnv_port_counters *out);
 
 /* An NF (attached or gone); nf_quota: packets for it dropped while it
- * held max_held buffers, its quota. */
+ * held max_held buffers, its quota; bell_*: its doorbells (doorbell.h):
+ * kicks the core sent it, its kicks that woke the core, of which with
+ * nothing to send, times it was not listened to for flooding, kicks to
+ * it skipped for the cap. */
 #define XNV_REC_COUNTERS(X) \
 	X(rx, 10) X(tx, 10) X(drop, 8) X(bad, 6) X(reclaimed, 9) \
-	X(alloc, 0) X(held, 0) X(max_held, 0) X(nf_quota, 0)
+	X(alloc, 0) X(held, 0) X(max_held, 0) X(nf_quota, 0) \
+	X(bell_kicks, 0) X(bell_wakes, 0) X(bell_spurious, 0) X(bell_muted, 0) \
+	X(bell_capped, 0)
 struct xnv_rec_counters { XNV_REC_COUNTERS(XNV_COUNTER_FIELD) };
 #define XNV_REC_N_COUNTERS (0 XNV_REC_COUNTERS(XNV_COUNTER_ONE))
 extern const struct xnv_counter xnv_rec_counter_tab[XNV_REC_N_COUNTERS];

@@ -174,7 +174,7 @@ send_nf(struct xnv_core *c, struct xnv_nfrec *nf, struct rte_mbuf **m,
 		xnv_rec_quarantine(c, nf, "rx ring consumer index impossible");
 		return 0;
 	}
-	xnv_bell_rx_done(&nf->bell, &nf->rx, nf);
+	xnv_bell_rx_done(c, &nf->bell, &nf->rx, nf);
 	/* Single-threaded core: the NF's returns are read later in this
 	 * same loop, so setting the owner after the enqueue is safe. */
 	for (i = 0; i < k; i++) {

@@ -76,10 +76,26 @@ xnv_bell_attach(struct xnv_core *c, struct xnv_nfrec *nf,
 }
 
 void
-xnv_bell_kick(struct xnv_nfrec *nf)
+xnv_bell_kick(struct xnv_core *c, struct xnv_nfrec *nf)
 {
-	if (gnts_bell_kick(nf->bell.b) == 0)
-		nf->bell.kicks++;
+	struct xnv_bell *bl = &nf->bell;
+	uint64_t now = rte_rdtsc();
+
+	if (now - bl->kick_win_tsc > c->tsc_hz) {
+		bl->kick_win_tsc = now;
+		bl->win_kicks = 0;
+	}
+	if (bl->win_kicks >= XNV_BELL_KICKS_MAX) {
+		if (bl->capped++ == 0)
+			XLOG(WARNING, "NF %s says it sleeps after every burst "
+			     "(%u kicks in a second): kicks to it capped at "
+			     "that (counted in bell_capped)\n", nf->name,
+			     XNV_BELL_KICKS_MAX);
+		return;
+	}
+	bl->win_kicks++;
+	if (gnts_bell_kick(bl->b) == 0)
+		bl->kicks++;
 }
 
 void
@@ -87,7 +103,8 @@ xnv_bell_detach(struct xnv_core *c, struct xnv_nfrec *nf)
 {
 	if (nf->bell.b == NULL)
 		return;
-	xnv_bell_kick(nf);
+	nf->bell.win_kicks = 0;	/* this one always goes */
+	xnv_bell_kick(c, nf);
 	listen_to(c, nf, 0);
 	nf->bell.b = NULL;
 }

@@ -31,7 +31,12 @@ NF_COUNTERS = (("rx", "nf_rx_packets", "packets the core gave the NF"),
                ("bad", "nf_bad_descriptors", "bad descriptors the NF returned"),
                ("reclaimed", "nf_reclaimed_buffers", "buffers reclaimed from the NF"),
                ("alloc", "nf_alloc_buffers", "empty buffers given to the NF"),
-               ("nf_quota", "nf_quota_drops", "packets for the NF dropped: it held its quota"))
+               ("nf_quota", "nf_quota_drops", "packets for the NF dropped: it held its quota"),
+               ("bell_kicks", "nf_doorbell_kicks", "kicks the core sent the sleeping NF"),
+               ("bell_wakes", "nf_doorbell_wakes", "the NF's kicks that woke the core"),
+               ("bell_spurious", "nf_doorbell_spurious", "of which the NF had nothing to send"),
+               ("bell_muted", "nf_doorbell_muted", "times the core ignored the NF's kicks (flooding)"),
+               ("bell_capped", "nf_doorbell_capped", "kicks to the NF skipped: over the cap a second"))
 NF_GAUGES = (("held", "nf_held_buffers", "buffers the NF holds"),
              ("rx_ring_used", "nf_rx_ring_used", "descriptors waiting in the NF's rx ring"))
 SERVICE_COUNTERS = (("picks_affinity", "service_picks_affinity", "replica picks by flow"),
