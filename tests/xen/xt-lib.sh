@@ -28,7 +28,7 @@ stall_see() {
 		STALL_V=$1 STALL_T=$now; return
 	fi
 	STALL_MAX=$(awk -v m=$STALL_MAX -v a=$STALL_T -v b=$now \
-		'BEGIN { d = b - a; printf "%.1f", d > m ? d : m }')
+		'BEGIN { d = b - a; printf "%.1f", (d > m ? d : m) }')
 }
 stall_ok() { awk -v m=$STALL_MAX -v ok=$(scaled 5) 'BEGIN { exit !(m <= ok) }'; }
 # Counters now: SIGUSR1 makes the core print its table; keep the newest.
