@@ -2,7 +2,8 @@
 # /init of the Dom0 initramfs (tests/xen, see XEN-IN-QEMU.md section 4).
 # Knobs arrive on the Dom0 kernel command line: xt_n= xt_maxf= xt_wd=
 # xt_scale= (XT_SCALE: the timeouts' factor, xt-lib.sh)
-# (xt_bench=1: make bench-xen, bench/xen/tcg/scenario.sh instead of the tests)
+# (xt_bench=1: make bench-xen, bench/xen/tcg/scenario.sh instead of the tests;
+# xt_only=doorbell: nf-scenario.sh's doorbell part alone, XT_ONLY)
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 export LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu:/lib/x86_64-linux-gnu
 mount -t proc proc /proc; mount -t sysfs sysfs /sys; mount -t devtmpfs devtmpfs /dev
@@ -47,6 +48,13 @@ RC=0
 if grep -q xt_bench=1 /proc/cmdline; then	# make bench-xen
 	xb-scenario || RC=1
 	echo "XT: t=$(up)s bench finished rc=$RC"
+	[ $RC = 0 ] || dump
+	echo "XT-DONE rc=$RC"
+	poweroff -f
+fi
+if grep -q xt_only= /proc/cmdline; then	# XT_ONLY: part of the NF scenario
+	nf-scenario.sh || RC=1
+	echo "XT: t=$(up)s xt-dom0 finished rc=$RC"
 	[ $RC = 0 ] || dump
 	echo "XT-DONE rc=$RC"
 	poweroff -f

@@ -3,6 +3,8 @@
 # command line (xt_role=):
 #   xt   the grant tests' guest program (xt-guest)
 #   nf   an NF: xnv-forwarder, attaching through the domain's xnv device
+#   nf2  the same, run a second time when the first one ends (nf-bell.sh
+#        has the core kick it out: it attaches again, a new event channel)
 #   red  two NFs of trust group red (nfv_instances = 2: devices 0 and 1)
 #        and xt-guest, so Dom0 can make it try to map another group's refs
 #   hostile  xt-hostile: 100 honest attach/close cycles, then the attack
@@ -13,9 +15,14 @@
 #   flood  xt-flood: the vCPU busy for 15 s (times xt_scale), then 10000
 #        writes of its own xnv state node (nf-flood.sh); stays up until
 #        Dom0 destroys it
+#   kick  xt-hostile: attach with a doorbell, then notify the core's event
+#        channel without pause for 30 s (times xt_scale) once Dom0 says go
+#   sleeper  xt-hostile: attach with a doorbell, pass packets on with its
+#        sleep word set and never cleared, until Dom0 says stop
 export PATH=/sbin:/bin
 mount -t proc proc /proc; mount -t sysfs sysfs /sys; mount -t devtmpfs devtmpfs /dev
 insmod /lib/modules/xen-gntdev.ko
+insmod /lib/modules/xen-evtchn.ko	# /dev/xen/evtchn: NFs' doorbells
 D=120 ROLE=xt SCALE=1
 for a in $(cat /proc/cmdline); do
 	case $a in
@@ -24,10 +31,22 @@ for a in $(cat /proc/cmdline); do
 	xt_scale=*) SCALE=${a#xt_scale=} ;;
 	esac
 done
+scaled() { awk -v s="$SCALE" -v t="$1" 'BEGIN { printf "%d", t * s + 0.999 }'; }
 case $ROLE in
 nf)
 	xnv-forwarder
 	echo "xnv-forwarder exited rc=$?" ;;
+nf2)
+	xnv-forwarder
+	echo "xnv-forwarder exited rc=$?"
+	xnv-forwarder
+	echo "xnv-forwarder exited rc=$? (again)" ;;
+kick)
+	xt-hostile "$D" kick "$(scaled 30)"
+	echo "xt-hostile kick exited rc=$?" ;;
+sleeper)
+	xt-hostile "$D" sleeper "$D"
+	echo "xt-hostile sleeper exited rc=$?" ;;
 red)
 	xnv-forwarder --dev 0 &
 	F0=$!
@@ -48,7 +67,7 @@ break)
 	xt-hostile "$D" break ;;
 flood)
 	# Dom0 samples its traffic while this spins, then while it floods
-	xt-flood spin "$(awk -v s="$SCALE" 'BEGIN { printf "%d", 15 * s + 0.999 }')"
+	xt-flood spin "$(scaled 15)"
 	xt-flood flood 10000
 	echo "xt-flood exited rc=$?"
 	sleep "$D" ;;

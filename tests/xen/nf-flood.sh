@@ -25,7 +25,7 @@ fl_chain() {	# fl_chain STEPS: port nin's chain
 		fl_say "chain of nin not set to '$1': $(cat /tmp/fl-ctl.err)"
 }
 # Number KEY of the reply to CMD: fl_num CMD KEY
-fl_num() { fl_ctl "$1" | sed -n "s/.*[{,]\"$2\":\([0-9]*\).*/\1/p"; }
+fl_num() { fl_ctl "$1" | jnum "$2"; }
 fl_tx() { fl_num "/xnv/port/info,$FL_NOUT" tx; }
 fl_nout_moves() { [ "$(fl_tx)" -gt 0 ] 2>/dev/null; }
 # Port nout's tx over FL_WIN seconds, a sample a second: prints

@@ -6,8 +6,6 @@
 # nin runs through nf-a and nf-b (sampled every second) and a legitimate
 # domain (nf-c1) attaches.  Then the quarantine sticks after the attacker
 # unmapped, and `/xnv/nf/release` (what `xnv-ctl nf release` sends) ends it.
-RT=$(grep -o 'EAL runtime directory [^ ]*' $LOG | head -1 | cut -d' ' -f4)
-tel() { xt-ctl "$RT/dpdk_telemetry.v2" "$1${2:+,$2}"; }	# CMD [PARAM]
 BUDGET=$(sed -n 's/.*per domain: at most [0-9]* NFs attached or draining and \([0-9]*\) grant frames.*/\1/p' $LOG | head -1)
 NEED=$(sed -n 's/.*(an NF takes up to \([0-9]*\)).*/\1/p' $LOG | head -1)
 HL=/var/log/xen/console/guest-nf-h.log
@@ -30,7 +28,7 @@ res=$(grep -o 'xt-cycle: .*' $HL | tr -d '\r')
 read cyc_att cyc_ref <<-EOF
 	$(cycle_log)
 	EOF
-[ "$res" = "xt-cycle: 100 attached, 0 refused, 0 unanswered of 100" ] &&
+[ "$res" = "xt-cycle: 100 attached, 0 refused, 0 unanswered of 100, 100 with a doorbell" ] &&
 	[ "$cyc_att" = 100 ] && [ "$cyc_ref" = 0 ]
 check attach-after-closed-100 $? "${res:-no result}; core, before the attack: $cyc_att attaches, $cyc_ref refused; $(grep -o 'xt-cycle [0-9]*: .*' $HL | head -2 | tr -d '\r' | tr '\n' ';')"
 
@@ -52,7 +50,7 @@ c1=$?
 res=$(grep -o 'xt-attack: .*' $HL | tr -d '\r')
 last=$(grep -o 'xt-attack last refusal: .*' $HL | tr -d '\r')
 ev=$(grep -o "Xen domain $H is hostile: asked to attach again while it still maps [0-9]* frames revoked [0-9]* ms ago.*" $LOG | head -1)
-[ "$res" = "xt-attack: 1 attached, 99 refused, 0 unanswered of 100" ] &&
+[ "$res" = "xt-attack: 1 attached, 99 refused, 0 unanswered of 100, 1 with a doorbell" ] &&
 	echo "$last" | grep -q "Xen domain $H is quarantined since [0-9]* s: asked to attach again" &&
 	[ -n "$ev" ] && stall_ok && [ $samples -ge 3 ] &&
 	[ "$maxf" -gt 0 ] && [ "$maxf" -le "$NEED" ] && [ "$NEED" -le "$BUDGET" ] &&

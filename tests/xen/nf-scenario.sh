@@ -6,6 +6,8 @@
 # What each check proves: tests/xen/README.md.
 N=$(cat /nf/count)
 PVH=$(grep -o 'xt_pvh=1' /proc/cmdline)
+# XT_ONLY=doorbell (run.sh): what the doorbell phase needs, and it
+ONLY=$(sed -n 's/.* xt_only=\([a-z]*\).*/\1/p' /proc/cmdline)
 LOG=/tmp/core.log
 . /usr/bin/xt-lib.sh
 port_out_done() { snap; [ "$(col out 3)" = "$N" ]; }
@@ -29,12 +31,14 @@ if [ -n "$PVH" ]; then
 fi
 
 # ---- xnv-xl refuses bad domain configs before anything starts --------------
+if [ -z "$ONLY" ]; then
 out=$(xnv-xl create /domU/nf-bad.cfg 2>&1); rc=$?
 echo "$out" | grep -q "unknown key 'nfv_servce'" && [ $rc != 0 ] && no_domain nf-bad
 check xnv-xl-bad-key $? "exit $rc, '$out', no domain nf-bad"
 out=$(xnv-xl create /domU/nf-nosvc.cfg 2>&1); rc=$?
 echo "$out" | grep -q "unknown service 'nosuch'" && [ $rc != 0 ] && no_domain nf-nosvc
 check core-refuses-unknown-service $? "exit $rc, '$(echo "$out" | grep refused)', no domain nf-nosvc"
+fi
 
 # ---- blue NF A, then a red NF that tries to map A's refs -------------------
 xnv-xl create /domU/nf-a.cfg >/tmp/xl-a.log 2>&1
@@ -42,6 +46,7 @@ wait_for 150 attached nf-a.0
 check nf-in-domu-attaches $? "$(cat /tmp/xl-a.log | tr '\n' ' '); $(grep 'NF nf-a.0 attached' $LOG | cut -c1-150)"
 A=$(xl domid nf-a)
 BE=/local/domain/0/backend/xnv/$A/0
+if [ -z "$ONLY" ]; then
 xnv-xl create /domU/nf-r.cfg >/tmp/xl-r.log 2>&1
 R=$(xl domid nf-r)
 wait_for 150 attached nf-r.0 && wait_for 30 attached nf-r.1 &&
@@ -62,6 +67,7 @@ case "$a1 / $a2" in
 *) check red-cannot-map-blue 1 "expected EINVAL from both maps, got '$a1' / '$a2'" ;;
 esac
 ask $R 3 exit >/dev/null
+fi
 
 # ---- blue NF B: the chain in -> A -> B -> out runs ------------------------
 xnv-xl create /domU/nf-b.cfg >/tmp/xl-b.log 2>&1
@@ -71,10 +77,17 @@ snap
 check blue-chain-forwards $ok "port out tx $(col out 3)/$N; nf-a.0 rx/tx $(col nf-a.0 3)/$(col nf-a.0 4), nf-b.0 $(col nf-b.0 3)/$(col nf-b.0 4)"
 [ "$(col nf-a.0 3)" = "$N" ] && [ "$(col nf-b.0 4)" = "$N" ] && [ "$(grp blue 8)" = 0 ]
 check blue-domus-zero-copy $? "group blue copied-in $(grp blue 8), red $(grp red 8); both DomUs saw all $N packets"
+if [ -z "$ONLY" ]; then
 . /usr/bin/nf-flood.sh
 
 # ---- a hostile DomU: budgets, sticky quarantine, release -------------------
 . /usr/bin/nf-hostile.sh
+fi
+
+# ---- doorbells: event channels, rebinding, hostile kickers -----------------
+. /usr/bin/nf-bell.sh
+
+if [ -z "$ONLY" ]; then
 
 # ---- xl destroy of an NF domain under traffic -------------------------------
 xl domid nf-c1 >/dev/null 2>&1 ||	# nf-hostile.sh started it
@@ -109,18 +122,22 @@ xnv-xl list >/tmp/list 2>&1
 grep -q "nf-a .*fwd-a .*blue .*connected .*connected" /tmp/list && grep -q "nf-r .*red" /tmp/list &&
 	! grep -q "nf-c" /tmp/list
 check xnv-xl-list $? "$(grep -c '^[0-9]' /tmp/list) devices listed: $(awk 'NR > 1 { printf "%s/%s/%s ", $2, $4, $6 }' /tmp/list)"
+fi
 
 # ---- clean shutdown: NFs are told, pcap output equals input ----------------
 kill -TERM $CORE; wait $CORE; crc=$?
 check core-exits-cleanly $crc "exit $crc; $(grep -o 'drops:.*' $LOG | tail -1 | cut -c1-160)"
 cmp=$(xt-pcapcmp /nf/in.pcap /tmp/out.pcap 2>&1)
 check blue-chain-intact $? "$cmp"
-wait_for 60 sh -c "! xl list | grep -qE '^nf-(a|b|r) '"
+NFD="a b r"
+[ -n "$ONLY" ] && NFD="a b"
+wait_for 60 sh -c "! xl list | grep -qE '^nf-($(echo $NFD | tr ' ' '|')) '"
 ok=$?
-for d in a b r; do grep -h "xnv-forwarder exited" /var/log/xen/console/guest-nf-$d.log 2>/dev/null | tail -1; done >/tmp/exits
-[ $ok = 0 ] && [ "$(grep -c 'xnv-forwarder exited rc=0' /tmp/exits)" = 3 ] &&
-	grep -q 'rc=0 (device 1)' /var/log/xen/console/guest-nf-r.log
+for d in $NFD; do grep -h "xnv-forwarder exited" /var/log/xen/console/guest-nf-$d.log 2>/dev/null | tail -1; done >/tmp/exits
+[ $ok = 0 ] && [ "$(grep -c 'xnv-forwarder exited rc=0' /tmp/exits)" = "$(echo $NFD | wc -w)" ] &&
+	{ [ -n "$ONLY" ] || grep -q 'rc=0 (device 1)' /var/log/xen/console/guest-nf-r.log; }
 check nfs-see-core-shutdown $? "$(tr '\n' ';' </tmp/exits)"
+[ -n "$ONLY" ] && exit $RC
 
 # ---- without the gntshare module: the gntalloc fallback --------------------
 # The core and xt-dom0 are gone, so every grant of the module has ended and

@@ -13,6 +13,8 @@
 # XT_HEADERS (auto|cache) XT_OUT (build/xen) XT_VERBOSE (0)
 # XT_PVH (0; 1: PVH Dom0 with 2 MiB hugepage pools, make check-xen-pvh)
 # XT_INSTALL (1; 0: skip instead of installing the Xen suite's packages)
+# XT_ONLY (empty: every check; doorbell: the NFs' doorbells alone, with
+# what they need: core, nf-a, nf-b, the blue chain, the clean shutdown)
 # XT_BENCH (0; 1: make bench-xen: bench/xen/tcg/scenario.sh instead of the
 # checks, XB_SIZES XB_REPS XB_WIN XB_WARM passed to it) XT_CACHE (XT_OUT/cache)
 set -uo pipefail
@@ -33,6 +35,11 @@ tmo=${XT_TIMEOUT:-$(sc 1080)}
 wd=${XT_WATCHDOG:-$(sc 1020)}
 pvh=${XT_PVH:-0}
 bench=${XT_BENCH:-0}
+only=${XT_ONLY:-}
+case $only in
+""|doorbell) ;;
+*) echo "XT_ONLY=$only: want doorbell (or nothing: every check)" >&2; exit 2 ;;
+esac
 qmem=${XT_QEMU_MEM:-3072}
 xenbin=/usr/lib/xen-4.17/bin
 libdir=/usr/lib/x86_64-linux-gnu
@@ -210,7 +217,7 @@ ru=$out/rootU
 rm -rf "$ru"
 busybox_root "$ru"
 cp "$bld/xt-guest" "$bld/xt-flood" "$bld/xnv-forwarder" "$bld/xt-hostile" "$ru/bin/"
-cp "$kdir/modules/xen-gntdev.ko" "$ru/lib/modules/"
+cp "$kdir/modules/xen-gntdev.ko" "$kdir/modules/xen-evtchn.ko" "$ru/lib/modules/"
 if [ "$bench" = 1 ]; then
 	cp "$kdir/modules/xen-netfront.ko" "$ru/lib/modules/"
 	install_dyn "$ru" /usr/bin/dpdk-testpmd "net_af_packet mempool_ring"
@@ -231,7 +238,7 @@ for l in $(ldd $bins /usr/bin/xenstore | awk '/=> \//{ print $3 }' | sort -u); d
 done
 cp "$kdir"/modules/*.ko "$kbo/gntshare.ko" "$r0/lib/modules/"
 cp "$bld/xt-dom0" "$bld/xt-pcapcmp" "$bld/xt-ctl" "$here/nf-scenario.sh" "$here/nf-flood.sh" \
-	"$here/nf-hostile.sh" "$here/xt-lib.sh" "$r0/usr/bin/"
+	"$here/nf-hostile.sh" "$here/nf-bell.sh" "$here/xt-lib.sh" "$r0/usr/bin/"
 dyn="$top/build/bin/xnv-core $top/build/bin/xnv-xl" pmdl="net_null net_pcap mempool_ring"
 if [ "$bench" = 1 ]; then
 	# iproute2's ip: busybox's cannot make veth pairs or bridges
@@ -284,8 +291,10 @@ cat >"$r0/nf/xnv.ini" <<-EOF
 	[service fwd-b]
 	[service fwd-c]
 	[service fwd-r]
-	; nf-h and nf-hb (nf-hostile.sh): in no chain
+	; nf-h and nf-hb (nf-hostile.sh), nf-k (nf-bell.sh): in no chain
 	[service fwd-h]
+	; nf-s (nf-bell.sh): its sleep word stuck, put in nin's chain
+	[service fwd-s]
 	EOF
 # The same for the gntalloc fallback (module unloaded), with a fresh output
 # and a hostile domain paused (nf-hb breaks its ring); one more run with
@@ -323,12 +332,13 @@ nfdom() {	# nfdom NAME GROUP SERVICE ROLE [key [extra line]]: an NF domain's con
 	${6:-}
 	EOF
 }
-nfdom nf-a blue fwd-a nf; nfdom nf-b blue fwd-b nf
+nfdom nf-a blue fwd-a nf2; nfdom nf-b blue fwd-b nf
 nfdom nf-r red fwd-r red service "nfv_instances = 2"
 nfdom nf-c1 blue fwd-c nf; nfdom nf-c2 blue fwd-c nf
 nfdom nf-h blue fwd-h hostile; nfdom nf-hb blue fwd-h break
 nfdom nf-bad blue fwd-a nf servce; nfdom nf-nosvc blue nosuch nf
 nfdom nf-fl blue fwd-c flood
+nfdom nf-k blue fwd-h kick; nfdom nf-s blue fwd-s sleeper
 if [ "$bench" = 1 ]; then	# bench/xen/tcg/scenario.sh: @SIZE@ set per size
 	cat >"$r0/nf/bench.ini" <<-EOF
 	; make bench-xen: net_null0 -> fwd-a (DomU nf-a) -> net_null1
@@ -365,6 +375,7 @@ log "built in $(since "$t_start")"
 t_boot=$(date +%s.%N)
 runlog=$out/run.log
 dom0cmd="$kdir/vmlinux console=hvc0 earlyprintk=xen quiet grant_table.free_per_iteration=0 xt_n=$pages xt_maxf=$maxf xt_wd=$wd xt_scale=$scale"
+[ -n "$only" ] && dom0cmd="$dom0cmd xt_only=$only"
 # PV Dom0 (default): no hugepages.  PVH Dom0 (XEN-IN-QEMU.md section 14):
 # emulated AMD-V + an IOMMU, real 2 MiB hugepages for the pools and DPDK.
 machine="-machine pc" cpu=qemu64 xenpvh=""
@@ -400,7 +411,9 @@ expected="module-loads domains-created device grant-bad-arguments
 	core-starts xnv-xl-bad-key core-refuses-unknown-service nf-in-domu-attaches
 	red-nf-attaches red-cannot-map-blue blue-chain-forwards blue-domus-zero-copy
 	state-flood-rate-limited attach-after-closed-100 hostile-domu-refused
-	quarantine-sticks release-clears-quarantine destroy-under-traffic pool-back-to-full
+	quarantine-sticks release-clears-quarantine doorbell-nf-sleeps-wakes
+	doorbell-rebind-after-reattach doorbell-kick-flood-counted doorbell-sleeper-no-stall
+	doorbells-closed destroy-under-traffic pool-back-to-full
 	xnv-xl-list
 	core-exits-cleanly
 	blue-chain-intact nfs-see-core-shutdown gntshare-unloads fallback-core-starts
@@ -408,6 +421,10 @@ expected="module-loads domains-created device grant-bad-arguments
 	fallback-pools-released fallback-core-exits-cleanly fallback-chain-intact
 	hostile-destroyed core-refuses-without-grant-modules"
 [ "$pvh" = 1 ] && expected="$expected pools-on-hugepages"
+[ "$only" = doorbell ] && expected="module-loads core-starts nf-in-domu-attaches
+	blue-chain-forwards blue-domus-zero-copy doorbell-nf-sleeps-wakes
+	doorbell-rebind-after-reattach doorbell-kick-flood-counted doorbell-sleeper-no-stall
+	doorbells-closed core-exits-cleanly blue-chain-intact nfs-see-core-shutdown"
 if [ "$bench" = 1 ]; then
 	expected="module-loads netfront-network netfront-vif netfront-guest"
 	for z in ${XB_SIZES:-64 1024}; do expected="$expected xnv-$z-forwards netfront-$z-forwards"; done

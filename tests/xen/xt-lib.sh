@@ -42,6 +42,24 @@ snap() {
 # rows of the table: port rx tx ... / nf service rx tx drop bad reclaimed state
 col() { awk -v p="$1" -v c="$2" '$1 == p { print $c }' /tmp/snap; }
 grp() { awk -v g="$1" -v c="$2" '$1 == "group" && $2 == g { print $c }' /tmp/snap; }
+# The core's telemetry (dom0-core/CONTROL.md) through xt-ctl, Dom0 having
+# no Python for xnv-ctl: tel CMD [PARAM] prints the JSON reply
+tel() {
+	local rt=$(grep -o 'EAL runtime directory [^ ]*' $LOG | head -1 | cut -d' ' -f4)
+	xt-ctl "$rt/dpdk_telemetry.v2" "$1${2:+,$2}"
+}
+# Number KEY of the JSON reply on stdin, its first one (an NF's own
+# counters come later, under "stats"): ... | jnum KEY
+jnum() { grep -o "[{,]\"$1\":[0-9]*" | head -n 1 | sed 's/.*://'; }
+# The id of the attached NF named NAME (/xnv/nf/list, /xnv/nf/info)
+nf_id() {
+	local i
+	for i in $(tel /xnv/nf/list | sed 's/.*\[\(.*\)\].*/\1/; s/,/ /g'); do
+		tel /xnv/nf/info $i | grep -q "\"name\":\"$1\",.*\"state\":\"attached\"" &&
+			{ echo $i; return; }
+	done
+}
+nf_num() { tel /xnv/nf/info "$1" | jnum "$2"; }	# nf_num ID KEY
 attached() { grep -q "NF $1 attached" $LOG; }
 finished() { grep -q "NF $1 (Xen domain [0-9]* device [0-9]*) detached" $LOG; }
 no_domain() { ! xl list 2>/dev/null | grep -q "^$1 "; }

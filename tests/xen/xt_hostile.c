@@ -18,8 +18,17 @@
  *                 ("xt-released: ...", closing properly if attached).
  *   break         attach, map, write an impossible tx producer index into
  *                 its ring, and wait ("xt-break: ...").
+ *   kick S        attach with its doorbell, map, wait for Dom0's data/go,
+ *                 then notify the core's event channel as fast as it can
+ *                 for S seconds ("xt-kick: N kicks in S s"), and close.
+ *   sleeper S     attach with its doorbell, map, then pass every packet
+ *                 on (NEXT) while its rx sleep word says "asleep, having
+ *                 seen all" at every index, never cleared, never reading
+ *                 its doorbell, for S seconds or until Dom0 writes
+ *                 data/stop ("xt-sleeper: ..."), and close.
  *
- * Every wait ends by DEADLINE (seconds of uptime, argv[1]).
+ * Every attach asks for a doorbell (GNTS_REQ_BELL) and counts the ones it
+ * got.  Every wait ends by DEADLINE (seconds of uptime, argv[1]).
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -67,6 +76,7 @@ attach(void **impl, struct gnts_attach_rsp *rsp, char *err, size_t errlen)
 	int rc;
 
 	memset(&req, 0, sizeof(req));
+	req.flags = GNTS_REQ_BELL;
 	err[0] = '\0';
 	rc = ops->attach(&cfg, &req, rsp, impl, err, errlen);
 	if (rc == 0)
@@ -123,7 +133,7 @@ wait_backend_closed(void)
 /* Counts of one kind of run, and its first and last refusal. */
 struct tally {
 	const char *what;
-	unsigned att, ref, slow, n;
+	unsigned att, ref, slow, n, bells;
 	char first[512], last[512];
 };
 
@@ -139,9 +149,10 @@ round_trip(struct tally *t, void **impl, struct maps *m)
 	t->n++;
 	if (r > 0 && map_both(*impl, m, err, sizeof(err)) < 0)
 		r = 0;
-	if (r > 0)
+	if (r > 0) {
 		t->att++;
-	else if (r < 0)
+		t->bells += ops->bell(*impl) != NULL;
+	} else if (r < 0)
 		t->slow++;
 	else
 		t->ref++;
@@ -158,8 +169,8 @@ round_trip(struct tally *t, void **impl, struct maps *m)
 static void
 summary(const struct tally *t)
 {
-	printf("xt-%s: %u attached, %u refused, %u unanswered of %u\n", t->what,
-	       t->att, t->ref, t->slow, t->n);
+	printf("xt-%s: %u attached, %u refused, %u unanswered of %u, %u with "
+	       "a doorbell\n", t->what, t->att, t->ref, t->slow, t->n, t->bells);
 }
 
 static int
@@ -232,23 +243,37 @@ attack(unsigned n)
 	return 0;
 }
 
+/* Attached, ring and pool mapped, the ring region's ports set up:
+ * @p what says it ("xt-WHAT: ...") and returns 0, or says why not. */
+static int
+attach_rings(const char *what, void **impl,
+	     struct gnts_ring_port ports[GNTS_RING_COUNT], struct maps *m)
+{
+	struct gnts_attach_rsp rsp;
+	char err[512];
+
+	if (attach(impl, &rsp, err, sizeof(err)) <= 0 ||
+	    map_both(*impl, m, err, sizeof(err)) < 0 ||
+	    gnts_ring_region_attach(m->ring, m->ring_size, rsp.ring_size,
+				    ports) < 0) {
+		printf("xt-%s: no attach: %s\n", what, err);
+		return -1;
+	}
+	printf("xt-%s: attached, %s\n", what, ops->bell(*impl) != NULL ?
+	       "doorbell bound" : "no doorbell");
+	return 0;
+}
+
 /* An impossible tx producer index: far past what the core consumed. */
 static int
 break_ring(void)
 {
 	struct gnts_ring_port ports[GNTS_RING_COUNT];
-	struct gnts_attach_rsp rsp;
-	char err[512];
 	struct maps m;
 	void *impl;
 
-	if (attach(&impl, &rsp, err, sizeof(err)) <= 0 ||
-	    map_both(impl, &m, err, sizeof(err)) < 0 ||
-	    gnts_ring_region_attach(m.ring, m.ring_size, rsp.ring_size,
-				    ports) < 0) {
-		printf("xt-break: no attach: %s\n", err);
+	if (attach_rings("break", &impl, ports, &m) < 0)
 		return 1;
-	}
 	atomic_store_explicit(&ports[GNTS_RING_TX].r->prod,
 			      ports[GNTS_RING_TX].size * 3 + 7,
 			      memory_order_release);
@@ -256,6 +281,109 @@ break_ring(void)
 	fflush(stdout);
 	while (uptime() < deadline)
 		sleep(1);
+	return 0;
+}
+
+/* 1 if Dom0 wrote data/@p key. */
+static int
+has_key(const char *key)
+{
+	char path[64], *v;
+
+	snprintf(path, sizeof(path), "data/%s", key);
+	v = get(path);
+	free(v);
+	return v != NULL;
+}
+
+/* Until Dom0 writes data/@p key (1), or the deadline (0). */
+static int
+wait_key(const char *key)
+{
+	while (uptime() < deadline && !has_key(key))
+		usleep(100000);
+	return has_key(key);
+}
+
+/* The core's doorbell rung as fast as one vCPU can, for @p secs once
+ * Dom0 says go: each kick a hypercall; the core must count them and not
+ * let them cost anyone else (dom0-core/doorbell.h). */
+static int
+kick_flood(unsigned secs)
+{
+	struct gnts_ring_port ports[GNTS_RING_COUNT];
+	unsigned long n = 0, failed = 0;
+	struct gnts_bell *b;
+	struct maps m;
+	double end;
+	void *impl;
+
+	if (attach_rings("kick", &impl, ports, &m) < 0 ||
+	    (b = ops->bell(impl)) == NULL)
+		return 1;
+	fflush(stdout);
+	if (!wait_key("go"))
+		return 1;
+	end = uptime() + secs;
+	while (uptime() < end)
+		for (int i = 0; i < 1000; i++, n++)
+			failed += gnts_bell_kick(b) < 0;
+	printf("xt-kick: %lu kicks in %u s (%lu failed)\n", n, secs, failed);
+	ops->close(impl);
+	return 0;
+}
+
+/* Every packet passed on (NEXT) for @p secs, its rx sleep word saying
+ * "asleep, having seen all" at each new index and never cleared, its
+ * doorbell never read: the core would kick it after every burst. */
+static int
+sleeper(unsigned secs)
+{
+	struct gnts_ring_port ports[GNTS_RING_COUNT], *rx, *tx;
+	unsigned long in = 0, out = 0;
+	struct gnts_desc d[64];
+	unsigned n, k;
+	struct maps m;
+	double end, next_look = 0;
+	void *impl;
+
+	if (attach_rings("sleeper", &impl, ports, &m) < 0)
+		return 1;
+	fflush(stdout);
+	rx = &ports[GNTS_RING_RX];
+	tx = &ports[GNTS_RING_TX];
+	if (rx->sleep == NULL) {
+		printf("xt-sleeper: the region has no doorbell area\n");
+		return 1;
+	}
+	end = uptime() + secs < deadline ? uptime() + secs : deadline;
+	while (uptime() < end && !rx->broken && !tx->broken) {
+		n = gnts_ring_dequeue_burst(rx, d, 64);
+		for (k = 0; k < n; k++) {
+			d[k].action = GNTS_ACT_NEXT;
+			d[k].dst = 0;
+		}
+		for (k = 0; k < n && !tx->broken;)
+			k += gnts_ring_enqueue_burst(tx, d + k, n - k);
+		in += n;
+		out += k;
+		/* Asleep at what it has seen, whatever comes: relaxed, no
+		 * fence, never cleared (a peer that lies). */
+		atomic_store_explicit(rx->sleep, GNTS_RING_ASLEEP | rx->idx,
+				      memory_order_relaxed);
+		gnts_ring_beat(gnts_ring_region_ctl(m.ring));
+		if (n == 0)
+			usleep(50);
+		if (uptime() >= next_look) {	/* Dom0's stop, once a second */
+			if (has_key("stop"))
+				break;
+			next_look = uptime() + 1;
+		}
+	}
+	printf("xt-sleeper: rx %lu, passed on %lu, its sleep word set "
+	       "throughout%s\n", in, out, rx->broken || tx->broken ?
+	       "; a ring broke" : "");
+	ops->close(impl);
 	return 0;
 }
 
@@ -267,7 +395,7 @@ main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 3) {
 		fprintf(stderr, "usage: xt-hostile DEADLINE cycle|attack N | "
-			"DEADLINE break\n");
+			"DEADLINE break | DEADLINE kick|sleeper SECONDS\n");
 		return 2;
 	}
 	deadline = atof(argv[1]);
@@ -283,6 +411,10 @@ main(int argc, char **argv)
 		return attack(n);
 	if (strcmp(argv[2], "break") == 0)
 		return break_ring();
+	if (strcmp(argv[2], "kick") == 0)
+		return kick_flood(n);
+	if (strcmp(argv[2], "sleeper") == 0)
+		return sleeper(n);
 	fprintf(stderr, "xt-hostile: unknown mode '%s'\n", argv[2]);
 	return 2;
 }
