@@ -22,8 +22,9 @@ import random
 import re
 import time
 
+import harness
 from harness import CORE_BIN, FWD_BIN, Telemetry, nf_info, nf_infos, \
-    scaled, testnf_bin, write_config
+    scaled, write_config
 from vethpair import Peer, veth  # noqa: F401 (veth: a fixture)
 
 log = logging.getLogger("xnv-it")
@@ -137,7 +138,7 @@ def test_nf_with_its_own_event_loop(xnv, veth):
     ])
     core = xnv.start_core(cfg)
     core.wait_ready()
-    nf = xnv.start_nf("ev", "g", "ev-1", binary=testnf_bin(),
+    nf = xnv.start_nf("ev", "g", "ev-1", binary=harness.testnf_bin(),
                       extra=("--", "--loop", "epoll"))
     core.wait_attached(nf)
     core.wait_output(r"port p: rx started", 10)
