@@ -30,6 +30,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import doorbell
 import flows
 from xnvbench import latency, measure, report, systems
 from xnvbench.procs import BenchError, Hugepages, VethPair, run_main, say
@@ -38,7 +39,7 @@ REPO = Path(__file__).resolve().parents[1]
 SIZES = (64, 128, 256, 512, 1024, 1518)
 LOADS = (10, 50, 90)
 ALL = ("limit", "xennetvm", "port-io", "memif-zc", "memif-copy",
-       "vhost-user", "af_packet", "nfs", "latency", "flows")
+       "vhost-user", "af_packet", "nfs", "latency", "flows", "doorbell")
 
 
 @dataclass
@@ -118,6 +119,8 @@ def build_plan(o, ctx):
                          xnv(64, [nf], src)))
         pts.append(Point("nf:" + name, "after a forwarder", 64, 2,
                          "adaptive NFs", xnv(64, [fwd, nf], src)))
+    if "doorbell" in want:
+        pts += doorbell.points(o, ctx, fwd, Point)
     if "flows" in want:
         # flow rules: the 1-NF path fed the same UDP pcap (flows.py)
         pcap = systems.udp_pcap(ctx.tmp / "udp64-flows.pcap")
@@ -332,7 +335,8 @@ def write_outputs(outdir, rows, m, readme, pts=()):
         report.write_runs(outdir / "runs.csv", [
             (p.system, p.config, p.size, p.samples) for p in pts])
     res = report.Results(rows)
-    md = report.markdown(res, m) + flows.markdown(rows) + report.EXPLAIN
+    md = report.markdown(res, m) + flows.markdown(rows) + \
+        doorbell.markdown(rows) + report.EXPLAIN
     (outdir / "results.md").write_text(md)
     pngs = report.plots(res, outdir)
     latest = outdir.parent / "latest"
@@ -384,8 +388,8 @@ def main():
         rows = [report.median_row(p.system, p.config, p.size, p.chain_len,
                                   p.samples, polling=p.polling,
                                   cores="A=%d B=%d" % tuple(o.cpus),
-                                  note="; ".join(p.errors +
-                                                 flows.notes(p)))
+                                  note="; ".join(p.errors + flows.notes(p) +
+                                                 doorbell.notes(p, pts)))
                 for p in pts]
         if "latency" in o.systems:
             try:
@@ -394,6 +398,14 @@ def main():
                 say("bench: latency not measured: %s" % e)
                 rows.append(dict(system="latency", config="1 NF", size=64,
                                  chain_len=1, reps=0, note=str(e)[:200]))
+        if "doorbell" in o.systems:
+            try:
+                rows += doorbell.run(o, ctx, say)
+            except BenchError as e:
+                say("bench: doorbell wake-up / density not measured: %s" % e)
+                rows.append(dict(system="doorbell", config="wake-up",
+                                 size=64, chain_len=1, reps=0,
+                                 note=str(e)[:200]))
         say("bench: measured in %.0f s" % (time.monotonic() - t0))
         m = meta(o, load_before, huge.ok)
         runs = [x for p in pts for x in p.samples]

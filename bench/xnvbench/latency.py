@@ -42,11 +42,14 @@ def _config(path, sock, size, pps):
     return path
 
 
-def _sides(ctx, size, pps, label):
+def _sides(ctx, size, pps, label, idle=None):
+    """idle: both sides' --idle-sleep (None: both busy-poll)."""
     d, prefix = ctx.new_run(label)
     cfg = _config(d / "lat.ini", d / "xnv.sock", size, pps)
-    return [core_side(ctx, d, prefix, cfg),
-            nf_side(ctx, d, 1, "fwd", ctx.bin("xnv-forwarder"))], prefix, d
+    mode = () if idle is None else ("--idle-sleep", idle)
+    return [core_side(ctx, d, prefix, cfg, extra=mode),
+            nf_side(ctx, d, 1, "fwd", ctx.bin("xnv-forwarder"), lib=mode,
+                    busy=idle is None)], prefix, d
 
 
 def max_rate(ctx, size, warmup, duration):
@@ -56,10 +59,12 @@ def max_rate(ctx, size, warmup, duration):
                    duration)
 
 
-def at_rate(ctx, size, pps, warmup, duration):
+def at_rate(ctx, size, pps, warmup, duration, idle=None):
     """At pps packets/s offered: {"latency_us": {p50, p99, ...}, "cdf":
-    [(us, fraction)], offered_mpps, sent_mpps, lost, samples}."""
-    sides, prefix, d = _sides(ctx, size, int(pps), "latency-%d" % pps)
+    [(us, fraction)], offered_mpps, sent_mpps, lost, samples}; idle: the
+    core's and the NF's --idle-sleep (None: both busy-poll)."""
+    sides, prefix, d = _sides(ctx, size, int(pps), "latency-%d%s" % (
+        pps, "" if idle is None else "-" + idle), idle)
     procs = start_sides(sides, d)
     try:
         tel = Telemetry(prefix, procs)

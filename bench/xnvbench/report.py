@@ -15,7 +15,7 @@ CSV_FIELDS = ["system", "config", "size", "chain_len", "mpps_median",
               "polling", "ns_per_pkt", "load_pct", "offered_mpps",
               "sent_mpps",
               "p50_us", "p99_us", "p999_us", "max_us", "lost", "cdf_us",
-              "note"]
+              "idle_cpu_pct", "note"]
 # cdf_us: latency (us) at these fractions of the samples (latency.py)
 CDF_AT = (.10, .25, .50, .75, .90, .95, .99, .999, 1.0)
 
@@ -142,7 +142,8 @@ class Results:
         return self.mpps("xennetvm", "1 NF", size)
 
     def latency(self):
-        return [r for r in self.rows if r.get("p50_us", "") != ""]
+        return [r for r in self.rows if r.get("p50_us", "") != "" and
+                r["system"] == "latency"]
 
 
 def _f(x, fmt="%.3f"):
@@ -254,7 +255,7 @@ def chain_table(res):
     if not rows:
         return []
     base = rows[0]["mpps_median"] if rows[0].get("mpps_median") else None
-    L = ["", "## Chains (64 B; NFs share CPU B, adaptive polling)", "",
+    L = ["", "## Chains (64 B; NFs share CPU B, the default --idle-sleep doorbell)", "",
          "| NFs | Mpps median (min..max) | vs 1 NF |", "|---|---|---|"]
     for r in rows:
         m = r.get("mpps_median")
@@ -368,7 +369,7 @@ def plots(res, outdir):
                yerr=[[r["mpps_median"] - r["mpps_min"] for _, r in ch],
                      [r["mpps_max"] - r["mpps_median"] for _, r in ch]],
                capsize=4, color="tab:blue")
-        ax.set(xlabel="NFs in the chain (all on CPU B, adaptive polling)",
+        ax.set(xlabel="NFs in the chain (all on CPU B, --idle-sleep doorbell)",
                ylabel="Mpps (64 B)", title="XenNetVM chain length")
         made.append(_save(fig, outdir / "mpps_vs_chain.png", plt))
 
@@ -416,8 +417,9 @@ telemetry, over a fixed window after a warm-up; Mpps = packets / window.
   size: nothing copies or touches the payload (net_null does not write
   it, the forwarder does not read it), while memif, vhost-user and
   af_packet copy every byte at least once.
-- **xennetvm chain of N**: the same with N forwarders, all on B, polling
-  adaptively (they back off when idle, so they can share B).
+- **xennetvm chain of N**: the same with N forwarders, all on B, in the
+  default `--idle-sleep doorbell` mode (they back off when idle and sleep
+  on their doorbells, so they can share B).
 - **xennetvm core only**: net_null0 -> xnv-core -> net_null1, no NF: the
   core's per-packet cost with the port work included (A only).
 - **port-io**: testpmd io forwarding net_null0 -> net_null1 on A alone:

@@ -122,7 +122,7 @@ def udp_pcap(path, n_flows=256):
 def xnv(ctx, size, nfs, label, src=None):
     """xnv-core + a chain of NFs: nfs = [(binary, args)], one service
     each.  One NF busy-polls (it has CPU B to itself); several share CPU B
-    and poll adaptively (back off when idle).  src: the input port's
+    in the default --idle-sleep doorbell mode (back off when idle).  src: the input port's
     device instead of net_null0 (e.g. a looping pcap)."""
     d, prefix = ctx.new_run(label)
     services = ["s%d" % (i + 1) for i in range(len(nfs))]

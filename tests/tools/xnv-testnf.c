@@ -12,6 +12,11 @@
  *   --empty-drops N  first hand N empty buffers back: xnv_pkt_alloc() then
  *                  xnv_pkt_send(XNV_DROP) with length 0 (needs --alloc);
  *                  says "empty drops N" on stderr when done
+ *   --loop run|epoll  run: xnv_nf_run() (default); epoll: a loop of its
+ *                  own, xnv_nf_poll() and, when idle, xnv_nf_arm() and
+ *                  epoll_wait() on xnv_nf_fd() (the API an NF with its own
+ *                  event loop uses); on exit "epoll waits W woken K" on
+ *                  stderr (K: waits the doorbell ended)
  * On exit: "xnv-testnf NAME: flows N packets P" on stderr.
  */
 #include <arpa/inet.h>
@@ -20,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <time.h>
 
 #include <xnv/nf.h>
@@ -41,6 +47,7 @@ static struct {
 	unsigned n_flows, overflow;
 	uint64_t packets;
 	unsigned long empty_drops;
+	int epoll;		/* --loop epoll */
 } t = { .action = XNV_NEXT };
 
 static volatile sig_atomic_t dump_req;
@@ -190,7 +197,7 @@ arg_num(const char *a, const char *prefix, unsigned long *v)
 
 static const char own_usage[] = "NF options: --action "
 	"next|drop|out:N|service:ID, --delay-us N, --flows FILE, "
-	"--empty-drops N";
+	"--empty-drops N, --loop run|epoll";
 
 /* The options after "--": 0, -EAGAIN (-h / --help: said) or -EINVAL (a
  * usage error said in one line). */
@@ -219,6 +226,9 @@ parse_opts(int argc, char **argv)
 		else if (strcmp(o, "--delay-us") == 0 &&
 			 (v = strtoul(a, &end, 10), *a && !*end))
 			t.delay_ns = (uint64_t)v * 1000u;
+		else if (strcmp(o, "--loop") == 0 &&
+			 (strcmp(a, "run") == 0 || strcmp(a, "epoll") == 0))
+			t.epoll = a[0] == 'e';
 		else if (strcmp(o, "--action") == 0 && strcmp(a, "next") == 0)
 			t.action = XNV_NEXT;
 		else if (strcmp(o, "--action") == 0 && strcmp(a, "drop") == 0)
@@ -236,6 +246,50 @@ parse_opts(int argc, char **argv)
 	fprintf(stderr, "xnv-testnf: bad option '%s' (%s)\n", argv[i],
 		own_usage);
 	return -EINVAL;
+}
+
+static volatile sig_atomic_t stop_loop;
+
+static void
+on_stop(int sig)
+{
+	(void)sig;
+	stop_loop = 1;
+}
+
+/* --loop epoll: the NF's own event loop around xnv_nf_fd() (<xnv/nf.h>,
+ * xnv_nf_arm()); 0, or -errno. */
+static int
+epoll_loop(struct xnv_nf *nf)
+{
+	struct epoll_event ev = { .events = EPOLLIN }, got;
+	unsigned long waits = 0, woken = 0;
+	int ep, fd = xnv_nf_fd(nf), rc = 0, n;
+
+	if (fd < 0) {
+		fprintf(stderr, "xnv-testnf: no doorbell: %s\n", strerror(-fd));
+		return fd;
+	}
+	signal(SIGTERM, on_stop);	/* after libxnv's: ends epoll_wait */
+	signal(SIGINT, on_stop);
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) < 0)
+		return -errno;
+	while (!stop_loop) {
+		n = xnv_nf_poll(nf, handle, NULL);
+		if (n < 0) {
+			rc = n;
+			break;
+		}
+		if (n == 0 && xnv_nf_arm(nf) == 1) {
+			waits++;
+			woken += epoll_wait(ep, &got, 1, 1000) == 1;
+		}
+	}
+	close(ep);
+	fprintf(stderr, "xnv-testnf %s: epoll waits %lu woken %lu\n",
+		xnv_nf_name(nf), waits, woken);
+	return rc;
 }
 
 /* Allocate and hand back t.empty_drops empty buffers; 0 or -errno. */
@@ -284,7 +338,7 @@ main(int argc, char **argv)
 		return xnv_nf_exit_status(rc);
 	rc = empty_drops(nf);
 	if (rc == 0)
-		rc = xnv_nf_run(nf, handle, NULL);
+		rc = t.epoll ? epoll_loop(nf) : xnv_nf_run(nf, handle, NULL);
 	if (t.table != NULL)
 		write_flows();
 	fprintf(stderr, "xnv-testnf %s: flows %u packets %llu%s\n",

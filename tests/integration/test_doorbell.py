@@ -1,0 +1,185 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Idle NFs sleep on their doorbells, and a packet for one still gets
+through (issue: busy NFs poll, idle NFs sleep).
+
+32 forwarders in 8 chains of 4 behind one af_packet port on a veth pair
+(root; skipped without it), steered by UDP destination port (flow rules),
+every side in its default --idle-sleep doorbell mode:
+  - all idle: the CPU time the core and the 32 NFs take together over a
+    window (read from /proc) is a small part of one CPU: nobody spins
+    (32 spinners on this machine's CPUs would take all of them);
+  - then a burst of frames for one chain, picked at random, comes back
+    whole through its four NFs, which the core kicked awake, and no other
+    chain saw a packet.
+An NF with an event loop of its own (xnv-testnf --loop epoll) waits in
+epoll_wait() on xnv_nf_fd() after xnv_nf_arm(), and the core's kick ends
+the wait.  Bad --idle-sleep values are usage errors for the core and for
+libxnv.
+"""
+import logging
+import os
+import random
+import re
+import time
+
+import harness
+from harness import CORE_BIN, FWD_BIN, Telemetry, nf_info, nf_infos, \
+    scaled, write_config
+from vethpair import Peer, veth  # noqa: F401 (veth: a fixture)
+
+log = logging.getLogger("xnv-it")
+
+CHAINS, DEPTH = 8, 4
+BASE_DPORT = 1000
+SRC, DST = "02:00:00:00:00:02", "02:00:00:00:00:01"
+
+
+def svc(k, j):
+    return f"c{k}n{j}"
+
+
+def chain(k):
+    return " -> ".join([*(svc(k, j) for j in range(DEPTH)), "p"])
+
+
+def config(xnv, iface):
+    sections = [
+        ("core", {"ring_size": 256}),
+        ("group g", {"pool_bufs": 16384}),
+        ("port p", {"dev": f"net_af_packet0,iface={iface}", "group": "g",
+                    "chain": chain(0)}),
+    ]
+    for k in range(1, CHAINS):
+        sections.append((f"flow to-c{k}", {"proto": "udp",
+                                          "dport": BASE_DPORT + k,
+                                          "chain": chain(k)}))
+    sections += [(f"service {svc(k, j)}", {}) for k in range(CHAINS)
+                 for j in range(DEPTH)]
+    return write_config(xnv.path("density.ini"), sections)
+
+
+def cpu_ticks(pids):
+    """utime + stime of every process in `pids`, in clock ticks."""
+    total = 0
+    for pid in pids:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        total += int(fields[11]) + int(fields[12])
+    return total
+
+
+def frames(k, n):
+    from scapy.layers.inet import IP, UDP
+    from scapy.layers.l2 import Ether
+    return [bytes(Ether(src=SRC, dst=DST) /
+                  IP(src="10.0.0.1", dst="10.0.0.2") /
+                  UDP(sport=2000 + i, dport=BASE_DPORT + k) /
+                  (b"burst %03d" % i)) for i in range(n)]
+
+
+def test_idle_nfs_sleep_and_a_burst_gets_through(xnv, veth):
+    core = xnv.start_core(config(xnv, veth.a), duration=300)
+    core.wait_ready()
+    nfs = []
+    for k in range(CHAINS):
+        for j in range(DEPTH):
+            nf = xnv.start_nf(svc(k, j), "g", f"{svc(k, j)}-1")
+            nfs.append(nf)
+    for nf in nfs:
+        core.wait_attached(nf, timeout=30)
+    core.wait_output(r"port p: rx started", 10)
+    with Telemetry(core) as t:
+        infos = nf_infos(t)
+    assert len(infos) == CHAINS * DEPTH
+    assert all(i["doorbell"] == 1 for i in infos.values()), infos
+
+    # All idle: settle, then a window of CPU time.
+    pids = [core.pid, *(nf.pid for nf in nfs)]
+    hz = os.sysconf("SC_CLK_TCK")
+    wait = scaled(1.0)
+    window = scaled(3.0)
+    time.sleep(wait)
+    t0, c0 = time.monotonic(), cpu_ticks(pids)
+    time.sleep(window)
+    t1, c1 = time.monotonic(), cpu_ticks(pids)
+    used = (c1 - c0) / hz / (t1 - t0)
+    log.info("idle: core + %d NFs took %.2f %% of one CPU over %.1f s",
+             len(nfs), 100 * used, t1 - t0)
+    # Spinners would take every CPU (~100 % each); sleepers next to
+    # nothing, loaded machine or not.
+    assert used < 0.25, f"idle core + NFs took {100 * used:.1f} % of a CPU"
+
+    # A burst for one chain picked at random.
+    k = random.randrange(CHAINS)
+    burst = frames(k, 64)
+    peer = Peer(veth.b)
+    try:
+        peer.send(burst)
+        back = peer.collect(len(burst), timeout=30)
+    finally:
+        peer.close()
+    assert sorted(back) == sorted(burst), f"chain c{k}: frames changed"
+    with Telemetry(core) as t:
+        infos = nf_infos(t)
+    for name, info in infos.items():
+        want = len(burst) if name.startswith(f"c{k}n") else 0
+        assert info["rx"] == want, (name, info)
+    # Its first NF slept (the core kicked it), as did the rest of the
+    # chain behind it.
+    assert infos[f"{svc(k, 0)}-1"]["bell_kicks"] >= 1, infos
+
+
+def test_nf_with_its_own_event_loop(xnv, veth):
+    cfg = write_config(xnv.path("epoll.ini"), [
+        ("group g", {"pool_bufs": 4096}),
+        ("port p", {"dev": f"net_af_packet0,iface={veth.a}", "group": "g",
+                    "chain": "ev -> p"}),
+        ("service ev", {}),
+    ])
+    core = xnv.start_core(cfg)
+    core.wait_ready()
+    nf = xnv.start_nf("ev", "g", "ev-1", binary=harness.testnf_bin(),
+                      extra=("--", "--loop", "epoll"))
+    core.wait_attached(nf)
+    core.wait_output(r"port p: rx started", 10)
+    peer = Peer(veth.b)
+    try:
+        for round_ in range(3):
+            # Idle until the NF waits in epoll (the core then kicks it).
+            with Telemetry(core) as t:
+                kicks = nf_info(t, "ev-1")["bell_kicks"]
+            time.sleep(scaled(0.3))
+            burst = frames(0, 16)
+            peer.got = []
+            peer.send(burst)
+            back = peer.collect(len(burst), timeout=30)
+            assert sorted(back) == sorted(burst), round_
+            with Telemetry(core) as t:
+                assert nf_info(t, "ev-1")["bell_kicks"] > kicks, round_
+    finally:
+        peer.close()
+    nf.stop()
+    m = re.search(r"epoll waits (\d+) woken (\d+)", nf.stderr())
+    assert m and int(m.group(2)) >= 3, nf.stderr()[-2000:]
+
+
+def test_bad_idle_sleep_is_a_usage_error(xnv):
+    r = xnv.run([CORE_BIN, "--no-huge", "--", "--config", "/nonexistent",
+                 "--idle-sleep", "sometimes"])
+    assert r.returncode == 2, r
+    assert r.stderr.strip().splitlines() == [
+        "xnv-core: --idle-sleep sometimes: expected poll, adaptive or "
+        "doorbell"], r.stderr
+    r = xnv.run([CORE_BIN, "--no-huge", "--", "--config", "/nonexistent",
+                 "--idle-sleep-max", "10"])
+    assert r.returncode == 2, r
+    assert "--idle-sleep-max 10: expected 50 to 1000000 (us)" in r.stderr
+    r = xnv.run([FWD_BIN, "--service", "x", "--idle-sleep", "sometimes"])
+    assert r.returncode == 2, r
+    assert r.stderr.strip().splitlines() == [
+        "xnv: --idle-sleep sometimes: expected poll, adaptive or doorbell"], \
+        r.stderr
+    env = {**os.environ, "XNV_IDLE_SLEEP": "never"}
+    r = xnv.run([FWD_BIN, "--service", "x"], env=env)
+    assert r.returncode == 2, r
+    assert "--idle-sleep never: expected" in r.stderr, r.stderr
