@@ -54,11 +54,14 @@ wb=$(nf_num $IB bell_wakes) kb=$(nf_num $IB bell_kicks)
 snap; t1=$(col nout 3)
 tel /xnv/chain/unset nin >/dev/null 2>&1
 
+echo "XT: t=$(up)s doorbell rounds done"
+
 # ---- (b) the core kicks nf-a out; its NF attaches again ------------------
 # Both hostile guests attached first, so that nothing else opens or
 # closes a doorbell meanwhile.
 wait_for 150 attached nf-k.0 && wait_for 150 attached nf-s.0
 bl_ks=$?
+echo "XT: t=$(up)s nf-k, nf-s attached (rc $bl_ks)"
 nc0=$(grep -c "domain $BL_A device 0 connected: " $LOG) f0=$(bl_fds)
 tel /xnv/nf/kick nf-a.0 >/tmp/tel-kick.out
 wait_for 60 sh -c "[ \$(grep -c 'domain $BL_A device 0 connected: ' $LOG) -gt $nc0 ]" &&
@@ -86,6 +89,7 @@ check doorbell-rebind-after-reattach $? "$(cut -c1-80 /tmp/tel-kick.out); the NF
 
 # ---- (c) a guest that floods the core's event channel, and one that says
 # it sleeps and never stops saying it -----------------------------------
+echo "XT: t=$(up)s doorbell re-attach done"
 BL_K=$(xl domid nf-k) BL_S=$(xl domid nf-s)
 IK=$(nf_id nf-k.0) IS=$(nf_id nf-s.0)
 sp0=$(nf_num $IK bell_spurious) mu0=$(nf_num $IK bell_muted)
@@ -117,6 +121,8 @@ slp=$(grep -o 'xt-sleeper: rx .*' $BL_SCON | tr -d '\r' | tail -n 1)
 [ "$(grep -c 'xt-sleeper: attached, doorbell bound' $BL_SCON)" = 1 ] && stall_ok &&
 	[ "$t" -gt "$first" ] 2>/dev/null && [ "$ra1" -gt "$ra0" ] && [ "$ks1" -gt "$ks0" ] && kill -0 $CORE
 check doorbell-sleeper-no-stall $? "nin -> nf-s (sleep word stuck) -> nf-a -> nout while nf-k floods: nout tx $first -> $t in $samples samples (longest stall $STALL_MAX s, at most $(scaled 5)), nf-a rx $ra0 -> $ra1; nf-s rx $rs0 -> $rs1, kicked $ks0 -> $ks1 times, $cs kicks over the cap; '${slp:-no result from nf-s}'"
+
+echo "XT: t=$(up)s doorbell flood and sleeper done"
 
 # ---- nothing left open: one handle per doorbell the core holds -------------
 tel /xnv/chain/set "nin fwd-c->nout" >/dev/null

@@ -8,8 +8,8 @@
 # "SKIP: ..." line (exit 0) when Xen/QEMU/libxen-dev are not installed.
 #
 # Knobs (environment): XNV_TIME_SCALE (1: every timeout times it)
-# XT_PAGES (512) XT_MAX_FRAMES (16) XT_TIMEOUT (1080 x scale)
-# XT_WATCHDOG (1020 x scale) XT_QEMU_MEM (3072) XT_KPKG (linux-image-<KV>-amd64)
+# XT_PAGES (512) XT_MAX_FRAMES (16) XT_TIMEOUT (1560 x scale)
+# XT_WATCHDOG (1500 x scale) XT_QEMU_MEM (3072) XT_KPKG (linux-image-<KV>-amd64)
 # XT_HEADERS (auto|cache) XT_OUT (build/xen) XT_VERBOSE (0)
 # XT_PVH (0; 1: PVH Dom0 with 2 MiB hugepage pools, make check-xen-pvh)
 # XT_INSTALL (1; 0: skip instead of installing the Xen suite's packages)
@@ -31,8 +31,8 @@ if ! awk -v s="$scale" 'BEGIN { exit !(s ~ /^[0-9]+(\.[0-9]+)?$/ && s >= 1 && s 
 	echo "XNV_TIME_SCALE=$scale: want a number from 1 to 100" >&2; exit 2
 fi
 sc() { awk -v s="$scale" -v t="$1" 'BEGIN { printf "%d\n", t * s + 0.999 }'; }
-tmo=${XT_TIMEOUT:-$(sc 1080)}
-wd=${XT_WATCHDOG:-$(sc 1020)}
+tmo=${XT_TIMEOUT:-$(sc 1560)}
+wd=${XT_WATCHDOG:-$(sc 1500)}
 pvh=${XT_PVH:-0}
 bench=${XT_BENCH:-0}
 only=${XT_ONLY:-}
