@@ -48,7 +48,7 @@ struct xnv_bell {
 	uint64_t wakes;		/* its kicks that woke the core */
 	uint64_t spurious;	/* of which its tx ring was empty */
 	uint64_t muted;		/* times it was not listened to (flood) */
-	uint64_t capped;	/* kicks to it skipped (XNV_BELL_KICKS_MAX) */
+	uint64_t capped;	/* kicks to it sent late (XNV_BELL_KICKS_MAX) */
 	uint64_t win_tsc;	/* start of the current 1 s window */
 	uint32_t win_spurious;	/* spurious wake-ups in that window */
 	uint64_t next_kick_tsc;	/* no kick before this (KICKS_MAX) */
