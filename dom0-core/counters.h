@@ -58,7 +58,7 @@ void xnv_port_counters(const struct xnv_core *c, uint16_t i,
  * held max_held buffers, its quota; bell_*: its doorbells (doorbell.h):
  * kicks the core sent it, its kicks that woke the core, of which with
  * nothing to send, times it was not listened to for flooding, kicks to
- * it skipped for the cap. */
+ * it sent late for the cap. */
 #define XNV_REC_COUNTERS(X) \
 	X(rx, 10) X(tx, 10) X(drop, 8) X(bad, 6) X(reclaimed, 9) \
 	X(alloc, 0) X(held, 0) X(max_held, 0) X(nf_quota, 0) \

@@ -75,27 +75,43 @@ xnv_bell_attach(struct xnv_core *c, struct xnv_nfrec *nf,
 	listen_to(c, nf, 1);
 }
 
+static void
+kick_now(struct xnv_core *c, struct xnv_bell *bl, uint64_t now)
+{
+	bl->owed = 0;
+	bl->next_kick_tsc = now + c->tsc_hz / XNV_BELL_KICKS_MAX;
+	if (gnts_bell_kick(bl->b) == 0)
+		bl->kicks++;
+}
+
 void
 xnv_bell_kick(struct xnv_core *c, struct xnv_nfrec *nf)
 {
 	struct xnv_bell *bl = &nf->bell;
 	uint64_t now = rte_rdtsc();
 
-	if (now - bl->kick_win_tsc > c->tsc_hz) {
-		bl->kick_win_tsc = now;
-		bl->win_kicks = 0;
-	}
-	if (bl->win_kicks >= XNV_BELL_KICKS_MAX) {
-		if (bl->capped++ == 0)
-			XLOG(WARNING, "NF %s says it sleeps after every burst "
-			     "(%u kicks in a second): kicks to it capped at "
-			     "that (counted in bell_capped)\n", nf->name,
-			     XNV_BELL_KICKS_MAX);
+	if (now >= bl->next_kick_tsc) {
+		kick_now(c, bl, now);
 		return;
 	}
-	bl->win_kicks++;
-	if (gnts_bell_kick(bl->b) == 0)
-		bl->kicks++;
+	if (!bl->owed && bl->capped++ == 0)
+		XLOG(WARNING, "NF %s asks to be woken more than %u times a "
+		     "second: its kicks are sent 1/%u s apart (late ones "
+		     "counted in bell_capped)\n", nf->name,
+		     XNV_BELL_KICKS_MAX, XNV_BELL_KICKS_MAX);
+	bl->owed = 1;
+}
+
+unsigned
+xnv_bell_owed(struct xnv_core *c, struct xnv_nfrec *nf, uint64_t now)
+{
+	if (nf->bell.b == NULL) {
+		nf->bell.owed = 0;
+		return 0;
+	}
+	if (now >= nf->bell.next_kick_tsc)
+		kick_now(c, &nf->bell, now);
+	return 1;
 }
 
 void
@@ -103,8 +119,7 @@ xnv_bell_detach(struct xnv_core *c, struct xnv_nfrec *nf)
 {
 	if (nf->bell.b == NULL)
 		return;
-	nf->bell.win_kicks = 0;	/* this one always goes */
-	xnv_bell_kick(c, nf);
+	kick_now(c, &nf->bell, rte_rdtsc());	/* this one always goes */
 	listen_to(c, nf, 0);
 	nf->bell.b = NULL;
 }
@@ -227,10 +242,14 @@ xnv_bells_sleep(struct xnv_core *c, unsigned max_us)
  * Nothing to do: spin a little (fast reaction to a burst), then pause,
  * then yield the CPU (an NF may share it), then sleep.  adaptive: briefly
  * (new work is noticed within XNV_IDLE_SLEEP_MAX_US; the NIC or the NF
- * ring holds it meanwhile).  doorbell: after fewer yields, on the NFs'
- * doorbells (a kick ends it at once), 32 us at first and twice as long
- * each time up to --idle-sleep-max, which is how late a port's packets
- * may be seen after a long quiet.
+ * ring holds it meanwhile).  doorbell: after a few yields only, on the
+ * NFs' doorbells (a kick ends it at once), 32 us at first and twice as
+ * long each time up to --idle-sleep-max, which is how late a port's
+ * packets may be seen after a long quiet.  Few yields: on a loaded CPU
+ * each sched_yield() can cost a whole time slice of every other task
+ * there, and the kernel's fair scheduler (EEVDF) has been seen to hold
+ * back for seconds a task that yielded hundreds of times and then slept
+ * (the core stood still 2 to 5 s with 256 yields; none with 16).
  */
 /* A paced port's next packet caps the sleep (xnv_pace_idle); 0 if due
  * already. */
@@ -253,7 +272,7 @@ pace_cap(struct xnv_core *c, unsigned *us)
 #define IDLE_SPINS       256u
 #define IDLE_PAUSES      2048u
 #define IDLE_YIELDS      8192u
-#define IDLE_BELL_YIELDS (IDLE_PAUSES + 256u)
+#define IDLE_BELL_YIELDS (IDLE_PAUSES + 16u)
 
 void
 xnv_idle_backoff(struct xnv_core *c, unsigned *idle)

@@ -13,9 +13,12 @@
  *     at least every --idle-sleep-max µs), and the control plane runs at
  *     least that often.  Its busy loop is unchanged.
  *   - An NF that keeps saying it sleeps (its flag never cleared, its
- *     index moved along) would be kicked after every burst: at most
- *     XNV_BELL_KICKS_MAX kicks a second, the rest skipped and counted
- *     (bell_capped); its packets wait in its ring, nobody else's.
+ *     index moved along) would be kicked after every burst: kicks to one
+ *     NF are at least 1/XNV_BELL_KICKS_MAX s apart; one due sooner is
+ *     owed and sent when that time has come (counted in bell_capped), so
+ *     an NF that sleeps and wakes that often is woken late, never left
+ *     asleep, and a flag that lies costs the core XNV_BELL_KICKS_MAX
+ *     syscalls a second at most.
  *   - Untrusted kicks: each one only wakes the core.  An NF whose kicks
  *     find its tx ring empty more than XNV_BELL_SPURIOUS_MAX times in a
  *     second is not listened to for the rest of that second (counted in
@@ -31,11 +34,8 @@
 #include <gntshare/ring.h>
 
 #define XNV_BELL_SPURIOUS_MAX 1000u	/* per NF per second, then muted */
-#define XNV_BELL_KICKS_MAX    20000u	/* kicks to one NF per second: an
-					 * NF that sleeps between packets
-					 * spins ~200 us after each first,
-					 * so ~5000/s at most; more is an NF
-					 * that never clears its flag */
+#define XNV_BELL_KICKS_MAX    20000u	/* kicks to one NF per second, at
+					 * most: one each 50 us */
 #define XNV_IDLE_SLEEP_MAX_US 50u	/* adaptive: longest sleep */
 
 /* One NF's doorbells, as the core keeps them (struct xnv_nfrec bell). */
@@ -48,11 +48,11 @@ struct xnv_bell {
 	uint64_t wakes;		/* its kicks that woke the core */
 	uint64_t spurious;	/* of which its tx ring was empty */
 	uint64_t muted;		/* times it was not listened to (flood) */
-	uint64_t capped;	/* kicks to it skipped (XNV_BELL_KICKS_MAX) */
+	uint64_t capped;	/* kicks to it sent late (XNV_BELL_KICKS_MAX) */
 	uint64_t win_tsc;	/* start of the current 1 s window */
 	uint32_t win_spurious;	/* spurious wake-ups in that window */
-	uint64_t kick_win_tsc;	/* start of the current kick window */
-	uint32_t win_kicks;	/* kicks sent in that window */
+	uint64_t next_kick_tsc;	/* no kick before this (KICKS_MAX) */
+	uint8_t owed;		/* a kick came too soon: send it then */
 };
 
 /* How the core (and libxnv) wait when idle (--idle-sleep). */
@@ -82,6 +82,11 @@ void xnv_bell_attach(struct xnv_core *c, struct xnv_nfrec *nf,
 void xnv_bell_detach(struct xnv_core *c, struct xnv_nfrec *nf);
 
 void xnv_bell_kick(struct xnv_core *c, struct xnv_nfrec *nf);
+
+/** A kick owed to @p nf (it came too soon): sent if its time has come.
+ *  @return 1 (the core is not idle while one is owed). */
+unsigned xnv_bell_owed(struct xnv_core *c, struct xnv_nfrec *nf,
+		       uint64_t now);
 
 /** After publishing to @p nf's rx ring: kick if it sleeps (ring.h P3-P5). */
 static inline void

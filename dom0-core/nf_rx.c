@@ -202,6 +202,8 @@ xnv_rx_nf(struct xnv_core *c, struct xnv_nfrec *nf, uint64_t now)
 		if (nf->state != XNV_REC_ATTACHED)
 			return 0;
 	}
+	if (unlikely(nf->bell.owed))
+		return xnv_bell_owed(c, nf, now);	/* not idle until sent */
 	if (xnv_flush_pending(c, &nf->pend, now))
 		return 1;
 	return take_returns(c, nf, now);

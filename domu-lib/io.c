@@ -14,6 +14,9 @@
 #define QUIET_NS       100000000ull	/* no packet this long: is the core there? */
 #define IDLE_PAUSES    64u	/* empty polls spent in cpu pause */
 #define IDLE_YIELDS    256u	/* ... then in sched_yield */
+#define IDLE_BELL_YIELDS 16u	/* doorbell mode: so many, then sleep (more
+				 * yields on a loaded CPU: dom0-core/
+				 * doorbell.c, xnv_idle_backoff) */
 #define IDLE_SLEEP_MAX_US 200u	/* ... then sleeps doubling up to this */
 
 static inline void
@@ -28,13 +31,14 @@ static void
 idle_backoff(struct xnv_nf *nf, unsigned *idle)
 {
 	unsigned n = (*idle)++;
+	int bell = nf->idle == LIBXNV_IDLE_DOORBELL && nf->bell != NULL &&
+		   gnts_ring_sleep_ok(&nf->rx);
 
 	if (n < IDLE_PAUSES) {
 		cpu_pause();
-	} else if (n < IDLE_YIELDS) {
+	} else if (n < (bell ? IDLE_PAUSES + IDLE_BELL_YIELDS : IDLE_YIELDS)) {
 		sched_yield();
-	} else if (nf->idle == LIBXNV_IDLE_DOORBELL && nf->bell != NULL &&
-		   gnts_ring_sleep_ok(&nf->rx)) {
+	} else if (bell) {
 		/* Idle a while: sleep on the doorbell (sleep.c), not on a
 		 * timer.  Descriptors first: poll. */
 		if (libxnv_sleep(nf) == 0)

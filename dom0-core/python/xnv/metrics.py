@@ -36,7 +36,7 @@ NF_COUNTERS = (("rx", "nf_rx_packets", "packets the core gave the NF"),
                ("bell_wakes", "nf_doorbell_wakes", "the NF's kicks that woke the core"),
                ("bell_spurious", "nf_doorbell_spurious", "of which the NF had nothing to send"),
                ("bell_muted", "nf_doorbell_muted", "times the core ignored the NF's kicks (flooding)"),
-               ("bell_capped", "nf_doorbell_capped", "kicks to the NF skipped: over the cap a second"))
+               ("bell_capped", "nf_doorbell_capped", "kicks to the NF sent late: 1/20000 s after the one before"))
 NF_GAUGES = (("held", "nf_held_buffers", "buffers the NF holds"),
              ("rx_ring_used", "nf_rx_ring_used", "descriptors waiting in the NF's rx ring"))
 SERVICE_COUNTERS = (("picks_affinity", "service_picks_affinity", "replica picks by flow"),
