@@ -122,9 +122,9 @@ read_request(struct gnts_xen_server *s, struct xdev *d,
 
 	memset(req, 0, sizeof(*req));
 	if (gnts_xs_read(s, d->be, GNTS_XS_SERVICE, req->service,
-		  sizeof(req->service)) ||
+			 sizeof(req->service)) ||
 	    gnts_xs_read(s, d->be, GNTS_XS_TRUST_GROUP, req->group,
-		  sizeof(req->group))) {
+			 sizeof(req->group))) {
 		snprintf(err, errlen, "backend nodes service/trust-group "
 			 "missing or too long (register with xnv-xl)");
 		return -EINVAL;
