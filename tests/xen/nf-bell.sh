@@ -23,7 +23,7 @@ bl_fds() { ls -l /proc/$CORE/fd 2>/dev/null | grep -c /dev/xen/evtchn; }
 # Attached NFs whose doorbell the core holds (/xnv/nf/info "doorbell")
 bl_held() {
 	local i n=0
-	for i in $(tel /xnv/nf/list | sed 's/.*\[\(.*\)\].*/\1/; s/,/ /g'); do
+	for i in $(svc_nfs); do
 		tel /xnv/nf/info $i | grep -q '"state":"attached".*"doorbell":1' &&
 			n=$((n + 1))
 	done
@@ -40,11 +40,12 @@ bl_rounds() {	# bl_rounds N STEPS
 		sleep $(scaled 2)
 	done
 }
+bl_a_back() { [ -n "$(nf_id fwd-a nf-a.0)" ]; }	# nf-a's NF attached
 # The NF's own account when it stopped: "(doorbell: yes, woken N, ...)"
 bl_woken() { grep -o 'nf-a\.0: stopped: .*' $BL_ACON | tr -d '\r' | tail -n 1; }
 
 # ---- (a) nf-a sleeps on its event channel, traffic wakes it ----------------
-IA=$(nf_id nf-a.0) IB=$(nf_id nf-b.0)
+IA=$(nf_id fwd-a nf-a.0) IB=$(nf_id fwd-b nf-b.0)
 PA=$(bl_port $BL_A)
 k0=$(nf_num $IA bell_kicks) r0=$(nf_num $IA rx)
 snap; t0=$(col nout 3)
@@ -65,7 +66,7 @@ echo "XT: t=$(up)s nf-k, nf-s attached (rc $bl_ks)"
 nc0=$(grep -c "domain $BL_A device 0 connected: " $LOG) f0=$(bl_fds)
 tel /xnv/nf/kick nf-a.0 >/tmp/tel-kick.out
 wait_for 60 sh -c "[ \$(grep -c 'domain $BL_A device 0 connected: ' $LOG) -gt $nc0 ]" &&
-	wait_for 30 test -n "$(nf_id nf-a.0)"
+	wait_for 30 bl_a_back
 ra=$?
 wait_for 20 sh -c "grep -q 'nf-a\.0: stopped: ' $BL_ACON"
 woke=$(bl_woken)
@@ -75,7 +76,7 @@ n_woken=$(echo "$woke" | sed -n 's/.*doorbell: yes, woken \([0-9]*\),.*/\1/p')
 	[ "${n_woken:-0}" -gt 0 ]
 check doorbell-nf-sleeps-wakes $? "nf-a.0 (NF $IA) on event channel ${PA:-none} of Dom0, nf-b.0 on $(bl_port $(xl domid nf-b)); 3 rounds of 3 s idle, 2 s traffic: nf-a rx $r0 -> $r1, the core kicked it asleep $k0 -> $k1 times, its kicks woke the core $w1 times (nf-b: kicked $kb, woke the core $wb); port nout tx $t0 -> $t1; the NF itself: '$(echo "$woke" | sed 's/.*(doorbell/(doorbell/')'"
 
-IA2=$(nf_id nf-a.0) PA2=$(bl_port $BL_A)
+IA2=$(nf_id fwd-a nf-a.0) PA2=$(bl_port $BL_A)
 ka0=$(nf_num $IA2 bell_kicks)
 snap; t2=$(col nout 3)
 bl_rounds 2 "fwd-a->fwd-b->nout"
@@ -91,7 +92,7 @@ check doorbell-rebind-after-reattach $? "$(cut -c1-80 /tmp/tel-kick.out); the NF
 # it sleeps and never stops saying it -----------------------------------
 echo "XT: t=$(up)s doorbell re-attach done"
 BL_K=$(xl domid nf-k) BL_S=$(xl domid nf-s)
-IK=$(nf_id nf-k.0) IS=$(nf_id nf-s.0)
+IK=$(nf_id fwd-h nf-k.0) IS=$(nf_id fwd-s nf-s.0)
 sp0=$(nf_num $IK bell_spurious) mu0=$(nf_num $IK bell_muted)
 xenstore-write /local/domain/$BL_K/data/go 1
 # nin stopped: the core goes to sleep, and every kick of nf-k wakes it

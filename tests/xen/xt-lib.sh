@@ -51,12 +51,23 @@ tel() {
 # Number KEY of the JSON reply on stdin, its first one (an NF's own
 # counters come later, under "stats"): ... | jnum KEY
 jnum() { grep -o "[{,]\"$1\":[0-9]*" | head -n 1 | sed 's/.*://'; }
-# The id of the attached NF named NAME (/xnv/nf/list, /xnv/nf/info)
+# The numbers of the first JSON array on stdin, blank-separated
+jlist() { sed -n 's/[^[]*\[\([0-9,]*\)\].*/\1/p' | tr ',' ' '; }
+# Ids of the NFs attached as instances of service SVC (every service's
+# with no SVC): /xnv/service/info, a few services, where /xnv/nf/list
+# also holds every departed NF still on record
+svc_nfs() {
+	local i
+	for i in $(tel /xnv/service/list | jlist); do
+		tel /xnv/service/info $i | grep "\"name\":\"${1:-[^\"]*}\"" |
+			sed 's/.*"instances":\(\[[0-9,]*\]\).*/\1/' | jlist
+	done
+}
+# The id of the attached NF NAME, an instance of SVC: nf_id SVC NAME
 nf_id() {
 	local i
-	for i in $(tel /xnv/nf/list | sed 's/.*\[\(.*\)\].*/\1/; s/,/ /g'); do
-		tel /xnv/nf/info $i | grep -q "\"name\":\"$1\",.*\"state\":\"attached\"" &&
-			{ echo $i; return; }
+	for i in $(svc_nfs $1); do
+		tel /xnv/nf/info $i | grep -q "\"name\":\"$2\"" && { echo $i; return; }
 	done
 }
 nf_num() { tel /xnv/nf/info "$1" | jnum "$2"; }	# nf_num ID KEY
