@@ -26,7 +26,7 @@ $(TESTNF_BIN): tests/tools/xnv-testnf.c $(XNV_A)
 
 # The two hostile NFs: one rule.
 $(HOSTILE_BIN) $(BELLHOSTILE_BIN): $(B)/tests/tools/%: tests/tools/%.c \
-		tests/tools/tool_time.h $(GNTS_LIB)
+		tests/tools/tool_opts.h tests/tools/tool_time.h $(GNTS_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(WARN) $(OPT) -Igntshare/include -Idomu-lib/include \
 	    -o $@ $< $(GNTS_LIB) $(LDSAN)

@@ -63,7 +63,10 @@
 #include <gntshare/ring.h>
 #include <xnv/nf.h>		/* xnv_nf_exit_status() alone */
 
+#include "tool_opts.h"
 #include "tool_time.h"
+
+#define PROG "xnv-bellhostile"
 
 enum mode { M_NONE, M_FLOOD, M_NEVER_WAKE, M_KICK_CLOSED };
 static const char *const mode_names[] = {
@@ -277,7 +280,7 @@ static int
 set_mode(struct opts *o, enum mode m)
 {
 	if (o->mode != M_NONE && o->mode != m) {
-		fprintf(stderr, "xnv-bellhostile: --%s and --%s: one mode at "
+		fprintf(stderr, PROG ": --%s and --%s: one mode at "
 			"a time\n", mode_names[o->mode], mode_names[m]);
 		return -EINVAL;
 	}
@@ -285,28 +288,12 @@ set_mode(struct opts *o, enum mode m)
 	return 0;
 }
 
-static int
-set_wait(struct opts *o, const char *arg)
-{
-	char *end;
-
-	o->wait_s = strtod(arg, &end);
-	if (end != arg && *end == '\0' && o->wait_s >= 0 && o->wait_s <= 3600)
-		return 0;
-	fprintf(stderr, "xnv-bellhostile: --wait %s: expected seconds from 0 "
-		"to 3600\n", arg);
-	return -EINVAL;
-}
-
 /* 0, -EAGAIN (--help said) or -EINVAL (a usage error said in one line). */
 static int
 parse(int argc, char **argv, struct opts *o, struct gnts_attach_req *req)
 {
 	static const struct option lo[] = {
-		{ "socket", required_argument, NULL, 'S' },
-		{ "service", required_argument, NULL, 's' },
-		{ "group", required_argument, NULL, 'g' },
-		{ "name", required_argument, NULL, 'n' },
+		TOOL_ATTACH_OPTIONS,
 		{ "flood", no_argument, NULL, 'F' },
 		{ "never-wake", no_argument, NULL, 'W' },
 		{ "kick-closed", no_argument, NULL, 'C' },
@@ -319,29 +306,21 @@ parse(int argc, char **argv, struct opts *o, struct gnts_attach_req *req)
 	opterr = 0;
 	while (rc == 0 && (c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (c) {
-		case 'S': o->sock = optarg; break;
-		case 's': snprintf(req->service, sizeof(req->service), "%s", optarg); break;
-		case 'g': snprintf(req->group, sizeof(req->group), "%s", optarg); break;
-		case 'n': snprintf(req->name, sizeof(req->name), "%s", optarg); break;
 		case 'F': rc = set_mode(o, M_FLOOD); break;
 		case 'W': rc = set_mode(o, M_NEVER_WAKE); break;
 		case 'C': rc = set_mode(o, M_KICK_CLOSED); break;
-		case 'w': rc = set_wait(o, optarg); break;
+		case 'w': rc = tool_wait_arg(PROG, optarg, &o->wait_s); break;
 		case 'h': usage(stdout); return -EAGAIN;
 		default:
-			fprintf(stderr, "xnv-bellhostile: unknown or incomplete "
-				"option '%s' (see --help)\n", argv[optind - 1]);
-			return -EINVAL;
+			if (!tool_attach_opt(c, optarg, &o->sock, req))
+				return tool_bad_option(PROG, argv);
 		}
 	}
-	if (rc == 0 && optind < argc) {
-		fprintf(stderr, "xnv-bellhostile: unexpected argument '%s'\n",
-			argv[optind]);
-		return -EINVAL;
-	}
+	if (rc == 0)
+		rc = tool_no_args(PROG, argc, argv);
 	if (rc == 0 && (o->sock == NULL || !req->service[0] || !req->group[0] ||
 			o->mode == M_NONE)) {
-		fprintf(stderr, "xnv-bellhostile: --socket, --service, --group "
+		fprintf(stderr, PROG ": --socket, --service, --group "
 			"and one of --flood, --never-wake, --kick-closed needed "
 			"(see --help)\n");
 		return -EINVAL;
