@@ -4,12 +4,15 @@
  * gntshare/bell.h).  A kick writes one byte; a full pipe means a kick is
  * pending already, so EAGAIN is success.  An ack drains what is there.
  * Both ends are non-blocking on our side's open files, which the peer
- * cannot change.
+ * cannot change.  A kick at a peer whose end is closed is -EPIPE, never a
+ * SIGPIPE: that would kill a caller that does not ignore it (an NF).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "gntshare/bell.h"
@@ -19,18 +22,46 @@ struct pipe_bell {
 	int kick_fd;		/* the end we write */
 };
 
+/*
+ * One byte into @p fd.  A write to a pipe nobody reads raises SIGPIPE in
+ * the writing thread: blocked here around the write, and the one it
+ * raised taken back, so the caller's disposition never sees it.  A caller
+ * that blocks SIGPIPE itself gets what it asked for (left pending).
+ * @return 0 or -errno.
+ */
+static int
+write_byte(int fd)
+{
+	static const struct timespec no_wait;	/* sigtimedwait: poll */
+	sigset_t pipe_only, old;
+	char one = 1;
+	ssize_t n;
+	int e;
+
+	sigemptyset(&pipe_only);
+	sigaddset(&pipe_only, SIGPIPE);
+	if (pthread_sigmask(SIG_BLOCK, &pipe_only, &old) != 0)
+		return -EINVAL;
+	do {
+		n = write(fd, &one, 1);
+	} while (n < 0 && errno == EINTR);
+	e = n < 0 ? errno : 0;
+	if (e == EPIPE && !sigismember(&old, SIGPIPE))
+		while (sigtimedwait(&pipe_only, NULL, &no_wait) < 0 &&
+		       errno == EINTR)
+			;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return -e;
+}
+
 static int
 pipe_kick(struct gnts_bell *b)
 {
 	struct pipe_bell *p = (struct pipe_bell *)b;
-	char one = 1;
-	ssize_t n;
+	int rc = write_byte(p->kick_fd);
 
-	do {
-		n = write(p->kick_fd, &one, 1);
-	} while (n < 0 && errno == EINTR);
-	if (n < 0 && errno != EAGAIN)
-		return -errno;
+	if (rc < 0 && rc != -EAGAIN)
+		return rc;
 	b->kicks++;
 	return 0;
 }

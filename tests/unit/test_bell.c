@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "host_fixture.h"
@@ -81,8 +82,8 @@ TEST(test_core_kick_never_blocks)
 }
 
 /* A dead peer: its end closed.  The fd stays readable; ack says -EPIPE so
- * that the waiter stops waiting on it; a kick fails, never raises
- * SIGPIPE into the caller (ignored by main here, and by xnv-core). */
+ * that the waiter stops waiting on it; a kick fails (and raises no
+ * SIGPIPE: below, as main ignores it here). */
 TEST(test_peer_closed)
 {
 	struct gnts_bell *core, *nf;
@@ -93,6 +94,49 @@ TEST(test_peer_closed)
 	assert_int_equal(gnts_bell_ack(core), -EPIPE);
 	assert_int_equal(gnts_bell_kick(core), -EPIPE);
 	gnts_bell_close(core);
+}
+
+/* In a child whose SIGPIPE is SIG_DFL (it kills), unblocked or with
+ * @p block blocked, a kick at a closed peer.  @return the child's exit
+ * code: 0 when the kick said -EPIPE, the mask is as it was and SIGPIPE
+ * is pending just when the caller blocked it; else 128 + the signal that
+ * killed it. */
+static int
+kick_closed_in_child(int block)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		struct gnts_bell *core, *nf;
+		sigset_t pipe_only, mask, pending;
+
+		signal(SIGPIPE, SIG_DFL);
+		sigemptyset(&pipe_only);
+		sigaddset(&pipe_only, SIGPIPE);
+		sigprocmask(block ? SIG_BLOCK : SIG_UNBLOCK, &pipe_only, NULL);
+		make_pair(&core, &nf);
+		gnts_bell_close(core);
+		if (gnts_bell_kick(nf) != -EPIPE)
+			_exit(1);
+		sigprocmask(SIG_BLOCK, NULL, &mask);
+		sigpending(&pending);
+		_exit(sigismember(&mask, SIGPIPE) != block ? 2 :
+		      sigismember(&pending, SIGPIPE) != block ? 3 : 0);
+	}
+	assert_true(pid > 0);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	return WIFEXITED(status) ? WEXITSTATUS(status) :
+	       128 + WTERMSIG(status);
+}
+
+/* An NF does not ignore SIGPIPE (libxnv leaves its signals alone): its
+ * kick at a core that is gone (killed while it slept, its sleep word
+ * still set) must say -EPIPE, not kill it. */
+TEST(test_kick_at_closed_peer_raises_no_sigpipe)
+{
+	assert_int_equal(kick_closed_in_child(0), 0);
+	assert_int_equal(kick_closed_in_child(1), 0);
 }
 
 /* What the NF is handed is checked: two pipes, read end then write end;
@@ -165,6 +209,7 @@ main(void)
 		cmocka_unit_test(test_kick_wakes_the_other_end_once),
 		cmocka_unit_test(test_core_kick_never_blocks),
 		cmocka_unit_test(test_peer_closed),
+		cmocka_unit_test(test_kick_at_closed_peer_raises_no_sigpipe),
 		cmocka_unit_test(test_open_checks_the_fds),
 		T(test_attach_with_bell_hands_over_a_pair),
 		T(test_refused_attach_gets_no_bell),
