@@ -31,8 +31,9 @@ the windows (counters compared, never a rate):
     (bell_muted >= 1) and the spurious wake-ups they cost stay within
     XNV_BELL_SPURIOUS_MAX per second (+2 seconds: the windows at both
     ends); never-wake, it was kicked, and no more than XNV_BELL_KICKS_MAX
-    per second (+2), the rest counted in bell_capped; kick-closed, the
-    closed end woke the core once (or twice) and never again although
+    per second (+2), a sooner one sent late and counted in bell_capped;
+    kick-closed, the closed end woke the core once (or twice) and never
+    again although
     the core slept on its doorbells all through the quiet window;
 (c) the core is alive, answers telemetry, keeps the NF attached, says each
     of its two doorbell warnings at most once (once when it counted it),
@@ -61,8 +62,8 @@ CLOSED_WAKES_MAX = 2        # kick-closed: the end's EOF (+ a kick before)
 OUT = 1                     # port indices: declaration order
 BELL = ("rx", "drop", "bell_kicks", "bell_wakes", "bell_spurious", "bell_muted",
         "bell_capped")
-MUTED_LINE = "kicks the core's doorbell with nothing to send"
-CAPPED_LINE = "says it sleeps after every burst"
+MUTED_LINE = "NF evil kicks the core's doorbell with nothing to send"
+CAPPED_LINE = "NF evil sleeps and wakes more often than"
 
 
 def config(env, mode, rate=RATE, evil_rate=EVIL_RATE):

@@ -18,8 +18,8 @@
  *                  descriptor and hands each back at once on its tx ring
  *                  as a drop (GNTS_ACT_DROP), kicking the core when the
  *                  core says it sleeps, so it holds nothing; it never
- *                  reads its doorbell (the pipe fills)
- *   --kick-closed  closes both its doorbell fds right after attaching
+ *                  reads its doorbell (the socket buffer fills)
+ *   --kick-closed  closes its doorbell fd right after attaching
  *                  (gnts_bell_close), then serves its rings like an honest
  *                  NF that sleeps 1 ms at a time when its rx ring is
  *                  empty, saying so in its sleep word: the core finds its
