@@ -95,10 +95,10 @@ xnv_bell_kick(struct xnv_core *c, struct xnv_nfrec *nf)
 		return;
 	}
 	if (!bl->owed && bl->capped++ == 0)
-		XLOG(WARNING, "NF %s asks to be woken more than %u times a "
-		     "second: its kicks are sent 1/%u s apart (late ones "
-		     "counted in bell_capped)\n", nf->name,
-		     XNV_BELL_KICKS_MAX, XNV_BELL_KICKS_MAX);
+		XLOG(NOTICE, "NF %s sleeps and wakes more often than %u "
+		     "times a second: kicks to it are sent at least 1/%u s "
+		     "apart (those sent late counted in bell_capped)\n",
+		     nf->name, XNV_BELL_KICKS_MAX, XNV_BELL_KICKS_MAX);
 	bl->owed = 1;
 }
 

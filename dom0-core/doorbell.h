@@ -22,7 +22,7 @@
  *   - Untrusted kicks: each one only wakes the core.  An NF whose kicks
  *     find its tx ring empty more than XNV_BELL_SPURIOUS_MAX times in a
  *     second is not listened to for the rest of that second (counted in
- *     bell_muted, said once a minute): the core still polls its ring on
+ *     bell_muted, said once per NF): the core still polls its ring on
  *     every wake-up, so a flood costs the flooder latency, nobody else.
  */
 #ifndef XNV_DOORBELL_H

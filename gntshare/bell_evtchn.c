@@ -61,7 +61,8 @@ evtchn_ack(struct gnts_bell *b)
 
 	/* At most a few rounds: a peer notifying in a loop fires the port
 	 * again as soon as it is unmasked, and must not keep us here
-	 * (what is left wakes the next poll at once, as pipe_ack). */
+	 * (what is left wakes the next poll at once, as the host end's
+	 * ack does). */
 	for (int i = 0; i < 4; i++) {
 		if (poll(&p, 1, 0) != 1 || !(p.revents & POLLIN))
 			break;

@@ -10,7 +10,7 @@
 HAVE_XEN ?= $(shell pkg-config --exists xenstore xengnttab xenevtchn xenlight 2>/dev/null && echo 1)
 # xen_keys.c (strict XenStore numbers) needs no Xen library: always built
 GNTS_COMMON := gntshare/ring.c gntshare/host_msg.c gntshare/log.c \
-               gntshare/bell_pipe.c gntshare/xen_keys.c
+               gntshare/bell_sock.c gntshare/xen_keys.c
 GNTS_CLIENT := gntshare/cli.c gntshare/host_client.c
 GNTS_SERVER := gntshare/region.c gntshare/srv.c gntshare/host_server.c \
                gntshare/host_listen.c gntshare/host_srv_ops.c

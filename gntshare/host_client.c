@@ -29,20 +29,12 @@ struct gnts_client {
 	struct gnts_bell *bell;	/* our end of the doorbells, or NULL */
 };
 
-static void
-close_fds(int fds[2])
-{
-	for (int i = 0; i < 2; i++)
-		if (fds[i] >= 0)
-			close(fds[i]);
-}
-
 /* Wait for the reply to a request; a DETACH notice in between ends it. */
 static int
-recv_reply(struct gnts_client *c, struct gnts_msg *m, int *fds,
-	   unsigned n_fds, char *err, size_t errlen)
+recv_reply(struct gnts_client *c, struct gnts_msg *m, int *fd, char *err,
+	   size_t errlen)
 {
-	int rc = gnts_msg_recv_fds(c->fd, m, fds, n_fds, 0);
+	int rc = gnts_msg_recv(c->fd, m, fd, 0);
 
 	if (rc == 0 || rc == -EAGAIN) {
 		c->gone = 1;
@@ -76,7 +68,7 @@ gnts_client_attach(const char *path, const struct gnts_attach_req *req,
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct gnts_client *c;
 	struct gnts_msg m;
-	int fds[2] = { -1, -1 }, rc;
+	int fd = -1, rc;
 
 	if (strlen(path) >= sizeof(sa.sun_path)) {
 		snprintf(err, errlen, "socket path too long: %s", path);
@@ -117,7 +109,7 @@ gnts_client_attach(const char *path, const struct gnts_attach_req *req,
 		snprintf(err, errlen, "send to xnv-core: %s", strerror(-rc));
 		goto fail;
 	}
-	rc = recv_reply(c, &m, fds, 2, err, errlen);
+	rc = recv_reply(c, &m, &fd, err, errlen);
 	if (rc < 0)
 		goto fail;
 	if (m.type != GNTS_MSG_ATTACH_OK) {
@@ -129,18 +121,20 @@ gnts_client_attach(const char *path, const struct gnts_attach_req *req,
 	/* Doorbells if asked for and given; else (an older core, or it
 	 * could not) the NF polls, which is correct, only not idle. */
 	if ((req->flags & GNTS_REQ_BELL) && (rsp->flags & GNTS_RSP_BELL)) {
-		c->bell = gnts_bell_pipe_open(fds[0], fds[1]);
+		c->bell = gnts_bell_sock_open(fd);
 		if (c->bell == NULL)
-			gnts_log(GNTS_LOG_WARNING, "the core's doorbell fds "
-				 "are no pipes: polling instead");
-		fds[0] = fds[1] = -1;
+			gnts_log(GNTS_LOG_WARNING, "the core's doorbell fd is "
+				 "no unix stream socket: polling instead");
+		fd = -1;
 	}
 	rsp->flags = c->bell != NULL ? GNTS_RSP_BELL : 0;
-	close_fds(fds);
+	if (fd >= 0)
+		close(fd);
 	*out = c;
 	return 0;
 fail:
-	close_fds(fds);
+	if (fd >= 0)
+		close(fd);
 	close(c->fd);
 	free(c);
 	return rc;
@@ -163,7 +157,7 @@ gnts_client_map(struct gnts_client *c, gnts_ref_t ref, int readonly,
 		snprintf(err, errlen, "send to xnv-core: %s", strerror(-rc));
 		return rc;
 	}
-	rc = recv_reply(c, &m, &fd, 1, err, errlen);
+	rc = recv_reply(c, &m, &fd, err, errlen);
 	if (rc < 0)
 		goto out;
 	if (m.type != GNTS_MSG_MAP_OK || m.ref != ref || fd < 0) {

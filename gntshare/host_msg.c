@@ -11,31 +11,22 @@
 int
 gnts_msg_send(int sock, const struct gnts_msg *m, int fd)
 {
-	return gnts_msg_send_fds(sock, m, &fd, fd >= 0 ? 1 : 0);
-}
-
-int
-gnts_msg_send_fds(int sock, const struct gnts_msg *m, const int *fds,
-		  unsigned n_fds)
-{
-	char cbuf[CMSG_SPACE(sizeof(int) * GNTS_MSG_MAX_FDS)];
+	char cbuf[CMSG_SPACE(sizeof(int))];
 	struct iovec iov = { .iov_base = (void *)m, .iov_len = sizeof(*m) };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
 	ssize_t n;
 
-	if (n_fds > GNTS_MSG_MAX_FDS)
-		return -EINVAL;
-	if (n_fds > 0) {
+	if (fd >= 0) {
 		struct cmsghdr *c;
 
 		memset(cbuf, 0, sizeof(cbuf));
 		mh.msg_control = cbuf;
-		mh.msg_controllen = CMSG_SPACE(sizeof(int) * n_fds);
+		mh.msg_controllen = sizeof(cbuf);
 		c = CMSG_FIRSTHDR(&mh);
 		c->cmsg_level = SOL_SOCKET;
 		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int) * n_fds);
-		memcpy(CMSG_DATA(c), fds, sizeof(int) * n_fds);
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &fd, sizeof(int));
 	}
 	do {
 		n = sendmsg(sock, &mh, MSG_NOSIGNAL);
@@ -48,18 +39,6 @@ gnts_msg_send_fds(int sock, const struct gnts_msg *m, const int *fds,
 int
 gnts_msg_recv(int sock, struct gnts_msg *m, int *fd, int dontwait)
 {
-	int one = -1, rc;
-
-	rc = gnts_msg_recv_fds(sock, m, fd != NULL ? fd : &one,
-			       fd != NULL ? 1 : 0, dontwait);
-	return rc;
-}
-
-int
-gnts_msg_recv_fds(int sock, struct gnts_msg *m, int *fds, unsigned max_fds,
-		  int dontwait)
-{
-	unsigned got = 0, i;
 	char cbuf[CMSG_SPACE(sizeof(int) * 4)];
 	struct iovec iov = { .iov_base = m, .iov_len = sizeof(*m) };
 	struct msghdr mh = {
@@ -69,8 +48,8 @@ gnts_msg_recv_fds(int sock, struct gnts_msg *m, int *fds, unsigned max_fds,
 	struct cmsghdr *c;
 	ssize_t n;
 
-	for (i = 0; i < max_fds; i++)
-		fds[i] = -1;
+	if (fd != NULL)
+		*fd = -1;
 	do {
 		n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC |
 			    (dontwait ? MSG_DONTWAIT : 0));
@@ -79,8 +58,7 @@ gnts_msg_recv_fds(int sock, struct gnts_msg *m, int *fds, unsigned max_fds,
 		return (errno == EWOULDBLOCK) ? -EAGAIN : -errno;
 	if (n == 0)
 		return 0;
-	/* Take ownership of every fd that came along, keep at most
-	 * max_fds. */
+	/* Take ownership of every fd that came along, keep at most one. */
 	for (c = CMSG_FIRSTHDR(&mh); c != NULL; c = CMSG_NXTHDR(&mh, c)) {
 		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
 			continue;
@@ -89,8 +67,8 @@ gnts_msg_recv_fds(int sock, struct gnts_msg *m, int *fds, unsigned max_fds,
 			int x;
 
 			memcpy(&x, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-			if (got < max_fds)
-				fds[got++] = x;
+			if (fd != NULL && *fd < 0)
+				*fd = x;
 			else
 				close(x);
 		}
@@ -99,9 +77,9 @@ gnts_msg_recv_fds(int sock, struct gnts_msg *m, int *fds, unsigned max_fds,
 	    m->magic != GNTS_MSG_MAGIC ||
 	    !gnts_version_ok(m->version, m->min_version, GNTS_MSG_VERSION_MIN,
 			     GNTS_MSG_VERSION)) {
-		for (i = 0; i < got; i++) {
-			close(fds[i]);
-			fds[i] = -1;
+		if (fd != NULL && *fd >= 0) {
+			close(*fd);
+			*fd = -1;
 		}
 		return -EPROTO;
 	}

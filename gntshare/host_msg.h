@@ -20,22 +20,13 @@ gnts_msg_init(struct gnts_msg *m, uint16_t type)
 	m->type = type;
 }
 
-#define GNTS_MSG_MAX_FDS 2u	/* fds one message carries at most */
-
-/* Send one message, optionally with one fd (-1: none).  0 or -errno. */
+/* Send one message, optionally with one fd.  Returns 0 or -errno. */
 int gnts_msg_send(int sock, const struct gnts_msg *m, int fd);
-/* ... with @p n_fds (at most GNTS_MSG_MAX_FDS) fds. */
-int gnts_msg_send_fds(int sock, const struct gnts_msg *m, const int *fds,
-		      unsigned n_fds);
 
 /* Receive one message (and at most one fd into *fd, else -1).
  * Returns 1 on a message, 0 on hang-up, -EAGAIN if none waiting (with
  * @p dontwait), -EPROTO on a malformed one, other -errno on failure. */
 int gnts_msg_recv(int sock, struct gnts_msg *m, int *fd, int dontwait);
-/* ... keeping at most @p max_fds fds, in order, in @p fds (-1 for each
- * that did not come); any more are closed. */
-int gnts_msg_recv_fds(int sock, struct gnts_msg *m, int *fds,
-		      unsigned max_fds, int dontwait);
 
 /* 1 if @p s has a NUL within @p len bytes. */
 static inline int

@@ -247,7 +247,7 @@ do_attach(struct gnts_server *s, struct conn *c, struct gnts_msg *m)
 {
 	struct gnts_msg r;
 	char err[GNTS_ERR_LEN] = "";
-	int fds[2] = { -1, -1 }, rc;
+	int nf_fd = -1, rc;
 
 	if (c->attached) {
 		gnts_server_detach(s, c->dom, "protocol error: second ATTACH");
@@ -264,7 +264,7 @@ do_attach(struct gnts_server *s, struct conn *c, struct gnts_msg *m)
 	/* A doorbell pair when asked; none (the NF polls) when the fds
 	 * cannot be had. */
 	if ((m->u.req.flags & GNTS_REQ_BELL) &&
-	    gnts_bell_pipe_pair(&c->bell, fds) < 0)
+	    gnts_bell_sock_pair(&c->bell, &nf_fd) < 0)
 		c->bell = NULL;
 	rc = s->cb.attach(s->ctx, c->dom, &c->cred, &m->u.req, c->bell,
 			  &r.u.rsp, err, sizeof(err));
@@ -276,14 +276,12 @@ do_attach(struct gnts_server *s, struct conn *c, struct gnts_msg *m)
 	c->attached = 1;
 	r.u.rsp.domid = c->dom;
 	r.u.rsp.flags = c->bell != NULL ? GNTS_RSP_BELL : 0;
-	if (gnts_msg_send_fds(c->fd, &r, fds, c->bell != NULL ? 2 : 0) < 0)
+	if (gnts_msg_send(c->fd, &r, c->bell != NULL ? nf_fd : -1) < 0)
 		conn_close(s, c);
 out:
-	/* The NF has its ends now (or never will). */
-	if (fds[0] >= 0) {
-		close(fds[0]);
-		close(fds[1]);
-	}
+	/* The NF has its end now (or never will). */
+	if (nf_fd >= 0)
+		close(nf_fd);
 	if (!c->attached) {
 		gnts_bell_close(c->bell);
 		c->bell = NULL;

@@ -67,6 +67,17 @@ def write_config(path, sections):
     return Path(path)
 
 
+def make_built(*paths):
+    """Make these files of the build ($XNV_BUILD, inside the repo) with the
+    repo's Makefile (SAN=1 for build-san/): nothing to do when they are up
+    to date."""
+    san = ["SAN=1"] if BUILD.name == "build-san" else []
+    targets = [str(Path(p).relative_to(REPO)) for p in paths]
+    r = subprocess.run(["make", "-C", str(REPO), *san, *targets],
+                       capture_output=True, text=True, timeout=scaled(600))
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+
+
 # --------------------------------------------------------------------------
 # CPU share: on a loaded machine a process may wait for a CPU; what it then
 # could not do says nothing about the code under test.

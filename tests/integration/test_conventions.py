@@ -30,7 +30,7 @@ import subprocess
 
 import pytest
 
-from harness import BUILD, REPO, scaled, write_config
+from harness import BUILD, REPO, make_built, scaled, write_config
 from xnv.procs import STAMP
 
 BIN = BUILD / "bin"
@@ -60,6 +60,8 @@ USAGE_ERRORS = {
     "xnv-probe": ["--socket", "/nonexistent/x.sock", "--refs", "many"],
     "xnv-hostile": ["--socket", "/nonexistent/x.sock", "--service", "s",
                     "--group", "g", "--count", "lots"],
+    "xnv-bellhostile": ["--socket", "/nonexistent/x.sock", "--service", "s",
+                        "--group", "g", "--flood", "--wait", "long"],
     "xnv-testnf": ["--", "--delay-us", "slow"],
     "ring-rt": ["-n", "three"],
     "flow-cost": ["--", "in.pcap", "rules.txt", "many"],
@@ -70,6 +72,8 @@ NO_CORE = "/nonexistent/xnv.sock"
 RUNTIME_ERRORS = {
     "xnv-probe": ["--socket", NO_CORE],
     "xnv-hostile": ["--socket", NO_CORE, "--service", "s", "--group", "g"],
+    "xnv-bellhostile": ["--socket", NO_CORE, "--service", "s", "--group", "g",
+                        "--flood"],
     "xnv-testnf": ["--service", "s", "--socket", NO_CORE],
     "ring-rt": ["-c", "0", "-f", "4095", "-n", "1", "-d", "0.1", "-w", "0"],
     "flow-cost": ["-l", "0", "--no-pci", "--no-huge", "-m", "128",
@@ -157,12 +161,8 @@ def test_runtime_errors_exit_1(tmp_path):
 @pytest.fixture(scope="session")
 def tools():
     """Every tool, built by make where it is missing or stale."""
-    targets = [str(p.relative_to(REPO)) for p in TOOLS.values()
-               if p.suffix != ".py" and p.is_relative_to(REPO)]
-    san = ["SAN=1"] if BUILD.name == "build-san" else []
-    r = subprocess.run(["make", "-C", str(REPO), *san, *targets],
-                       capture_output=True, text=True, timeout=scaled(600))
-    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    make_built(*[p for p in TOOLS.values()
+                  if p.suffix != ".py" and p.is_relative_to(REPO)])
     return TOOLS
 
 

@@ -67,7 +67,10 @@
 #include <gntshare/ring.h>
 #include <xnv/nf.h>		/* xnv_nf_exit_status() alone */
 
+#include "tool_opts.h"
 #include "tool_time.h"
+
+#define PROG "xnv-hostile"
 
 enum kind { K_RANDOM, K_INDEX, K_DOUBLE, K_FOREIGN, K_BOUNDS, K_ACTION,
 	    K_DEST, K_N };
@@ -378,10 +381,7 @@ static int
 parse_opts(int argc, char **argv, struct opts *o, struct gnts_attach_req *req)
 {
 	static const struct option lo[] = {
-		{ "socket", required_argument, NULL, 'S' },
-		{ "service", required_argument, NULL, 's' },
-		{ "group", required_argument, NULL, 'g' },
-		{ "name", required_argument, NULL, 'n' },
+		TOOL_ATTACH_OPTIONS,
 		{ "count", required_argument, NULL, 'c' },
 		{ "rate", required_argument, NULL, 'r' },
 		{ "finish", required_argument, NULL, 'f' },
@@ -394,16 +394,11 @@ parse_opts(int argc, char **argv, struct opts *o, struct gnts_attach_req *req)
 		{ NULL, 0, NULL, 0 },
 	};
 	unsigned long long v;
-	char *end;
 	int c, rc = 0;
 
 	opterr = 0;
 	while (rc == 0 && (c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (c) {
-		case 'S': o->sock = optarg; break;
-		case 's': snprintf(req->service, sizeof(req->service), "%s", optarg); break;
-		case 'g': snprintf(req->group, sizeof(req->group), "%s", optarg); break;
-		case 'n': snprintf(req->name, sizeof(req->name), "%s", optarg); break;
 		case 'c':
 			if ((rc = num_arg("--count", optarg, ULONG_MAX, &v)) == 0)
 				o->count = (unsigned long)v;
@@ -423,26 +418,15 @@ parse_opts(int argc, char **argv, struct opts *o, struct gnts_attach_req *req)
 			break;
 		case 'H': o->hoard = 1; break;
 		case 'T': o->stats = 1; break;
-		case 'w':
-			o->wait_s = strtod(optarg, &end);
-			if (end == optarg || *end != '\0' || !(o->wait_s >= 0)) {
-				fprintf(stderr, "xnv-hostile: --wait %s: expected "
-					"seconds, 0 or more\n", optarg);
-				rc = -EINVAL;
-			}
-			break;
+		case 'w': rc = tool_wait_arg(PROG, optarg, &o->wait_s); break;
 		case 'h': usage(stdout); return -EAGAIN;
 		default:
-			fprintf(stderr, "xnv-hostile: unknown or incomplete option "
-				"'%s' (see --help)\n", argv[optind - 1]);
-			return -EINVAL;
+			if (!tool_attach_opt(c, optarg, &o->sock, req))
+				return tool_bad_option(PROG, argv);
 		}
 	}
-	if (rc == 0 && optind < argc) {
-		fprintf(stderr, "xnv-hostile: unexpected argument '%s'\n",
-			argv[optind]);
-		return -EINVAL;
-	}
+	if (rc == 0)
+		rc = tool_no_args(PROG, argc, argv);
 	return rc < 0 ? rc : check_opts(o, req);
 }
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Unit tests of the host mode doorbells (gntshare/bell_pipe.c, bell.h)
+ * Unit tests of the host mode doorbells (gntshare/bell_sock.c, bell.h)
  * and of their handover at attach (host_server.c, host_client.c) over a
  * real unix socket (host_fixture.h).
  */
@@ -8,11 +8,12 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "host_fixture.h"
 
-/* 1 if @p fd is readable right now (or at its end: a closed pipe). */
+/* 1 if @p fd is readable right now (or at its end: a closed peer). */
 static int
 readable(int fd)
 {
@@ -21,14 +22,14 @@ readable(int fd)
 	return poll(&p, 1, 0) == 1 && (p.revents & (POLLIN | POLLHUP));
 }
 
-/* A pair as the core makes it, the NF's end opened from its fds. */
+/* A pair as the core makes it, the NF's end opened from its fd. */
 static void
 make_pair(struct gnts_bell **core, struct gnts_bell **nf)
 {
-	int fds[2];
+	int fd;
 
-	assert_int_equal(gnts_bell_pipe_pair(core, fds), 0);
-	*nf = gnts_bell_pipe_open(fds[0], fds[1]);
+	assert_int_equal(gnts_bell_sock_pair(core, &fd), 0);
+	*nf = gnts_bell_sock_open(fd);
 	assert_non_null(*nf);
 }
 
@@ -53,14 +54,14 @@ TEST(test_kick_wakes_the_other_end_once)
 	assert_int_equal(gnts_bell_ack(nf), 3);
 	assert_true(core->kicks == 3 && nf->acked == 3 && nf->kicks == 1 &&
 		    core->acked == 1);
-	assert_string_equal(core->ops->name, "pipe");
+	assert_string_equal(core->ops->name, "socketpair");
 	gnts_bell_close(nf);
 	gnts_bell_close(core);
 }
 
-/* The core's kick never blocks: not when the NF never reads (the pipe
- * fills: a kick is pending anyway), not when the NF made its own ends
- * blocking (they are its open files, not the core's). */
+/* The core's kick never blocks: not when the NF never reads (the socket
+ * buffer fills: a kick is pending anyway), not when the NF made its own
+ * end blocking (its open file, not the core's). */
 TEST(test_core_kick_never_blocks)
 {
 	struct gnts_bell *core, *nf;
@@ -81,8 +82,8 @@ TEST(test_core_kick_never_blocks)
 }
 
 /* A dead peer: its end closed.  The fd stays readable; ack says -EPIPE so
- * that the waiter stops waiting on it; a kick fails, never raises
- * SIGPIPE into the caller (ignored by main here, and by xnv-core). */
+ * that the waiter stops waiting on it; a kick fails (and raises no
+ * SIGPIPE: below, as main ignores it here). */
 TEST(test_peer_closed)
 {
 	struct gnts_bell *core, *nf;
@@ -95,25 +96,70 @@ TEST(test_peer_closed)
 	gnts_bell_close(core);
 }
 
-/* What the NF is handed is checked: two pipes, read end then write end;
- * anything else is refused and closed. */
-TEST(test_open_checks_the_fds)
+/* In a child whose SIGPIPE is SIG_DFL (it kills), unblocked or with
+ * @p block blocked, a kick at a closed peer.  @return the child's exit
+ * code: 0 when the kick said -EPIPE, the mask is as it was and no SIGPIPE
+ * is pending (none was raised); else 128 + the signal that killed it. */
+static int
+kick_closed_in_child(int block)
 {
-	int p[2], q[2], sv[2];
+	int status;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		struct gnts_bell *core, *nf;
+		sigset_t pipe_only, mask, pending;
+
+		signal(SIGPIPE, SIG_DFL);
+		sigemptyset(&pipe_only);
+		sigaddset(&pipe_only, SIGPIPE);
+		sigprocmask(block ? SIG_BLOCK : SIG_UNBLOCK, &pipe_only, NULL);
+		make_pair(&core, &nf);
+		gnts_bell_close(core);
+		if (gnts_bell_kick(nf) != -EPIPE)
+			_exit(1);
+		sigprocmask(SIG_BLOCK, NULL, &mask);
+		sigpending(&pending);
+		_exit(sigismember(&mask, SIGPIPE) != block ? 2 :
+		      sigismember(&pending, SIGPIPE) ? 3 : 0);
+	}
+	assert_true(pid > 0);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	return WIFEXITED(status) ? WEXITSTATUS(status) :
+	       128 + WTERMSIG(status);
+}
+
+/* An NF does not ignore SIGPIPE (libxnv leaves its signals alone): its
+ * kick at a core that is gone (killed while it slept, its sleep word
+ * still set) must say -EPIPE, not kill it. */
+TEST(test_kick_at_closed_peer_raises_no_sigpipe)
+{
+	assert_int_equal(kick_closed_in_child(0), 0);
+	assert_int_equal(kick_closed_in_child(1), 0);
+}
+
+/* What the NF is handed is checked: a unix stream socket; anything else
+ * (a pipe, a datagram socket, an IP socket, no fd) is refused and
+ * closed. */
+TEST(test_open_checks_the_fd)
+{
+	int p[2], dg[2], udp;
 
 	assert_int_equal(pipe(p), 0);
-	assert_int_equal(pipe(q), 0);
-	/* Swapped directions. */
-	assert_null(gnts_bell_pipe_open(p[1], q[0]));
+	assert_null(gnts_bell_sock_open(p[0]));
 	assert_int_equal(errno, EINVAL);
-	assert_int_equal(fcntl(p[1], F_GETFD), -1);	/* closed */
-	assert_int_equal(fcntl(q[0], F_GETFD), -1);
-	/* A socket is no pipe. */
-	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-	assert_null(gnts_bell_pipe_open(sv[0], q[1]));
-	assert_null(gnts_bell_pipe_open(-1, p[0]));
-	assert_int_equal(fcntl(p[0], F_GETFD), -1);
-	close(sv[1]);
+	assert_int_equal(fcntl(p[0], F_GETFD), -1);	/* closed */
+	close(p[1]);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_DGRAM, 0, dg), 0);
+	assert_null(gnts_bell_sock_open(dg[0]));
+	assert_int_equal(fcntl(dg[0], F_GETFD), -1);
+	close(dg[1]);
+	udp = socket(AF_INET, SOCK_STREAM, 0);
+	assert_true(udp >= 0);
+	assert_null(gnts_bell_sock_open(udp));
+	assert_int_equal(fcntl(udp, F_GETFD), -1);
+	assert_null(gnts_bell_sock_open(-1));
+	assert_int_equal(errno, EINVAL);
 }
 
 /* ---- at attach (setup_server() attached "fw-0" without a bell) -------- */
@@ -165,7 +211,8 @@ main(void)
 		cmocka_unit_test(test_kick_wakes_the_other_end_once),
 		cmocka_unit_test(test_core_kick_never_blocks),
 		cmocka_unit_test(test_peer_closed),
-		cmocka_unit_test(test_open_checks_the_fds),
+		cmocka_unit_test(test_kick_at_closed_peer_raises_no_sigpipe),
+		cmocka_unit_test(test_open_checks_the_fd),
 		T(test_attach_with_bell_hands_over_a_pair),
 		T(test_refused_attach_gets_no_bell),
 	};

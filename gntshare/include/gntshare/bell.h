@@ -8,18 +8,22 @@
  * for them (GNTS_REQ_BELL):
  *
  *   backend  the core's end                  the NF's end
- *   host     two pipes (bell_pipe.c): reads  the other ends, passed with
- *            one, writes the other           ATTACH_OK by SCM_RIGHTS
+ *   host     a unix socketpair (bell_sock.c) the other end, passed with
+ *            end: sends kicks, reads the     ATTACH_OK by SCM_RIGHTS
+ *            NF's
  *   xen      an event channel port offered   binds it (interdomain) from
  *            to the domain (bell_evtchn.c,   the `event-channel` key
  *            libxenevtchn), its number in
  *            the `event-channel` key
  *
- * Host mode uses pipes, not eventfds: an eventfd's two directions share
- * one open file, whose O_NONBLOCK a hostile NF could clear with fcntl and
- * so make the core's kick block once the counter is full.  A pipe's ends
- * are two open files: the core's are its own, and a full pipe only makes
- * a kick a no-op (EAGAIN: a kick is already pending).
+ * Host mode uses a socketpair, not eventfds or pipes: an eventfd's two
+ * directions share one open file, whose O_NONBLOCK a hostile NF could
+ * clear with fcntl and so make the core's kick block once the counter is
+ * full; a pipe's write to a closed reader raises SIGPIPE, which would
+ * kill an NF that does not ignore it.  A socketpair's ends are two open
+ * files, and send(MSG_DONTWAIT | MSG_NOSIGNAL) neither blocks nor
+ * signals, whatever the peer does; a full buffer only means a kick is
+ * pending already (EAGAIN).
  *
  * Everything from the peer is untrusted: a kick only wakes a poll, never
  * says what to do; a peer that kicks in a loop costs the waiter a wake-up
@@ -38,7 +42,7 @@ extern "C" {
 struct gnts_bell;
 
 struct gnts_bell_ops {
-	const char *name;			/* "pipe", "evtchn" */
+	const char *name;			/* "socketpair", "evtchn" */
 	int (*kick)(struct gnts_bell *b);	/* 0 or -errno */
 	int (*ack)(struct gnts_bell *b);	/* kicks consumed (>= 0) */
 	void (*close)(struct gnts_bell *b);	/* frees b */
@@ -74,17 +78,17 @@ void gnts_bell_close(struct gnts_bell *b);
 
 /**
  * Host mode: make an NF's doorbell pair.  @p *core is the core's end;
- * @p nf_fds[0] is what the NF waits on, @p nf_fds[1] what it kicks: the
- * caller passes them to the NF and closes its copies.  0 or -errno.
+ * @p *nf_fd the NF's (it waits on it and kicks through it): the caller
+ * passes it to the NF and closes its copy.  0 or -errno.
  */
-int gnts_bell_pipe_pair(struct gnts_bell **core, int nf_fds[2]);
+int gnts_bell_sock_pair(struct gnts_bell **core, int *nf_fd);
 
 /**
- * Host mode, the NF's end from the two fds the core passed (taken over:
- * closed by gnts_bell_close(), or here on failure).  Checks that they are
- * pipes of the right direction.  NULL with errno set on failure.
+ * Host mode, the NF's end from the fd the core passed (taken over: closed
+ * by gnts_bell_close(), or here on failure).  Checks that it is a unix
+ * stream socket.  NULL with errno set on failure.
  */
-struct gnts_bell *gnts_bell_pipe_open(int wait_fd, int kick_fd);
+struct gnts_bell *gnts_bell_sock_open(int fd);
 
 /*
  * Xen (bell_evtchn.c, built only with the Xen libraries): one event

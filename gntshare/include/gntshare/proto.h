@@ -255,7 +255,7 @@ struct gnts_attach_req {
 
 /* gnts_attach_req.flags */
 #define GNTS_REQ_BELL 0x1u	/* give me a doorbell pair (bell.h): host,
-				 * two fds with ATTACH_OK; xen (asked by
+				 * an fd with ATTACH_OK; xen (asked by
 				 * `request-bell` = "1"), an event channel
 				 * port in `event-channel` */
 
@@ -286,10 +286,10 @@ struct gnts_attach_rsp {
  *   NF                          core
  *   ATTACH(req)          --->
  *                        <---   ATTACH_OK(rsp)  | ERROR(text), close
- *                               (+ 2 fds by SCM_RIGHTS when req.flags has
+ *                               (+ 1 fd by SCM_RIGHTS when req.flags has
  *                               GNTS_REQ_BELL and rsp.flags GNTS_RSP_BELL:
- *                               the pipe the NF waits on, then the one it
- *                               kicks; bell.h)
+ *                               the NF's end of its doorbell socketpair,
+ *                               bell.h)
  *   MAP(ref, readonly)   --->
  *                        <---   MAP_OK(size) + fd (SCM_RIGHTS) | ERROR(text)
  *                        <---   DETACH(text), close   (core detaches the NF)
