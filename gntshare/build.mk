@@ -8,15 +8,16 @@
 # the Xen parts; programs using them link $(XEN_LIBS) too; the server part
 # $(XEN_SRV_LIBS) (libxl as well: xen_punish.c).
 HAVE_XEN ?= $(shell pkg-config --exists xenstore xengnttab xenevtchn xenlight 2>/dev/null && echo 1)
-# xen_keys.c (strict XenStore numbers) needs no Xen library: always built
 GNTS_COMMON := gntshare/ring.c gntshare/host_msg.c gntshare/log.c \
-               gntshare/bell_sock.c gntshare/xen_keys.c
+               gntshare/bell_sock.c
 GNTS_CLIENT := gntshare/cli.c gntshare/host_client.c
 GNTS_SERVER := gntshare/region.c gntshare/srv.c gntshare/host_server.c \
                gntshare/host_listen.c gntshare/host_srv_ops.c
 ifeq ($(HAVE_XEN),1)
-# both sides' doorbells under Xen (event channels)
-GNTS_COMMON += gntshare/bell_evtchn.c
+# both sides: doorbells under Xen (event channels), and the strict
+# parsing of XenStore numbers (xen_keys.c needs no Xen library, but is
+# the Xen protocol's: a libxnv without Xen compiles none of it)
+GNTS_COMMON += gntshare/bell_evtchn.c gntshare/xen_keys.c
 GNTS_CLIENT += gntshare/xen_client.c
 GNTS_SERVER += gntshare/kgrant.c gntshare/galloc.c gntshare/xen_server.c \
                gntshare/xen_events.c gntshare/xen_publish.c \

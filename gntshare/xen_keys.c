@@ -4,7 +4,8 @@
  * side writes (xen.h).  A guest reads Dom0's answer, Dom0 a guest's
  * request and the paths of its watch events; neither trusts the other,
  * so a value is a number only if it is nothing else.  No Xen library
- * is needed here: the unit tests run it anywhere.
+ * is needed here (test_xen_keys runs it without Xen), but it is built
+ * with the Xen parts only (HAVE_XEN).
  */
 #include <errno.h>
 
