@@ -129,7 +129,7 @@ struct xnv_core {
 	uint64_t copies[XNV_MAX_GROUPS][XNV_MAX_GROUPS]; /* [from][to] */
 	uint64_t tsc_hz;
 	uint64_t start_tsc;
-	int idle;			/* --idle-sleep (enum xnv_idle) */
+	int idle;			/* --idle-sleep (enum gnts_idle) */
 	unsigned idle_max_us;		/* --idle-sleep-max: longest sleep */
 	int bell_epfd;			/* NFs' doorbells (doorbell.c) */
 	uint64_t pace_due;		/* earliest paced rx due (TSC); 0 or

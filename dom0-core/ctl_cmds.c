@@ -95,8 +95,8 @@ cmd_info(struct xnv_core *c, const char *p, struct rte_tel_data *d)
 	U64(d, "n_flows", xnv_flows_count(c));
 	U64(d, "burst", c->cfg.burst);
 	U64(d, "ring_size", c->cfg.ring_size);
-	U64(d, "busy_poll", c->idle == XNV_IDLE_POLL);
-	STR(d, "idle_sleep", xnv_idle_name(c->idle));
+	U64(d, "busy_poll", c->idle == GNTS_IDLE_POLL);
+	STR(d, "idle_sleep", gnts_idle_names[c->idle]);
 	U64(d, "own_pools", (uint64_t)c->own_pools);
 }
 

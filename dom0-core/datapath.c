@@ -423,7 +423,7 @@ pace_idle(struct xnv_core *c, const struct xnv_pace *p)
 {
 	uint64_t due;
 
-	if (c->idle != XNV_IDLE_DOORBELL)
+	if (c->idle != GNTS_IDLE_DOORBELL)
 		return 1;
 	due = c->start_tsc + (p->next >> 8);
 	if (due < c->pace_due)

@@ -12,27 +12,6 @@
 #include "core.h"
 #include "doorbell.h"
 
-static const char *const idle_names[] = {
-	[XNV_IDLE_POLL] = "poll", [XNV_IDLE_ADAPTIVE] = "adaptive",
-	[XNV_IDLE_DOORBELL] = "doorbell",
-};
-
-int
-xnv_idle_parse(const char *s)
-{
-	for (unsigned i = 0; i < RTE_DIM(idle_names); i++)
-		if (strcmp(s, idle_names[i]) == 0)
-			return (int)i;
-	return -1;
-}
-
-const char *
-xnv_idle_name(int mode)
-{
-	return mode >= 0 && (unsigned)mode < RTE_DIM(idle_names) ?
-	       idle_names[mode] : "?";
-}
-
 int
 xnv_bells_open(struct xnv_core *c)
 {
@@ -135,8 +114,8 @@ xnv_bell_asleep_idle(const struct xnv_nfrec *nf)
 	return (w & GNTS_RING_ASLEEP) != 0 && (uint32_t)w == nf->rx.idx;
 }
 
-/* A kick from @p nf woke us; @p had_work: its tx ring had descriptors.
- * Too many empty ones in a second: stop listening until the next. */
+/* A kick from @p nf woke us.  Too many with its tx ring empty in a
+ * second: stop listening until the next. */
 static void
 woken_by(struct xnv_core *c, struct xnv_nfrec *nf, uint64_t now)
 {
@@ -278,7 +257,7 @@ void
 xnv_idle_backoff(struct xnv_core *c, unsigned *idle)
 {
 	unsigned n = (*idle)++, us;
-	int bell = c->idle == XNV_IDLE_DOORBELL && c->bell_epfd >= 0;
+	int bell = c->idle == GNTS_IDLE_DOORBELL && c->bell_epfd >= 0;
 
 	if (n < IDLE_SPINS)
 		return;

@@ -55,19 +55,8 @@ struct xnv_bell {
 	uint8_t owed;		/* a kick came too soon: send it then */
 };
 
-/* How the core (and libxnv) wait when idle (--idle-sleep). */
-enum xnv_idle {
-	XNV_IDLE_POLL = 0,	/* never back off (--busy-poll) */
-	XNV_IDLE_ADAPTIVE,	/* spin, pause, yield, sleep up to 50 µs */
-	XNV_IDLE_DOORBELL,	/* ... then wait on the NFs' doorbells */
-};
-
 struct xnv_core;
 struct xnv_nfrec;
-
-/** "poll", "adaptive", "doorbell" -> enum xnv_idle; -1 if none. */
-int xnv_idle_parse(const char *s);
-const char *xnv_idle_name(int mode);
 
 /** The epoll set (at start); -errno. */
 int xnv_bells_open(struct xnv_core *c);

@@ -44,7 +44,7 @@ struct opts {
 	const char *stats_json;
 	double duration_s;
 	double idle_exit_ms;
-	int idle;		/* --idle-sleep, enum xnv_idle */
+	int idle;		/* --idle-sleep, enum gnts_idle */
 	double idle_max_us;	/* --idle-sleep-max */
 	const char *backend;	/* --backend: a gntshare backend */
 };
@@ -137,9 +137,9 @@ parse_opts(int argc, char **argv, int sep, struct opts *o)
 			o->socket = optarg;
 			break;
 		case 'j': o->stats_json = optarg; break;
-		case 'b': o->idle = XNV_IDLE_POLL; break;
+		case 'b': o->idle = GNTS_IDLE_POLL; break;
 		case 'I':
-			if ((o->idle = xnv_idle_parse(optarg)) < 0) {
+			if ((o->idle = gnts_idle_parse(optarg)) < 0) {
 				fprintf(stderr, "xnv-core: --idle-sleep %s: "
 					"expected poll, adaptive or doorbell\n",
 					optarg);
@@ -456,7 +456,7 @@ run(struct xnv_core *c, const struct opts *o)
 			work += xnv_rx_nf(c, &c->nfs[c->active[i]], now);
 		if (work != 0)
 			idle = 0;
-		else if (c->idle != XNV_IDLE_POLL)
+		else if (c->idle != GNTS_IDLE_POLL)
 			xnv_idle_backoff(c, &idle);
 		if (now < next_ctl)
 			continue;
@@ -491,7 +491,7 @@ int
 main(int argc, char **argv)
 {
 	struct xnv_core *c = &core;
-	struct opts o = { .idle = XNV_IDLE_DOORBELL, .idle_max_us = 1000 };
+	struct opts o = { .idle = GNTS_IDLE_DOORBELL, .idle_max_us = 1000 };
 	struct sigaction sa;
 	char err[512];
 	int eal_argc, app_argc, rc;

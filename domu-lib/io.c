@@ -31,7 +31,7 @@ static void
 idle_backoff(struct xnv_nf *nf, unsigned *idle)
 {
 	unsigned n = (*idle)++;
-	int bell = nf->idle == LIBXNV_IDLE_DOORBELL && nf->bell != NULL &&
+	int bell = nf->idle == GNTS_IDLE_DOORBELL && nf->bell != NULL &&
 		   gnts_ring_sleep_ok(&nf->rx);
 
 	if (n < IDLE_PAUSES) {
@@ -141,7 +141,7 @@ push_all(struct xnv_nf *nf, struct gnts_desc *out, unsigned n)
 				return libxnv_gone_rc(nf) == 0 ? -ESHUTDOWN
 							: -ECONNRESET;
 			cpu_pause();
-			if (nf->idle != LIBXNV_IDLE_POLL && idle > IDLE_PAUSES)
+			if (nf->idle != GNTS_IDLE_POLL && idle > IDLE_PAUSES)
 				sched_yield();
 		}
 	}
@@ -264,7 +264,7 @@ xnv_nf_run(struct xnv_nf *nf, xnv_handler_t handler, void *ctx)
 			break;
 		}
 		if (n == 0) {
-			if (nf->idle != LIBXNV_IDLE_POLL)
+			if (nf->idle != GNTS_IDLE_POLL)
 				idle_backoff(nf, &idle);
 			else
 				idle++;

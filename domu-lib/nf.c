@@ -258,19 +258,9 @@ parse_alloc(const char *alloc, struct gnts_attach_req *req)
 static int
 parse_idle(const char *idle, struct xnv_nf *nf)
 {
-	static const char *const names[] = {
-		[LIBXNV_IDLE_POLL] = "poll", [LIBXNV_IDLE_ADAPTIVE] = "adaptive",
-		[LIBXNV_IDLE_DOORBELL] = "doorbell",
-	};
-
-	nf->idle = LIBXNV_IDLE_DOORBELL;
-	if (idle == NULL)
+	nf->idle = idle == NULL ? GNTS_IDLE_DOORBELL : gnts_idle_parse(idle);
+	if (nf->idle >= 0)
 		return 0;
-	for (unsigned i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (strcmp(idle, names[i]) == 0) {
-			nf->idle = (int)i;
-			return 0;
-		}
 	USAGE("--idle-sleep %s: expected poll, adaptive or doorbell", idle);
 	return -EINVAL;
 }

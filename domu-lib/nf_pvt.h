@@ -37,7 +37,7 @@ struct xnv_nf {
 	size_t ring_bytes;
 	uint8_t *pool;
 	size_t pool_bytes;
-	int idle;			/* --idle-sleep, enum libxnv_idle */
+	int idle;			/* --idle-sleep, enum gnts_idle */
 	int quiet;
 	/* sleep.c: our end of the doorbells (NULL: none, we poll) */
 	struct gnts_bell *bell;
@@ -65,13 +65,6 @@ struct xnv_nf {
 	unsigned n_stats;
 	struct gnts_nf_stat *stat_shm;
 	unsigned n_stat_shm;
-};
-
-/* --idle-sleep: what xnv_nf_run() does when idle (sleep.c). */
-enum libxnv_idle {
-	LIBXNV_IDLE_POLL = 0,	/* never back off (--busy-poll) */
-	LIBXNV_IDLE_ADAPTIVE,	/* pause, yield, sleeps up to 200 us */
-	LIBXNV_IDLE_DOORBELL,	/* ... then sleep on the doorbell */
 };
 
 /* Internal names start with libxnv_; libxnv.map exports none of them. */

@@ -34,12 +34,38 @@
 #define GNTSHARE_BELL_H
 
 #include <stdint.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 struct gnts_bell;
+
+/* What a side does when idle: `--idle-sleep` of xnv-core and of libxnv,
+ * the same words for both (their back-offs: dom0-core/doorbell.c,
+ * domu-lib/io.c). */
+enum gnts_idle {
+	GNTS_IDLE_POLL = 0,	/* never back off (--busy-poll) */
+	GNTS_IDLE_ADAPTIVE,	/* pause, yield, then short sleeps */
+	GNTS_IDLE_DOORBELL,	/* ... then sleep on the doorbell */
+	GNTS_IDLE_COUNT,
+};
+
+static const char *const gnts_idle_names[GNTS_IDLE_COUNT] = {
+	[GNTS_IDLE_POLL] = "poll", [GNTS_IDLE_ADAPTIVE] = "adaptive",
+	[GNTS_IDLE_DOORBELL] = "doorbell",
+};
+
+/** "poll", "adaptive", "doorbell" -> enum gnts_idle; -1 if none. */
+static inline int
+gnts_idle_parse(const char *s)
+{
+	for (int i = 0; i < GNTS_IDLE_COUNT; i++)
+		if (strcmp(s, gnts_idle_names[i]) == 0)
+			return i;
+	return -1;
+}
 
 struct gnts_bell_ops {
 	const char *name;			/* "socketpair", "evtchn" */
