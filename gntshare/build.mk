@@ -12,7 +12,7 @@ GNTS_COMMON := gntshare/ring.c gntshare/host_msg.c gntshare/log.c \
                gntshare/bell_sock.c
 GNTS_CLIENT := gntshare/cli.c gntshare/host_client.c
 GNTS_SERVER := gntshare/region.c gntshare/srv.c gntshare/host_server.c \
-               gntshare/host_listen.c gntshare/host_srv_ops.c
+               gntshare/host_listen.c gntshare/host_wait.c gntshare/host_srv_ops.c
 ifeq ($(HAVE_XEN),1)
 # both sides: doorbells under Xen (event channels), and the strict
 # parsing of XenStore numbers (xen_keys.c needs no Xen library, but is

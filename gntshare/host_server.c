@@ -33,35 +33,8 @@
 #include "gntshare/host.h"
 #include "host_listen.h"
 #include "host_msg.h"
+#include "host_server_pvt.h"
 #include "region_pvt.h"
-
-#define MAX_CONNS    128
-#define ACCEPT_BATCH 8		/* connections accepted per pass */
-#define SERVE_BATCH  16		/* messages read per connection per pass */
-
-struct conn {
-	int fd;			/* -1: free slot */
-	gnts_peer_t dom;
-	struct gnts_peer_cred cred;
-	int attached;
-	struct gnts_bell *bell;	/* the core's end of its doorbells, or NULL */
-	uint64_t since_ms;	/* accepted at */
-	struct gnts_bucket rate;
-};
-
-struct gnts_server {
-	int lfd;
-	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
-	struct gnts_srv_cb cb;
-	void *ctx;
-	gnts_peer_t next_dom;
-	struct gnts_bucket rate, attach_rate;	/* all connections */
-	struct gnts_bucket accept_rate;
-	unsigned rr;				/* first slot served next */
-	struct gnts_ratelimit log;		/* refusals, closes */
-	struct gnts_host_stats st;
-	struct conn conns[MAX_CONNS];
-};
 
 int
 gnts_server_open_cfg(const struct gnts_srv_cfg *cfg, struct gnts_server **out,
@@ -376,26 +349,6 @@ handle(struct gnts_server *s, struct conn *c, struct gnts_msg *m)
 
 /* May @p c be read now?  Unattached connections only send ATTACH: they
  * share the attach rate. */
-static int
-may_read(struct gnts_server *s, struct conn *c, uint64_t now, int take)
-{
-	if (!gnts_bucket_has(&s->rate, GNTS_HOST_RATE, GNTS_HOST_BURST, now,
-			     0) ||
-	    !gnts_bucket_has(&c->rate, GNTS_HOST_CONN_RATE,
-			     GNTS_HOST_CONN_BURST, now, 0) ||
-	    (!c->attached && !gnts_bucket_has(&s->attach_rate,
-					      GNTS_HOST_ATTACH_RATE,
-					      GNTS_HOST_ATTACH_BURST, now, 0)))
-		return 0;
-	if (take) {
-		s->rate.tokens--;
-		c->rate.tokens--;
-		if (!c->attached)
-			s->attach_rate.tokens--;
-	}
-	return 1;
-}
-
 static void
 serve(struct gnts_server *s, struct conn *c)
 {
@@ -403,14 +356,14 @@ serve(struct gnts_server *s, struct conn *c)
 	int k, fd, rc;
 
 	for (k = 0; k < SERVE_BATCH && c->fd >= 0; k++) {
-		if (!may_read(s, c, gnts_now_ms(), 0))
+		if (!gnts_host_may_read(s, c, gnts_now_ms(), 0))
 			return;
 		rc = gnts_msg_recv(c->fd, &m, &fd, 1);
 		if (fd >= 0)
 			close(fd);	/* NFs never send fds */
 		if (rc == -EAGAIN)
 			return;
-		(void)may_read(s, c, gnts_now_ms(), 1);
+		(void)gnts_host_may_read(s, c, gnts_now_ms(), 1);
 		s->st.requests++;
 		if (rc == 0)
 			conn_close(s, c);
@@ -459,36 +412,24 @@ gnts_server_poll(struct gnts_server *s)
 	struct pollfd pfd[MAX_CONNS + 1];
 	int idx[MAX_CONNS + 1];
 	uint64_t now = gnts_now_ms();
-	int n = 0, i, rc, events = 0;
-	unsigned k;
+	int n, i, rc, events = 0, ms = 0;
 
 	if (s == NULL)
 		return 0;
 	housekeeping(s, now);
-	pfd[n] = (struct pollfd){ .fd = s->lfd, .events = POLLIN };
-	idx[n++] = -1;
-	/* Round robin: who is served first (when tokens run out) moves. */
-	s->rr = (s->rr + 1) % MAX_CONNS;
-	for (k = 0; k < MAX_CONNS; k++) {
-		struct conn *c = &s->conns[i = (int)((s->rr + k) % MAX_CONNS)];
-
-		/* Over its rate: not even looked at until it has a token. */
-		if (c->fd < 0 || !may_read(s, c, now, 0))
-			continue;
-		pfd[n] = (struct pollfd){ .fd = c->fd, .events = POLLIN };
-		idx[n++] = i;
-	}
+	n = gnts_host_poll_set(s, now, pfd, idx, &ms);
 	rc = poll(pfd, (nfds_t)n, 0);
 	if (rc <= 0)
 		return rc < 0 && errno != EINTR ? -errno : 0;
 	/* Requests of known connections first, then newcomers. */
-	for (i = 1; i < n; i++) {
-		if (pfd[i].revents == 0 || s->conns[idx[i]].fd < 0)
+	for (i = 0; i < n; i++) {
+		if (idx[i] < 0 || pfd[i].revents == 0 ||
+		    s->conns[idx[i]].fd < 0)
 			continue;
 		events++;
 		serve(s, &s->conns[idx[i]]);
 	}
-	if (pfd[0].revents != 0)
+	if (n > 0 && idx[0] < 0 && pfd[0].revents != 0)
 		for (i = 0; i < ACCEPT_BATCH &&
 		     gnts_bucket_has(&s->accept_rate, GNTS_HOST_ACCEPT_RATE,
 				     GNTS_HOST_ACCEPT_BURST, now, 1) &&

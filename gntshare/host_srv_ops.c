@@ -22,6 +22,12 @@ host_srv_poll(void *impl)
 	return gnts_server_poll(impl);
 }
 
+static int
+host_srv_wait(void *impl, int wake_fd, int max_ms)
+{
+	return gnts_server_wait(impl, wake_fd, max_ms);
+}
+
 static void
 host_srv_detach(void *impl, gnts_peer_t peer, int status, const char *why)
 {
@@ -85,6 +91,7 @@ const struct gnts_srv_ops gnts_host_srv_ops = {
 	.listens = 1,
 	.open = host_srv_open,
 	.poll = host_srv_poll,
+	.wait = host_srv_wait,
 	.detach = host_srv_detach,
 	.close = host_srv_close,
 	.attach_words = host_srv_attach_words,

@@ -7,7 +7,8 @@ through (issue: busy NFs poll, idle NFs sleep).
 every side in its default --idle-sleep doorbell mode:
   - all idle: the CPU time the core and the 32 NFs take together over a
     window (read from /proc) is a small part of one CPU: nobody spins
-    (32 spinners on this machine's CPUs would take all of them);
+    (32 spinners on this machine's CPUs would take all of them), and
+    the core's control thread waits on its sockets instead of napping;
   - then a burst of frames for one chain, picked at random, comes back
     whole through its four NFs, which the core kicked awake, and no other
     chain saw a packet.
@@ -68,6 +69,20 @@ def cpu_ticks(pids):
     return total
 
 
+def control_wakes(pid):
+    """Context switches of the core's control thread (xnv-control): how
+    often it went to sleep, i.e. woke."""
+    for task in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{task}/comm") as f:
+            if f.read().strip() != "xnv-control":
+                continue
+        with open(f"/proc/{pid}/task/{task}/status") as f:
+            st = dict(line.split(":", 1) for line in f if ":" in line)
+        return int(st["voluntary_ctxt_switches"]) + \
+            int(st["nonvoluntary_ctxt_switches"])
+    raise AssertionError(f"core {pid} has no xnv-control thread")
+
+
 def frames(k, n):
     from scapy.layers.inet import IP, UDP
     from scapy.layers.l2 import Ether
@@ -99,15 +114,20 @@ def test_idle_nfs_sleep_and_a_burst_gets_through(xnv, veth):
     wait = scaled(1.0)
     window = scaled(3.0)
     time.sleep(wait)
-    t0, c0 = time.monotonic(), cpu_ticks(pids)
+    t0, c0, w0 = time.monotonic(), cpu_ticks(pids), control_wakes(core.pid)
     time.sleep(window)
-    t1, c1 = time.monotonic(), cpu_ticks(pids)
+    t1, c1, w1 = time.monotonic(), cpu_ticks(pids), control_wakes(core.pid)
     used = (c1 - c0) / hz / (t1 - t0)
     log.info("idle: core + %d NFs took %.2f %% of one CPU over %.1f s",
              len(nfs), 100 * used, t1 - t0)
     # Spinners would take every CPU (~100 % each); sleepers next to
     # nothing, loaded machine or not.
     assert used < 0.25, f"idle core + NFs took {100 * used:.1f} % of a CPU"
+    # The core's control thread waits on its sockets (and wakes at least
+    # every 100 ms): not a 1 ms nap, which was 1000 wake-ups a second.
+    wakes = (w1 - w0) / (t1 - t0)
+    log.info("idle: the control thread woke %.0f times a second", wakes)
+    assert wakes < 50, f"idle control thread woke {wakes:.0f} times a second"
 
     # A burst for one chain picked at random.
     k = random.randrange(CHAINS)

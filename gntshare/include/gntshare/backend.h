@@ -122,6 +122,10 @@ struct gnts_srv_ops {
 		    size_t errlen);
 	/* Serve pending events without blocking: events handled or -errno. */
 	int (*poll)(void *impl);
+	/* Block until poll() has something to do, @p wake_fd is readable
+	 * or @p max_ms pass: 0 or -errno.  NULL: the control thread naps
+	 * 1 ms between empty polls (a backend with no fd to wait on). */
+	int (*wait)(void *impl, int wake_fd, int max_ms);
 	/* Detach @p peer: tell it why (@p status: -ESHUTDOWN for a clean
 	 * stop of the core), end its channel, call death(). */
 	void (*detach)(void *impl, gnts_peer_t peer, int status,

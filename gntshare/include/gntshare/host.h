@@ -86,6 +86,12 @@ const char *gnts_server_path(const struct gnts_server *s);
  *  @return number of events handled, or a negative errno. */
 int gnts_server_poll(struct gnts_server *s);
 
+/** Block until gnts_server_poll() has something to do (a connection or a
+ *  message, or a deadline: an attach timeout, a rate-limit token), until
+ *  @p wake_fd (if >= 0) is readable, or @p max_ms.
+ *  @return 0, or a negative errno. */
+int gnts_server_wait(struct gnts_server *s, int wake_fd, int max_ms);
+
 /** Detach @p dom: send it @p reason, close its connection, call death(). */
 void gnts_server_detach(struct gnts_server *s, gnts_peer_t dom,
 			const char *reason);
