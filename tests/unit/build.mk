@@ -9,7 +9,7 @@
 # handover its locking.  test_ring_sleep sleeps 10^5 times, 10^7 with
 # XNV_STRESS=1 in the environment.
 UNIT_TESTS  := test_ring test_ring_region test_ring_hostile test_ring_ctl \
-               test_ring_sleep test_bell test_host_backend test_host_server test_galloc \
+               test_ring_sleep test_ring_model test_bell test_host_backend test_host_server test_galloc \
                test_proto test_host_listen test_srv_control test_xen_events \
                test_xen_keys
 # libraries a test needs beyond libgntshare (galloc.o calls libxengnttab)
