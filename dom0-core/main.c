@@ -71,7 +71,7 @@ usage(FILE *f)
 		"                     50 us), doorbell (default: adaptive, then wait\n"
 		"                     on the NFs' doorbells, polling ports at least\n"
 		"                     every --idle-sleep-max us)\n"
-		"  --idle-sleep-max US  longest doorbell wait (default 1000, 50..1000000)\n"
+		"  --idle-sleep-max US  longest doorbell wait (default 2000, 50..1000000)\n"
 		"  --backend host|xen how NFs attach: host processes on the unix\n"
 		"                     socket (default), or Xen domains through\n"
 		"                     XenStore and grant refs (Dom0, gntshare module);\n"
@@ -491,7 +491,7 @@ int
 main(int argc, char **argv)
 {
 	struct xnv_core *c = &core;
-	struct opts o = { .idle = GNTS_IDLE_DOORBELL, .idle_max_us = 1000 };
+	struct opts o = { .idle = GNTS_IDLE_DOORBELL, .idle_max_us = 2000 };
 	struct sigaction sa;
 	char err[512];
 	int eal_argc, app_argc, rc;
