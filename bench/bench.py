@@ -317,7 +317,7 @@ def parse():
 def check_tools(o):
     need = [o.build / "bin" / b for b in ("xnv-core", "xnv-forwarder",
                                           "xnv-generator", "xnv-sink")]
-    need.append(o.build / "bench" / "ring-rt")
+    need += [o.build / "bench" / b for b in ("ring-rt", "wake-floor")]
     missing = [str(p) for p in need if not os.access(p, os.X_OK)]
     missing += [t for t in ("dpdk-testpmd", "taskset", "ip")
                 if shutil.which(t) is None]

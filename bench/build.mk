@@ -29,7 +29,13 @@ $(FLOW_COST): $(B)/obj/bench/flow_cost.o $(filter-out %/main.o,$(CORE_OBJ)) $(GN
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $^ $(DPDK_LIBS) $(XEN_SRV_LIBS) $(SYSTEMD_LIBS) -lpcap $(LDSAN)
 
-bench: all $(RING_RT) $(FLOW_COST)
+# wake-floor: one doorbell wake-up alone (bench/doorbell.py runs it).
+WAKE_FLOOR := $(B)/bench/wake-floor
+$(WAKE_FLOOR): $(B)/obj/bench/wake_floor.o $(GNTS_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDSAN) -o $@ $< $(GNTS_LIB)
+
+bench: all $(RING_RT) $(FLOW_COST) $(WAKE_FLOOR)
 	$(PYTHON) bench/bench.py --build $(B) $(BENCH_ARGS)
 
 # make bench-xen: XenNetVM vs netfront/netback in one emulated Xen boot

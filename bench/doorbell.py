@@ -11,6 +11,12 @@ gives (dom0-core/doorbell.h, domu-lib/sleep.c, docs/DESIGN.md 2.3).
                section) at 1000 packets/s through one forwarder, every
                side in `poll`, `adaptive` and `doorbell` mode: p50, p99,
                p99.9 (goal: doorbell p99 <= 20 us).
+  wake floor   bench/wake_floor.c, interleaved with the above: one kick
+               of the same doorbell (a unix socketpair) at the same rate to
+               a process asleep in poll() on CPU B, answered through shared
+               memory to a spinner on CPU A: what one wake-up costs on this
+               machine with nothing of XenNetVM around it.  A sleeping NF
+               cannot be woken faster than that.
   density      32 forwarders in 8 chains of 4 (every NF on CPU B, the
                core on CPU A), each chain behind a port with nothing to
                receive (net_ring): the CPU time the core and the 32 NFs
@@ -22,6 +28,7 @@ gives (dom0-core/doorbell.h, domu-lib/sleep.c, docs/DESIGN.md 2.3).
 import os
 import re
 import statistics
+import subprocess
 import time
 
 from xnvbench import latency, measure, systems
@@ -36,6 +43,9 @@ CHAINS, DEPTH = 8, 4
 GOAL_BUSY_PCT = 98.0
 GOAL_P99_US = 20.0
 GOAL_IDLE_PCT = 2.0
+IDLE_RUNS = (("adaptive", "adaptive", ()), ("doorbell", "doorbell", ()),
+             ("doorbell, max 1000 us", "doorbell",
+              ("--idle-sleep-max", "1000")))
 
 
 def with_mode(setup, mode):
@@ -75,12 +85,37 @@ def notes(p, pts):
 
 # ---- wake-up latency ----------------------------------------------------
 
+def wake_floor(o, ctx):
+    """One run of bench/wake_floor.c at WAKE_PPS for max(lat_duration, 2)
+    s: {"p50": us, ...} as latency.at_rate's latency_us."""
+    n = int(WAKE_PPS * max(o.lat_duration, 2.0))
+    cmd = [str(ctx.build / "bench" / "wake-floor"), "-n", str(n), "-i",
+           str(1000000 // WAKE_PPS), "-a", str(ctx.cpu_a), "-b",
+           str(ctx.cpu_b)]
+    r = subprocess.run(cmd, capture_output=True, text=True,
+                       timeout=60 + 2 * n / WAKE_PPS)
+    m = re.search(r"n (\d+) p50_us (\S+) p99_us (\S+) p999_us (\S+) "
+                  r"max_us (\S+)", r.stdout)
+    if r.returncode != 0 or not m:
+        raise BenchError("wake-floor failed: %s" % (r.stderr or r.stdout))
+    return dict(latency_us=dict(zip(("p50", "p99", "p999", "max"), map(
+        float, m.groups()[1:]))), samples=int(m.group(1)))
+
+
 def wake_rows(o, ctx, say):
-    """p50/p99/p99.9 at WAKE_PPS for each mode, o.reps runs each,
-    interleaved (mode by mode within a rep)."""
-    runs = {m: [] for m in MODES}
+    """p50/p99/p99.9 at WAKE_PPS for each mode, and the machine's floor,
+    o.reps runs each, interleaved (mode by mode within a rep)."""
+    runs = {m: [] for m in (*MODES, "floor")}
     for _ in range(o.reps):
-        for m in MODES:
+        for m in (*MODES, "floor"):
+            if m == "floor":
+                r = wake_floor(o, ctx)
+                say("  wake-up floor (one doorbell kick, no XenNetVM): "
+                    "p50 %.2f p99 %.2f p99.9 %.2f us" % (
+                        r["latency_us"]["p50"], r["latency_us"]["p99"],
+                        r["latency_us"]["p999"]))
+                runs[m].append(r)
+                continue
             r = latency.at_rate(ctx, 64, WAKE_PPS, o.warmup,
                                 max(o.lat_duration, 2.0), idle=m)
             say("  wake-up at %d pps, %-8s p50 %.2f p99 %.2f p99.9 %.2f us,"
@@ -89,7 +124,7 @@ def wake_rows(o, ctx, say):
                                  r["latency_us"]["p999"], r["samples"]))
             runs[m].append(r)
     rows = []
-    for m in MODES:
+    for m in (*MODES, "floor"):
         def med(k, m=m):
             return round(statistics.median(r["latency_us"][k]
                                            for r in runs[m]), 3)
@@ -126,11 +161,12 @@ def density_config(path, sock, fed):
     return path
 
 
-def density_setup(ctx, label, mode, fed):
+def density_setup(ctx, label, mode, fed, core_extra=()):
     d, prefix = ctx.new_run(label)
     cfg = density_config(d / "density.ini", d / "xnv.sock", fed)
     lib = ("--idle-sleep", mode)
-    sides = [systems.core_side(ctx, d, prefix, cfg, extra=lib)]
+    sides = [systems.core_side(ctx, d, prefix, cfg,
+                               extra=(*lib, *core_extra))]
     chains = 1 if fed == "alone" else CHAINS
     sides += [systems.nf_side(ctx, d, k * DEPTH + j, svc(k, j),
                               ctx.bin("xnv-forwarder"), busy=False, lib=lib)
@@ -145,10 +181,10 @@ def cpu_ticks(pid):
     return int(fields[11]) + int(fields[12])
 
 
-def idle_cpu(o, ctx, mode):
+def idle_cpu(o, ctx, mode, core_extra=()):
     """% of one CPU the core and the 32 NFs take together, all idle."""
     setup, d, prefix = density_setup(ctx, "density-idle-%s" % mode, mode,
-                                     None)
+                                     None, core_extra)
     procs = measure.start_sides(setup.sides, d)
     try:
         log = d / "xnv-core.log"
@@ -171,11 +207,12 @@ def idle_cpu(o, ctx, mode):
 
 def density_rows(o, ctx, say):
     rows = []
-    for mode in ("adaptive", "doorbell"):
-        pct = [idle_cpu(o, ctx, mode) for _ in range(o.reps)]
-        say("  density, 32 idle NFs + core, %-8s %s %% of one CPU" % (
-            mode, " ".join("%.2f" % x for x in pct)))
-        rows.append(dict(system=SYSTEM, config="32 idle NFs, %s" % mode,
+    # The core's --idle-sleep-max: the default (2000 us), and 1000 us.
+    for name, mode, extra in IDLE_RUNS:
+        pct = [idle_cpu(o, ctx, mode, extra) for _ in range(o.reps)]
+        say("  density, 32 idle NFs + core, %-22s %s %% of one CPU" % (
+            name, " ".join("%.2f" % x for x in pct)))
+        rows.append(dict(system=SYSTEM, config="32 idle NFs, %s" % name,
                          size=64, chain_len=DEPTH, reps=len(pct),
                          idle_cpu_pct=round(statistics.median(pct), 3),
                          polling=mode, note="CPU of core + 32 NFs, all "
@@ -221,19 +258,22 @@ def markdown(rows):
                   "PASS" if pct >= GOAL_BUSY_PCT else "MISS"), ""]
     L += ["| wake-up at %d pps, all sides | p50 us | p99 us | p99.9 us | "
           "max us |" % WAKE_PPS, "|---|---|---|---|---|"]
-    for m in MODES:
+    for m in (*MODES, "floor"):
         r = by.get("wake-up, %s" % m)
         if r:
             L.append("| %s | %s | %s | %s | %s |" % (
-                m, r["p50_us"], r["p99_us"], r["p999_us"], r["max_us"]))
-    r = by.get("wake-up, doorbell")
+                m if m != "floor" else "floor: one kick, no XenNetVM "
+                "(wake_floor.c)", r["p50_us"], r["p99_us"], r["p999_us"],
+                r["max_us"]))
+    r, f = by.get("wake-up, doorbell"), by.get("wake-up, floor")
     if r:
-        L += ["", "Goal: doorbell p99 <= %.0f us: **%s** (%s us)." % (
+        L += ["", "Goal: doorbell p99 <= %.0f us: **%s** (%s us%s)." % (
             GOAL_P99_US, "PASS" if float(r["p99_us"]) <= GOAL_P99_US else
-            "MISS", r["p99_us"])]
+            "MISS", r["p99_us"], "; this machine's floor: p99 %s us" %
+            f["p99_us"] if f else "")]
     L += ["", "| 32 NFs (8 chains of 4) + core, all idle | CPU, % of one |",
           "|---|---|"]
-    for m in ("adaptive", "doorbell"):
+    for m, _, _ in IDLE_RUNS:
         r = by.get("32 idle NFs, %s" % m)
         if r:
             L.append("| %s | %s |" % (m, r["idle_cpu_pct"]))
