@@ -132,6 +132,7 @@ struct xnv_core {
 	int idle;			/* --idle-sleep (enum gnts_idle) */
 	unsigned idle_max_us;		/* --idle-sleep-max: longest sleep */
 	int bell_epfd;			/* NFs' doorbells (doorbell.c) */
+	uint64_t kick_tsc;		/* the last kick to an NF */
 	uint64_t pace_due;		/* earliest paced rx due (TSC); 0 or
 					 * UINT64_MAX: none */
 	uint64_t stall_tsc;

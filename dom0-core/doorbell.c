@@ -59,6 +59,7 @@ kick_now(struct xnv_core *c, struct xnv_bell *bl, uint64_t now)
 {
 	bl->owed = 0;
 	bl->next_kick_tsc = now + c->tsc_hz / XNV_BELL_KICKS_MAX;
+	c->kick_tsc = now;
 	if (gnts_bell_kick(bl->b) == 0)
 		bl->kicks++;
 }
@@ -267,6 +268,12 @@ xnv_idle_backoff(struct xnv_core *c, unsigned *idle)
 	}
 	if (n < (bell ? IDLE_BELL_YIELDS : IDLE_YIELDS)) {
 		sched_yield();
+		return;
+	}
+	if (bell && rte_rdtsc() - c->kick_tsc <
+		    c->tsc_hz / 1000000 * XNV_BELL_LINGER_US) {
+		rte_pause();	/* the NF we woke answers soon: no wake-up
+				 * of ours on its way back */
 		return;
 	}
 	if (bell) {

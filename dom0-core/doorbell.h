@@ -37,6 +37,7 @@
 #define XNV_BELL_KICKS_MAX    20000u	/* kicks to one NF per second, at
 					 * most: one each 50 us */
 #define XNV_IDLE_SLEEP_MAX_US 50u	/* adaptive: longest sleep */
+#define XNV_BELL_LINGER_US    200u	/* after a kick, no sleep this long */
 
 /* One NF's doorbells, as the core keeps them (struct xnv_nfrec bell). */
 struct xnv_bell {
