@@ -476,6 +476,21 @@ xen_srv_poll(void *impl)
 	return n;
 }
 
+/* The control thread's wait (backend.h): XenStore's watch fd, or soon
+ * when a device waits for a token or a rescan is due. */
+static int
+xen_srv_wait(void *impl, int wake_fd, int max_ms)
+{
+	struct gnts_xen_server *s = impl;
+	struct pollfd p[2] = { { .fd = xs_fileno(s->xs), .events = POLLIN },
+			       { .fd = wake_fd, .events = POLLIN } };
+
+	if (s->dirty || s->any_pending)
+		max_ms = max_ms > 1 ? 1 : max_ms;
+	return poll(p, wake_fd >= 0 ? 2 : 1, max_ms) < 0 && errno != EINTR ?
+	       -errno : 0;
+}
+
 /* Tell the guest why (@p status, @p reason), end its directory grant,
  * call death(). */
 static void
@@ -564,6 +579,7 @@ const struct gnts_srv_ops gnts_xen_srv_ops = {
 	.name = "xen",
 	.open = xen_srv_open,
 	.poll = xen_srv_poll,
+	.wait = xen_srv_wait,
 	.detach = xen_srv_detach,
 	.close = xen_srv_close,
 	.attach_words = xen_srv_attach_words,
