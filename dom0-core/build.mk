@@ -1,5 +1,5 @@
 # xnv-core: the Dom0 DPDK engine.
-CORE_SRC := dom0-core/main.c dom0-core/eal_args.c dom0-core/config.c \
+CORE_SRC := dom0-core/main.c dom0-core/opts.c dom0-core/eal_args.c dom0-core/config.c \
             dom0-core/config_file.c dom0-core/config_keys.c dom0-core/config_port.c \
             dom0-core/config_devargs.c \
             dom0-core/config_access.c dom0-core/config_limits.c \

@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The core's side of the doorbells: see doorbell.h. */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <sched.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -285,4 +288,21 @@ xnv_idle_backoff(struct xnv_core *c, unsigned *idle)
 	}
 	us = 1u << RTE_MIN((n - IDLE_YIELDS) / 64, 6u);
 	rte_delay_us_sleep(RTE_MIN(us, XNV_IDLE_SLEEP_MAX_US));
+}
+
+int
+xnv_cpu_latency_hold(int us, char *err, size_t len)
+{
+	static int fd = -1;	/* open until exit: the request stands */
+	int32_t v = us;
+	int rc;
+
+	if (fd < 0)
+		fd = open("/dev/cpu_dma_latency", O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || write(fd, &v, sizeof(v)) != (ssize_t)sizeof(v)) {
+		rc = -errno;
+		snprintf(err, len, "/dev/cpu_dma_latency: %s", strerror(-rc));
+		return rc;
+	}
+	return 0;
 }

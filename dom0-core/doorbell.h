@@ -102,4 +102,13 @@ void xnv_idle_backoff(struct xnv_core *c, unsigned *idle);
  *  core gave it: alive though its heartbeat stands still (guard.c). */
 int xnv_bell_asleep_idle(const struct xnv_nfrec *nf);
 
+/**
+ * Hold the CPUs' wake-up latency at @p us (PM QoS, /dev/cpu_dma_latency)
+ * for as long as the process runs: the kernel keeps idle CPUs in idle
+ * states that wake within that (0: they poll), so a wake-up through a
+ * doorbell is not a halted CPU's.  The request ends when the process
+ * does (the kernel closes the file).  @return 0, or -errno and @p err.
+ */
+int xnv_cpu_latency_hold(int us, char *err, size_t len);
+
 #endif /* XNV_DOORBELL_H */

@@ -31,174 +31,12 @@
 #include "eal_args.h"
 #include "logsink.h"
 #include "notify.h"
+#include "opts.h"
 #include "preflight.h"
 
 int xnv_logtype;
 static volatile sig_atomic_t quit, dump_stats;
 static struct xnv_core core;
-
-struct opts {
-	const char *config;
-	int check_only;		/* --check-config: read, check, exit */
-	const char *socket;
-	const char *stats_json;
-	double duration_s;
-	double idle_exit_ms;
-	int idle;		/* --idle-sleep, enum gnts_idle */
-	double idle_max_us;	/* --idle-sleep-max */
-	const char *backend;	/* --backend: a gntshare backend */
-};
-
-static void
-usage(FILE *f)
-{
-	fprintf(f,
-		"usage: xnv-core [EAL options] -- --config FILE [options]\n"
-		"       xnv-core --check-config FILE [--backend host|xen]\n"
-		"  --config FILE      INI configuration (ports, groups, services, chains;\n"
-		"                     docs/CONFIG.md)\n"
-		"  --check-config FILE  check FILE as far as can be without starting\n"
-		"                     DPDK, print its warnings, 'FILE: ok'; exit 0 or 1\n"
-		"                     (for the host backend unless --backend says)\n"
-		"  --socket PATH      NF socket, overrides [core] socket\n"
-		"  --duration SEC     stop after SEC seconds\n"
-		"  --idle-exit MS     stop once rx has been idle MS ms (since the\n"
-		"                     last packet, or since rx started if none came)\n"
-		"                     and every buffer is back in its pool (pcap runs)\n"
-		"  --stats-json FILE  write the final counters as JSON\n"
-		"  --idle-sleep MODE  when idle: poll (never back off; = --busy-poll),\n"
-		"                     adaptive (spin, pause, yield, then sleep up to\n"
-		"                     50 us), doorbell (default: adaptive, then wait\n"
-		"                     on the NFs' doorbells, polling ports at least\n"
-		"                     every --idle-sleep-max us)\n"
-		"  --idle-sleep-max US  longest doorbell wait (default 2000, 50..1000000)\n"
-		"  --backend host|xen how NFs attach: host processes on the unix\n"
-		"                     socket (default), or Xen domains through\n"
-		"                     XenStore and grant refs (Dom0, gntshare module);\n"
-		"                     this build has: %s\n"
-		"  --version          print the version and exit\n"
-		"  -h, --help         this text\n"
-		"Exit status: 0 after a clean stop, 2 for a usage error, 1 for\n"
-		"any other error.\n"
-		"EAL memory: unless given, --in-memory when 2 MiB hugepages are free,\n"
-		"else --no-huge (logged); --iova-mode=va unless given (the pools\n"
-		"are DMA-mapped by virtual address: PCI NICs on vfio-pci).\n"
-		"SIGUSR1 prints the counters.\n",
-		gnts_srv_kinds());
-}
-
-static int
-parse_num(const char *opt, const char *v, double *out)
-{
-	char *end;
-
-	*out = strtod(v, &end);
-	if (end == v || *end != '\0' || *out <= 0) {
-		fprintf(stderr, "xnv-core: %s %s: expected a positive number\n",
-			opt, v);
-		return -1;
-	}
-	return 0;
-}
-
-/* @p sep: the command line had a '--' (what is before it is EAL's). */
-static int
-parse_opts(int argc, char **argv, int sep, struct opts *o)
-{
-	static const struct option lo[] = {
-		{ "config", required_argument, NULL, 'c' },
-		{ "check-config", required_argument, NULL, 'C' },
-		{ "socket", required_argument, NULL, 's' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "idle-exit", required_argument, NULL, 'i' },
-		{ "stats-json", required_argument, NULL, 'j' },
-		{ "busy-poll", no_argument, NULL, 'b' },
-		{ "idle-sleep", required_argument, NULL, 'I' },
-		{ "idle-sleep-max", required_argument, NULL, 'M' },
-		{ "backend", required_argument, NULL, 'B' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c;
-
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-		switch (c) {
-		case 'c': o->config = optarg; break;
-		case 'C': o->config = optarg; o->check_only = 1; break;
-		case 's':
-			if (optarg[0] != '/') {
-				fprintf(stderr, "xnv-core: --socket %s: expected "
-					"an absolute path\n", optarg);
-				return -1;
-			}
-			o->socket = optarg;
-			break;
-		case 'j': o->stats_json = optarg; break;
-		case 'b': o->idle = GNTS_IDLE_POLL; break;
-		case 'I':
-			if ((o->idle = gnts_idle_parse(optarg)) < 0) {
-				fprintf(stderr, "xnv-core: --idle-sleep %s: "
-					"expected poll, adaptive or doorbell\n",
-					optarg);
-				return -1;
-			}
-			break;
-		case 'M':
-			if (parse_num("--idle-sleep-max", optarg,
-				      &o->idle_max_us))
-				return -1;
-			if (o->idle_max_us < 50 || o->idle_max_us > 1e6) {
-				fprintf(stderr, "xnv-core: --idle-sleep-max "
-					"%s: expected 50 to 1000000 (us)\n",
-					optarg);
-				return -1;
-			}
-			break;
-		case 'B':
-			if (gnts_srv_backend(optarg) == NULL) {
-				fprintf(stderr, "xnv-core: --backend %s: "
-					"expected one of: %s\n", optarg,
-					gnts_srv_kinds());
-				return -1;
-			}
-			o->backend = optarg;
-			break;
-		case 'd':
-			if (parse_num("--duration", optarg, &o->duration_s))
-				return -1;
-			break;
-		case 'i':
-			if (parse_num("--idle-exit", optarg, &o->idle_exit_ms))
-				return -1;
-			break;
-		case 'h': usage(stdout); exit(0);
-		case 'V':
-			printf("xnv-core (XenNetVM) %s\n", XNV_VERSION);
-			exit(0);
-		default:
-			fprintf(stderr, "xnv-core: unknown or incomplete option "
-				"'%s' (%s)\n", argv[optind - 1], sep ? "see --help" :
-				"EAL options go before '--', xnv-core's after "
-				"it: xnv-core [EAL options] -- --config FILE");
-			return -1;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "xnv-core: unexpected argument '%s'\n",
-			argv[optind]);
-		return -1;
-	}
-	if (o->config == NULL) {
-		fprintf(stderr, "xnv-core: --config FILE is required "
-			"(usage: xnv-core [EAL options] -- --config FILE; "
-			"see --help)\n");
-		return -1;
-	}
-	return 0;
-}
 
 /*
  * The config read and checked, all that can be without DPDK; its
@@ -491,7 +329,8 @@ int
 main(int argc, char **argv)
 {
 	struct xnv_core *c = &core;
-	struct opts o = { .idle = GNTS_IDLE_DOORBELL, .idle_max_us = 2000 };
+	struct opts o = { .idle = GNTS_IDLE_DOORBELL, .idle_max_us = 2000,
+			  .cpu_latency_us = -1 };
 	struct sigaction sa;
 	char err[512];
 	int eal_argc, app_argc, rc;
@@ -501,7 +340,7 @@ main(int argc, char **argv)
 	if (xnv_split_args(argc, argv, &eal_argc, &eal_argv, &app_argc,
 			   &app_argv) < 0)
 		return 1;
-	if (parse_opts(app_argc, app_argv, app_argv != argv, &o) < 0) {
+	if (xnv_parse_opts(app_argc, app_argv, app_argv != argv, &o) < 0) {
 		free(eal_argv);
 		return 2;	/* a usage error */
 	}
@@ -516,6 +355,14 @@ main(int argc, char **argv)
 	if (xnv_preflight_start(&c->cfg, o.backend, o.stats_json, err,
 				sizeof(err)) < 0) {
 		fprintf(stderr, "xnv-core: %s\n", err);
+		xnv_config_free(&c->cfg);
+		free(eal_argv);
+		return 1;
+	}
+	if (o.cpu_latency_us >= 0 &&
+	    xnv_cpu_latency_hold(o.cpu_latency_us, err, sizeof(err)) < 0) {
+		fprintf(stderr, "xnv-core: --cpu-latency %d: %s\n",
+			o.cpu_latency_us, err);
 		xnv_config_free(&c->cfg);
 		free(eal_argv);
 		return 1;
@@ -535,6 +382,9 @@ main(int argc, char **argv)
 		fprintf(stderr, "xnv-core: %s\n", err);
 	if (xnv_eal_notice()[0] != '\0')
 		XLOG(NOTICE, "%s\n", xnv_eal_notice());
+	if (o.cpu_latency_us >= 0)
+		XLOG(INFO, "CPU wake-up latency held at %d us while running "
+		     "(/dev/cpu_dma_latency)\n", o.cpu_latency_us);
 	if (rte_eal_init(eal_argc, eal_argv) < 0) {
 		fprintf(stderr, "xnv-core: EAL init failed: %s\n",
 			rte_strerror(rte_errno));

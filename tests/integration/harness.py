@@ -230,9 +230,10 @@ class XnvEnv:
 
     def start_core(self, config, socket=None, idle_exit=None, duration=60,
                    stats_json="stats.json", eal=("-l", "0"), wrapper=(),
-                   name="core", binary=None, env=None):
+                   name="core", binary=None, env=None, extra=()):
         """[wrapper] xnv-core [EAL] -- --config F --socket S --duration D
-        ...; binary: another copy of xnv-core; env: its environment."""
+        ... [extra]; binary: another copy of xnv-core; env: its
+        environment."""
         socket = Path(socket or self.socket)
         name = self._unique(name)
         argv = [*wrapper, binary or CORE_BIN, *eal, "--", "--config", config,
@@ -243,6 +244,7 @@ class XnvEnv:
         if stats_json:
             stats = self.dir / f"{name}-{stats_json}"
             argv += ["--stats-json", stats]
+        argv += list(extra)
         core = Core(name, argv, self.dir, socket, stats, env=env)
         self.procs.append(core)
         return core

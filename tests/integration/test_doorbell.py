@@ -21,7 +21,10 @@ import logging
 import os
 import random
 import re
+import struct
 import time
+
+import pytest
 
 import harness
 from harness import CORE_BIN, FWD_BIN, Telemetry, nf_info, nf_infos, \
@@ -203,3 +206,45 @@ def test_bad_idle_sleep_is_a_usage_error(xnv):
     r = xnv.run([FWD_BIN, "--service", "x"], env=env)
     assert r.returncode == 2, r
     assert "--idle-sleep never: expected" in r.stderr, r.stderr
+
+
+CPU_LATENCY = "/dev/cpu_dma_latency"
+
+
+def cpu_latency_now():
+    """The kernel's current CPU wake-up latency target, in us (PM QoS:
+    the lowest any holder asked for)."""
+    with open(CPU_LATENCY, "rb") as f:
+        return struct.unpack("i", f.read(4))[0]
+
+
+def test_cpu_latency_held_while_the_core_runs(xnv):
+    """--cpu-latency US: /dev/cpu_dma_latency says US while the core runs,
+    and what it said before once the core is stopped."""
+    try:
+        before = cpu_latency_now()
+    except OSError as e:
+        pytest.skip(f"{CPU_LATENCY}: {e}")
+    want = 7
+    if before <= want:
+        pytest.skip(f"{CPU_LATENCY} is {before} us already (held by "
+                    f"another process): nothing to see")
+    cfg = write_config(xnv.path("lat.ini"), [
+        ("port p", {"dev": "net_null0", "chain": "p"})])
+    core = xnv.start_core(cfg, extra=["--cpu-latency", want])
+    core.wait_ready()
+    core.wait_output(r"CPU wake-up latency held at 7 us", 10)
+    assert cpu_latency_now() == want
+    core.stop()
+    assert core.returncode == 0, core.stderr()
+    assert cpu_latency_now() == before
+
+
+def test_bad_cpu_latency_is_a_usage_error(xnv):
+    for bad in ("-1", "1000001", "soon", ""):
+        r = xnv.run([CORE_BIN, "--no-huge", "--", "--config", "/nonexistent",
+                     "--cpu-latency", bad])
+        assert r.returncode == 2, r
+        assert r.stderr.strip().splitlines() == [
+            f"xnv-core: --cpu-latency {bad}: expected 0 to 1000000 (us)"], \
+            r.stderr
