@@ -18,11 +18,14 @@
  * a busy core sees without a wake-up of its own.
  *
  * Usage: wake-floor [-n COUNT] [-i INTERVAL_US] [-a CPU_A] [-b CPU_B]
+ *                   [-l US]
+ * -l: hold /dev/cpu_dma_latency at US meanwhile, as xnv-core --cpu-latency.
  * Output: "wake-floor: n N p50_us X p99_us X p999_us X max_us X".
  * Exit status: 0, or after -h; 2 for a usage error (one line); 1 for any
  * other error.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
 #include <sched.h>
@@ -40,7 +43,7 @@
 #include <gntshare/bell.h>
 
 struct params {
-	long n, interval_us;
+	long n, interval_us, cpu_latency;	/* -1: not held */
 	int cpu_a, cpu_b;
 };
 
@@ -143,14 +146,14 @@ parse(int argc, char **argv, struct params *p)
 	int c;
 
 	*p = (struct params){ .n = 3000, .interval_us = 1000, .cpu_a = 0,
-			      .cpu_b = 1 };
-	while ((c = getopt(argc, argv, "n:i:a:b:h")) != -1) {
+			      .cpu_b = 1, .cpu_latency = -1 };
+	while ((c = getopt(argc, argv, "n:i:a:b:l:h")) != -1) {
 		char *end = NULL;
 		long v = optarg != NULL ? strtol(optarg, &end, 10) : 0;
 
 		if (c == 'h') {
 			printf("usage: wake-floor [-n COUNT] [-i INTERVAL_US] "
-			       "[-a CPU_A] [-b CPU_B]\n");
+			       "[-a CPU_A] [-b CPU_B] [-l US]\n");
 			return 1;
 		}
 		if (c == '?' || end == optarg || *end != '\0' || v < 0 ||
@@ -162,6 +165,8 @@ parse(int argc, char **argv, struct params *p)
 			p->n = v;
 		else if (c == 'i')
 			p->interval_us = v;
+		else if (c == 'l')
+			p->cpu_latency = v;
 		else if (c == 'a')
 			p->cpu_a = (int)v;
 		else
@@ -180,6 +185,17 @@ main(int argc, char **argv)
 	if (rc != 0)
 		return rc < 0 ? 2 : 0;
 	signal(SIGPIPE, SIG_IGN);
+	if (p.cpu_latency >= 0) {
+		int32_t v = (int32_t)p.cpu_latency;
+		int fd = open("/dev/cpu_dma_latency", O_WRONLY | O_CLOEXEC);
+
+		/* Left open: the request stands until exit. */
+		if (fd < 0 || write(fd, &v, sizeof(v)) != (ssize_t)sizeof(v)) {
+			fprintf(stderr, "wake-floor: /dev/cpu_dma_latency: %s\n",
+				strerror(errno));
+			return 1;
+		}
+	}
 	lat = calloc((size_t)p.n, sizeof(*lat));
 	if (lat == NULL || run(&p, lat) < 0) {
 		fprintf(stderr, "wake-floor: the run failed\n");

@@ -42,12 +42,13 @@ def _config(path, sock, size, pps):
     return path
 
 
-def _sides(ctx, size, pps, label, idle=None):
-    """idle: both sides' --idle-sleep (None: both busy-poll)."""
+def _sides(ctx, size, pps, label, idle=None, core_extra=()):
+    """idle: both sides' --idle-sleep (None: both busy-poll); core_extra:
+    more xnv-core options."""
     d, prefix = ctx.new_run(label)
     cfg = _config(d / "lat.ini", d / "xnv.sock", size, pps)
     mode = () if idle is None else ("--idle-sleep", idle)
-    return [core_side(ctx, d, prefix, cfg, extra=mode),
+    return [core_side(ctx, d, prefix, cfg, extra=(*mode, *core_extra)),
             nf_side(ctx, d, 1, "fwd", ctx.bin("xnv-forwarder"), lib=mode,
                     busy=idle is None)], prefix, d
 
@@ -59,12 +60,13 @@ def max_rate(ctx, size, warmup, duration):
                    duration)
 
 
-def at_rate(ctx, size, pps, warmup, duration, idle=None):
+def at_rate(ctx, size, pps, warmup, duration, idle=None, core_extra=()):
     """At pps packets/s offered: {"latency_us": {p50, p99, ...}, "cdf":
     [(us, fraction)], offered_mpps, sent_mpps, lost, samples}; idle: the
-    core's and the NF's --idle-sleep (None: both busy-poll)."""
+    core's and the NF's --idle-sleep (None: both busy-poll); core_extra:
+    more xnv-core options."""
     sides, prefix, d = _sides(ctx, size, int(pps), "latency-%d%s" % (
-        pps, "" if idle is None else "-" + idle), idle)
+        pps, "" if idle is None else "-" + idle), idle, core_extra)
     procs = start_sides(sides, d)
     try:
         tel = Telemetry(prefix, procs)
