@@ -441,10 +441,13 @@ xnv_rx_port(struct xnv_core *c, uint16_t idx, uint64_t now)
 	uint64_t rx_tsc = 0;
 	int flows;
 
-	if (!p->rx_on || !p->started)
-		return 0;
+	/* Parked packets first, rx stopped or not: they finish the chain
+	 * they were given, or drop after stall_timeout_ms (a chain unset
+	 * while some waited for room used to keep them for ever). */
 	if (xnv_flush_pending(c, &p->pend, now))
 		return 1;	/* waiting for room is not idleness */
+	if (!p->rx_on || !p->started)
+		return 0;
 	if (unlikely(p->pace.cost != 0)) {
 		want = xnv_pace_allow(&p->pace, now - c->start_tsc, want);
 		if (want == 0)	/* paced, nothing due yet */

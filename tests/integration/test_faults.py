@@ -12,7 +12,8 @@
     the core never stops.
 (c) Core restart: an NF with --reattach reports the loss and attaches
     again to the next core on the same socket (after SIGKILL and after a
-    clean stop of the core); one without exits with a clear line."""
+    clean stop of the core); one without exits with a clear line.
+Also: packets parked for room when a port's chain is unset still finish."""
 import re
 import signal
 import time
@@ -50,6 +51,25 @@ def pool_full(t, held_by_port=0, timeout=5):
         g = t("/xnv/group/info", 0)
         return g if g["free"] + held_by_port == g["pool_bufs"] else None
     return wait_until(full, timeout, "every buffer back in the pool")
+
+
+def test_parked_packets_finish_after_chain_unset(xnv):
+    """A slow NF's ring is full, so the port's next packets wait in the
+    core (parked) for room; `chain unset` stops the port's rx and the NF
+    then goes away: the parked packets still finish (to the NF while it
+    is there, then dropped: its service has no instance), and every
+    buffer comes home.  Kept for ever before."""
+    core = start_named_core(xnv, chain_config(xnv, "park", ring_size=64),
+                            "park")
+    nf = start_testnf(xnv, "fwd", "g", "fwd-1", delay_us=1000, flows=False,
+                      socket=core.socket)
+    core.wait_attached(nf)
+    with Telemetry(core) as t:
+        grows(t, "fwd-1", 100)      # its ring full, the port parked
+        assert "error" not in t("/xnv/chain/unset", "in")
+        nf.stop()
+        assert nf.returncode == 0, nf.stderr()
+        pool_full(t, timeout=10)
 
 
 # --------------------------------------------------------------------------
