@@ -133,6 +133,7 @@ struct xnv_core {
 	unsigned idle_max_us;		/* --idle-sleep-max: longest sleep */
 	int bell_epfd;			/* NFs' doorbells (doorbell.c) */
 	uint64_t kick_tsc;		/* the last kick to an NF */
+	uint64_t idle_since_tsc;	/* idle since (xnv_idle_backoff) */
 	uint64_t pace_due;		/* earliest paced rx due (TSC); 0 or
 					 * UINT64_MAX: none */
 	uint64_t stall_tsc;

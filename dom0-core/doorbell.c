@@ -256,6 +256,7 @@ pace_cap(struct xnv_core *c, unsigned *us)
 #define IDLE_PAUSES      2048u
 #define IDLE_YIELDS      8192u
 #define IDLE_BELL_YIELDS (IDLE_PAUSES + 16u)
+#define IDLE_BELL_AFTER_US 500u	/* doorbell: idle this long, sleep */
 
 void
 xnv_idle_backoff(struct xnv_core *c, unsigned *idle)
@@ -263,6 +264,8 @@ xnv_idle_backoff(struct xnv_core *c, unsigned *idle)
 	unsigned n = (*idle)++, us;
 	int bell = c->idle == GNTS_IDLE_DOORBELL && c->bell_epfd >= 0;
 
+	if (n == 0)
+		c->idle_since_tsc = rte_rdtsc();
 	if (n < IDLE_SPINS)
 		return;
 	if (n < IDLE_PAUSES) {
@@ -270,8 +273,17 @@ xnv_idle_backoff(struct xnv_core *c, unsigned *idle)
 		return;
 	}
 	if (n < (bell ? IDLE_BELL_YIELDS : IDLE_YIELDS)) {
-		sched_yield();
-		return;
+		/* On a loaded CPU one yield can last a time slice of another
+		 * task: doorbell mode sleeps once idle IDLE_BELL_AFTER_US,
+		 * however few yields that took (else a port paced every few
+		 * ms kept it from ever sleeping). */
+		if (!bell || rte_rdtsc() - c->idle_since_tsc <
+			     c->tsc_hz / 1000000 * IDLE_BELL_AFTER_US) {
+			sched_yield();
+			return;
+		}
+		*idle = IDLE_BELL_YIELDS + 1;
+		n = IDLE_BELL_YIELDS;
 	}
 	if (bell && rte_rdtsc() - c->kick_tsc <
 		    c->tsc_hz / 1000000 * XNV_BELL_LINGER_US) {

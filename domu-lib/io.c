@@ -18,6 +18,7 @@
 				 * yields on a loaded CPU: dom0-core/
 				 * doorbell.c, xnv_idle_backoff) */
 #define IDLE_SLEEP_MAX_US 200u	/* ... then sleeps doubling up to this */
+#define IDLE_BELL_AFTER_NS 200000ull	/* doorbell: idle this long, sleep */
 
 static inline void
 cpu_pause(void)
@@ -27,6 +28,24 @@ cpu_pause(void)
 #endif
 }
 
+static uint64_t
+fine_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Doorbell mode, yielding: 1 once idle IDLE_BELL_AFTER_NS.  On a loaded
+ * CPU one yield can last a time slice of another task, and packets a few
+ * ms apart kept an NF that counted yields from ever sleeping. */
+static int
+idle_long(const struct xnv_nf *nf)
+{
+	return fine_ns() - nf->idle_since_ns > IDLE_BELL_AFTER_NS;
+}
+
 static void
 idle_backoff(struct xnv_nf *nf, unsigned *idle)
 {
@@ -34,9 +53,12 @@ idle_backoff(struct xnv_nf *nf, unsigned *idle)
 	int bell = nf->idle == GNTS_IDLE_DOORBELL && nf->bell != NULL &&
 		   gnts_ring_sleep_ok(&nf->rx);
 
+	if (n == 0 && bell)
+		nf->idle_since_ns = fine_ns();
 	if (n < IDLE_PAUSES) {
 		cpu_pause();
-	} else if (n < (bell ? IDLE_PAUSES + IDLE_BELL_YIELDS : IDLE_YIELDS)) {
+	} else if (n < (bell ? IDLE_PAUSES + IDLE_BELL_YIELDS : IDLE_YIELDS) &&
+		   !(bell && idle_long(nf))) {
 		sched_yield();
 	} else if (bell) {
 		/* Idle a while: sleep on the doorbell (sleep.c), not on a

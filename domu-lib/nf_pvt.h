@@ -43,6 +43,7 @@ struct xnv_nf {
 	struct gnts_bell *bell;
 	int armed;			/* xnv_nf_arm() said sleep */
 	uint64_t wakeups;		/* kicks that woke us */
+	uint64_t idle_since_ns;		/* idle_backoff(), doorbell mode */
 	uint64_t kicks;			/* kicks we sent the core */
 	volatile sig_atomic_t stop;
 	struct xnv_nf_stats st;
