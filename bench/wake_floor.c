@@ -94,6 +94,20 @@ sleeper(int fd, _Atomic uint64_t *word)
 	}
 }
 
+/* Spin until the sleeper answers round @p i: 0, or -1 if it exited
+ * (its status in *@p st). */
+static int
+await_answer(_Atomic uint64_t *word, uint64_t i, pid_t pid, int *st)
+{
+	unsigned long spins = 0;
+
+	while (atomic_load_explicit(word, memory_order_acquire) != i)
+		if ((++spins & 0xfffffu) == 0 &&
+		    waitpid(pid, st, WNOHANG) == pid)
+			return -1;
+	return 0;
+}
+
 static int
 run(const struct params *p, double *lat)
 {
@@ -103,6 +117,12 @@ run(const struct params *p, double *lat)
 	pid_t pid;
 	long i;
 
+	/* Both CPUs there and ours to use, before the sleeper starts. */
+	if (pin(p->cpu_b) < 0 || pin(p->cpu_a) < 0) {
+		fprintf(stderr, "wake-floor: CPU %d or %d: %s\n", p->cpu_a,
+			p->cpu_b, strerror(errno));
+		return -1;
+	}
 	word = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
 		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (word == MAP_FAILED || gnts_bell_sock_pair(&core, &nf_fd) < 0) {
@@ -129,36 +149,64 @@ run(const struct params *p, double *lat)
 		t0 = now_us();
 		if (gnts_bell_kick(core) < 0)
 			break;
-		while (atomic_load_explicit(word, memory_order_acquire) !=
-		       (uint64_t)i + 1)
-			;
+		if (await_answer(word, (uint64_t)i + 1, pid, &st) < 0) {
+			fprintf(stderr, "wake-floor: the sleeper exited\n");
+			pid = -1;
+			break;
+		}
 		lat[i] = now_us() - t0;
 	}
 	gnts_bell_close(core);	/* ends the sleeper */
-	waitpid(pid, &st, 0);
+	if (pid > 0)
+		waitpid(pid, &st, 0);
 	munmap((void *)word, 4096);
 	return i == p->n && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
 }
 
+static void
+usage(FILE *f)
+{
+	fprintf(f, "usage: wake-floor [-n COUNT] [-i INTERVAL_US] [-a CPU_A] "
+		"[-b CPU_B] [-l US]\n"
+		"  -n COUNT        kicks, 1 to 10000000 (default 3000)\n"
+		"  -i INTERVAL_US  between kicks (default 1000)\n"
+		"  -a CPU_A        the kicker's CPU (default 0)\n"
+		"  -b CPU_B        the sleeper's CPU (default 1)\n"
+		"  -l US           hold /dev/cpu_dma_latency at US meanwhile\n"
+		"Prints: wake-floor: n N p50_us X p99_us X p999_us X max_us X\n"
+		"Exit status: 0, 2 for a usage error, 1 for any other error.\n");
+}
+
+/* 0, 1 (--help said) or -1 (a usage error said in one line). */
 static int
 parse(int argc, char **argv, struct params *p)
 {
+	static const struct option lo[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
 	int c;
 
 	*p = (struct params){ .n = 3000, .interval_us = 1000, .cpu_a = 0,
 			      .cpu_b = 1, .cpu_latency = -1 };
-	while ((c = getopt(argc, argv, "n:i:a:b:l:h")) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "n:i:a:b:l:h", lo, NULL)) != -1) {
 		char *end = NULL;
-		long v = optarg != NULL ? strtol(optarg, &end, 10) : 0;
+		long v = c != '?' && c != 'h' ? strtol(optarg, &end, 10) : 0;
 
 		if (c == 'h') {
-			printf("usage: wake-floor [-n COUNT] [-i INTERVAL_US] "
-			       "[-a CPU_A] [-b CPU_B] [-l US]\n");
+			usage(stdout);
 			return 1;
 		}
-		if (c == '?' || end == optarg || *end != '\0' || v < 0 ||
-		    (c == 'n' && (v < 1 || v > 10000000))) {
-			fprintf(stderr, "wake-floor: bad option (-h: usage)\n");
+		if (c == '?') {
+			fprintf(stderr, "wake-floor: %s: unknown option or no "
+				"value (--help: usage)\n", argv[optind - 1]);
+			return -1;
+		}
+		if (end == optarg || *end != '\0' || v < (c == 'n') ||
+		    v > 10000000) {
+			fprintf(stderr, "wake-floor: -%c %s: expected %d to "
+				"10000000\n", c, optarg, c == 'n');
 			return -1;
 		}
 		if (c == 'n')
@@ -171,6 +219,11 @@ parse(int argc, char **argv, struct params *p)
 			p->cpu_a = (int)v;
 		else
 			p->cpu_b = (int)v;
+	}
+	if (optind < argc) {
+		fprintf(stderr, "wake-floor: unexpected argument '%s'\n",
+			argv[optind]);
+		return -1;
 	}
 	return 0;
 }

@@ -64,6 +64,7 @@ USAGE_ERRORS = {
                         "--group", "g", "--flood", "--wait", "long"],
     "xnv-testnf": ["--", "--delay-us", "slow"],
     "ring-rt": ["-n", "three"],
+    "wake-floor": ["-n", "three"],
     "flow-cost": ["--", "in.pcap", "rules.txt", "many"],
     "stall-stderr": ["flag", "--"],
 }
@@ -76,6 +77,7 @@ RUNTIME_ERRORS = {
                         "--flood"],
     "xnv-testnf": ["--service", "s", "--socket", NO_CORE],
     "ring-rt": ["-c", "0", "-f", "4095", "-n", "1", "-d", "0.1", "-w", "0"],
+    "wake-floor": ["-a", "0", "-b", "4095", "-n", "1"],
     "flow-cost": ["-l", "0", "--no-pci", "--no-huge", "-m", "128",
                   "--file-prefix", f"conv-{os.getpid()}",
                   "--log-level=lib.*:error", "--", "/nonexistent.pcap", "r.txt"],
