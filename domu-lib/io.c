@@ -28,12 +28,14 @@ cpu_pause(void)
 #endif
 }
 
+/* CLOCK_MONOTONIC (fine, for the idle back-off) or _COARSE (a tick's
+ * resolution, cheaper: the quiet check) in ns. */
 static uint64_t
-fine_ns(void)
+clock_ns(clockid_t id)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(id, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
@@ -43,7 +45,8 @@ fine_ns(void)
 static int
 idle_long(const struct xnv_nf *nf)
 {
-	return fine_ns() - nf->idle_since_ns > IDLE_BELL_AFTER_NS;
+	return clock_ns(CLOCK_MONOTONIC) - nf->idle_since_ns >
+	       IDLE_BELL_AFTER_NS;
 }
 
 static void
@@ -54,7 +57,7 @@ idle_backoff(struct xnv_nf *nf, unsigned *idle)
 		   gnts_ring_sleep_ok(&nf->rx);
 
 	if (n == 0 && bell)
-		nf->idle_since_ns = fine_ns();
+		nf->idle_since_ns = clock_ns(CLOCK_MONOTONIC);
 	if (n < IDLE_PAUSES) {
 		cpu_pause();
 	} else if (n < (bell ? IDLE_PAUSES + IDLE_BELL_YIELDS : IDLE_YIELDS) &&
@@ -228,15 +231,6 @@ xnv_nf_poll(struct xnv_nf *nf, xnv_handler_t handler, void *ctx)
 	return (int)n;
 }
 
-static uint64_t
-mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /*
  * Is the core still there?  Asked of the backend (the socket, or the
  * backend state in XenStore: a round trip through xenstored, which any
@@ -252,7 +246,7 @@ quiet_and_gone(struct xnv_nf *nf, unsigned idle, uint64_t *quiet_since)
 
 	if ((idle & 255u) != 255u && idle < IDLE_YIELDS)
 		return 0;
-	now = mono_ns();
+	now = clock_ns(CLOCK_MONOTONIC_COARSE);
 	if (*quiet_since == 0)
 		*quiet_since = now;
 	return now - *quiet_since >= QUIET_NS && !libxnv_core_alive(nf);
