@@ -417,6 +417,9 @@ gnts_server_poll(struct gnts_server *s)
 	if (s == NULL)
 		return 0;
 	housekeeping(s, now);
+	/* Round robin: who is served first (when tokens run out) moves;
+	 * here only, not in gnts_server_wait's look at the same set. */
+	s->rr = (s->rr + 1) % MAX_CONNS;
 	n = gnts_host_poll_set(s, now, pfd, idx, &ms);
 	rc = poll(pfd, (nfds_t)n, 0);
 	if (rc <= 0)

@@ -11,7 +11,8 @@
 #include "host_server_pvt.h"
 
 int
-gnts_host_may_read(struct gnts_server *s, struct conn *c, uint64_t now, int take)
+gnts_host_may_read(struct gnts_server *s, struct conn *c, uint64_t now,
+		   int take)
 {
 	if (!gnts_bucket_has(&s->rate, GNTS_HOST_RATE, GNTS_HOST_BURST, now,
 			     0) ||
@@ -38,8 +39,8 @@ gnts_host_may_read(struct gnts_server *s, struct conn *c, uint64_t now, int take
  * happens: a token coming, an unattached connection's deadline.
  */
 int
-gnts_host_poll_set(struct gnts_server *s, uint64_t now, struct pollfd *pfd, int *idx,
-	 int *wait_ms)
+gnts_host_poll_set(struct gnts_server *s, uint64_t now, struct pollfd *pfd,
+		   int *idx, int *wait_ms)
 {
 	int n = 0, i, limited = 0;
 	unsigned k;
@@ -51,8 +52,7 @@ gnts_host_poll_set(struct gnts_server *s, uint64_t now, struct pollfd *pfd, int 
 	} else {
 		limited = 1;
 	}
-	/* Round robin: who is served first (when tokens run out) moves. */
-	s->rr = (s->rr + 1) % MAX_CONNS;
+	/* From the round robin's slot (gnts_server_poll moves it). */
 	for (k = 0; k < MAX_CONNS; k++) {
 		struct conn *c = &s->conns[i = (int)((s->rr + k) % MAX_CONNS)];
 
