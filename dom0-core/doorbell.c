@@ -258,11 +258,18 @@ pace_cap(struct xnv_core *c, unsigned *us)
 #define IDLE_BELL_YIELDS (IDLE_PAUSES + 16u)
 #define IDLE_BELL_AFTER_US 500u	/* doorbell: idle this long, sleep */
 
+static inline uint64_t
+us_tsc(const struct xnv_core *c, unsigned us)
+{
+	return c->tsc_hz / 1000000 * us;
+}
+
 void
 xnv_idle_backoff(struct xnv_core *c, unsigned *idle)
 {
 	unsigned n = (*idle)++, us;
 	int bell = c->idle == GNTS_IDLE_DOORBELL && c->bell_epfd >= 0;
+	uint64_t now;
 
 	if (n == 0)
 		c->idle_since_tsc = rte_rdtsc();
@@ -272,21 +279,21 @@ xnv_idle_backoff(struct xnv_core *c, unsigned *idle)
 		rte_pause();
 		return;
 	}
+	now = bell ? rte_rdtsc() : 0;
 	if (n < (bell ? IDLE_BELL_YIELDS : IDLE_YIELDS)) {
 		/* On a loaded CPU one yield can last a time slice of another
 		 * task: doorbell mode sleeps once idle IDLE_BELL_AFTER_US,
 		 * however few yields that took (else a port paced every few
 		 * ms kept it from ever sleeping). */
-		if (!bell || rte_rdtsc() - c->idle_since_tsc <
-			     c->tsc_hz / 1000000 * IDLE_BELL_AFTER_US) {
+		if (!bell || now - c->idle_since_tsc <
+			     us_tsc(c, IDLE_BELL_AFTER_US)) {
 			sched_yield();
 			return;
 		}
 		*idle = IDLE_BELL_YIELDS + 1;
 		n = IDLE_BELL_YIELDS;
 	}
-	if (bell && rte_rdtsc() - c->kick_tsc <
-		    c->tsc_hz / 1000000 * XNV_BELL_LINGER_US) {
+	if (bell && now - c->kick_tsc < us_tsc(c, XNV_BELL_LINGER_US)) {
 		rte_pause();	/* the NF we woke answers soon: no wake-up
 				 * of ours on its way back */
 		return;
