@@ -20,12 +20,26 @@ xnv_flow_key(const struct rte_mbuf *m, struct xnv_flow_key *k)
 			     rte_pktmbuf_data_len(m), k);
 }
 
+/** Non-zero hash of an IP key: @p addrs, its addresses folded into one
+ *  word (IPv4: source | destination << 32), and @p w4, xnv_key_words()'s
+ *  fifth word (only ports and protocol are taken).  Two CRC32-C steps of
+ *  8 bytes: the data path hashes every packet when flow rules are in
+ *  force (flow_path.c), so it is inline and short.  SSE4.2, as DPDK's
+ *  build flags give. */
+static inline uint32_t
+xnv_key_ip_hash(uint64_t addrs, uint64_t w4)
+{
+	uint32_t h = (uint32_t)_mm_crc32_u64(0x9e3779b9u, addrs);
+
+	/* ports and proto: the word's low 40 bits */
+	h = (uint32_t)_mm_crc32_u64(h, w4 & 0xffffffffffull);
+	return h != 0 ? h : 1;
+}
+
 /** Non-zero hash of a key in words @p w (flow_key.h's xnv_key_words())
- *  of kind @p kind: of its addresses, protocol and ports (0 when not
- *  read), or of its ethertype if not IP.  Two CRC32-C steps of 8 bytes
- *  (IPv6 addresses folded first): the data path hashes every packet when
- *  flow rules are in force (flow_path.c), so it is inline and short.
- *  SSE4.2, as DPDK's build flags give. */
+ *  of kind @p kind: xnv_key_ip_hash() with the addresses folded (IPv6:
+ *  each address's halves, then the destination's turned by 32 bits), or
+ *  of its ethertype if not IP. */
 static inline uint32_t
 xnv_key_words_hash(const uint64_t *w, enum xnv_key_kind kind)
 {
@@ -36,11 +50,7 @@ xnv_key_words_hash(const uint64_t *w, enum xnv_key_kind kind)
 		h = _mm_crc32_u16(0x9e3779b9u, (uint16_t)(w[4] >> 48));
 		return h != 0 ? h : 1;
 	}
-	h = (uint32_t)_mm_crc32_u64(0x9e3779b9u,
-				    w[0] ^ w[1] ^ (d << 32 | d >> 32));
-	/* ports and proto: the word's low 40 bits */
-	h = (uint32_t)_mm_crc32_u64(h, w[4] & 0xffffffffffull);
-	return h != 0 ? h : 1;
+	return xnv_key_ip_hash(w[0] ^ w[1] ^ (d << 32 | d >> 32), w[4]);
 }
 
 /** xnv_key_words_hash() of key @p k. */

@@ -21,8 +21,10 @@
  *                set id | xgen << 32  id (2)
  *
  * A packet's key is made in registers (flow_key.h's words) and compared
- * as words: only keys the cache missed are written out, for the tries
- * and the hash.
+ * as words; the frame most traffic is made of (xnv_key_ipv4_fast():
+ * untagged IPv4, TCP or UDP) in two words and a path of its own.  Only a
+ * key the cache missed is written out, for the tries and the hash: its
+ * packet parsed again, off the hit path.
  */
 #include <stdatomic.h>
 #include <string.h>
@@ -53,6 +55,9 @@ _Static_assert(XNV_MAX_FLOWS < UINT16_MAX, "a rule id in a way");
 /* What one burst looks up: its set, and the keys the cache missed. */
 struct burst {
 	const struct flow_set *s;
+	const uint16_t *chains;		/* s->chain */
+	_Atomic uint64_t *hits;		/* the set's bank of hit counters */
+	uint16_t *chain;		/* the caller's, by packet */
 	uint64_t tag;
 	uint16_t in_port;
 	unsigned missed;
@@ -60,7 +65,6 @@ struct burst {
 	uint8_t kind[GNTS_BURST_MAX];	/* by missed key */
 	uint32_t hash[GNTS_BURST_MAX];
 	struct xnv_flow_key keys[GNTS_BURST_MAX];
-	uint32_t ids[GNTS_BURST_MAX];	/* by packet: rule id, 0: none */
 };
 
 struct flow_cache_way *
@@ -102,6 +106,24 @@ cache_get(const struct flow_cache_way *set, const uint64_t *w, uint64_t tag)
 		if (unlikely(v6))
 			d |= (x[1] ^ w[1]) | (x[3] ^ w[3]);
 		if (d == 0)
+			return &set[j];
+	}
+	return NULL;
+}
+
+/* cache_get() for the words of xnv_key_ipv4_fast() (the second and
+ * fourth are 0), with last word @p last. */
+static inline const struct flow_cache_way *
+cache_get_v4(const struct flow_cache_way *set, uint64_t addrs, uint64_t w4,
+	     uint64_t last, uint64_t tag)
+{
+	unsigned j;
+
+	for (j = 0; j < 2; j++) {
+		const uint64_t *x = set[j].w;
+
+		if (((x[0] ^ (uint32_t)addrs) | (x[2] ^ addrs >> 32) |
+		     (x[4] ^ w4) | (x[5] ^ last) | (set[j].tag ^ tag)) == 0)
 			return &set[j];
 	}
 	return NULL;
@@ -162,9 +184,24 @@ lookup_exact(const struct flow_set *s, const struct xnv_flow_key *keys,
 	}
 }
 
+/* Packet @p i matched rule @p id (0: none): its chain in @p chain, and a
+ * hit. */
+static inline void
+take(const uint16_t *chains, _Atomic uint64_t *hits, uint16_t *chain,
+     unsigned i, uint32_t id)
+{
+	if (id == 0)
+		return;
+	chain[i] = chains[id - 1];
+	/* Only this lcore writes the counter: a relaxed load and store, no
+	 * locked add; readers see whole values. */
+	atomic_store_explicit(&hits[id - 1], atomic_load_explicit(&hits[id - 1],
+			      memory_order_relaxed) + 1, memory_order_relaxed);
+}
+
 /* The keys the cache missed: looked up in the tries and the hash, then
  * cached. */
-static void
+static void __rte_noinline
 lookup_missed(struct flow_cache_way *cache, struct burst *b)
 {
 	const struct flow_set *s = b->s;
@@ -179,7 +216,7 @@ lookup_missed(struct flow_cache_way *cache, struct burst *b)
 	if (atomic_load_explicit(&s->n_exact, memory_order_relaxed) > 0)
 		lookup_exact(s, b->keys, b->kind, n, ids);
 	for (k = 0; k < n; k++) {
-		b->ids[b->at[k]] = ids[k];
+		take(b->chains, b->hits, b->chain, b->at[k], ids[k]);
 		memcpy(w, &b->keys[k], sizeof(w));
 		w[XNV_KEY_WORDS - 1] = last_word(w[XNV_KEY_WORDS - 1],
 						 b->in_port, b->kind[k]);
@@ -188,47 +225,85 @@ lookup_missed(struct flow_cache_way *cache, struct burst *b)
 	}
 }
 
-/* Each packet's key, hash and cached verdict; the keys the cache missed
- * into @p b (written out only for them). */
+/* Packet @p i of @p m, its flow's hash @p h, missed the cache: its key
+ * into @p b for lookup_missed().  Parsed again: a miss is a new flow,
+ * and the hit path keeps its words in registers. */
+static void __rte_noinline
+miss(struct burst *b, const struct rte_mbuf *m, unsigned i, uint32_t h)
+{
+	unsigned k = b->missed++;
+
+	b->kind[k] = (uint8_t)xnv_flow_key(m, &b->keys[k]);
+	b->hash[k] = h;
+	b->at[k] = (uint8_t)i;
+}
+
+/* The flow hash of @p m: the NIC's, else @p h, then kept for the replica
+ * pick (service.c; datapath.c keeps pv->hash): parsed once. */
+static inline uint32_t
+flow_hash(struct rte_mbuf *m, uint32_t h)
+{
+	if (m->ol_flags & RTE_MBUF_F_RX_RSS_HASH)
+		return m->hash.rss;
+	xnv_priv(m)->hash = h;
+	return h;
+}
+
+/* Any other frame than xnv_key_ipv4_fast()'s: its hash kept, its way in
+ * @p way (NULL: a miss).  0 when no rule sees it (not IP). */
+static inline int
+lookup_any(struct flow_cache_way *cache, const struct burst *b,
+	   struct rte_mbuf *m, const struct flow_cache_way **way, uint32_t *h)
+{
+	struct xnv_key_fields f = { .vlan = XNV_KEY_NO_VLAN };
+	uint64_t w[XNV_KEY_WORDS];
+	enum xnv_key_kind kind;
+
+	kind = xnv_key_fields_any(rte_pktmbuf_mtod(m, const uint8_t *),
+				  rte_pktmbuf_data_len(m), &f);
+	xnv_key_words(&f, w);
+	*h = flow_hash(m, xnv_key_words_hash(w, kind));
+	if (kind == XNV_KEY_OTHER)
+		return 0;
+	w[XNV_KEY_WORDS - 1] = last_word(f.vlan, b->in_port, kind);
+	*way = cache_get(cache_set(cache, *h), w, b->tag);
+	return 1;
+}
+
+/* Each packet's key, hash and cached verdict (taken); the keys the cache
+ * missed into @p b.  The frame of xnv_key_ipv4_fast() in registers. */
 static void
 lookup_cached(struct flow_cache_way *cache, struct burst *b,
 	      struct rte_mbuf **m, unsigned n)
 {
+	const uint64_t tag = b->tag,
+		       v4_last = last_word(XNV_KEY_NO_VLAN, b->in_port,
+					   XNV_KEY_PORTS);
+	const uint16_t *chains = b->chains;
+	_Atomic uint64_t *hits = b->hits;
+	uint16_t *chain = b->chain;
 	unsigned i;
 
 	b->missed = 0;
 	for (i = 0; i < n; i++) {
-		struct xnv_key_fields f = { .vlan = XNV_KEY_NO_VLAN };
 		const struct flow_cache_way *way;
-		uint64_t w[XNV_KEY_WORDS];
-		enum xnv_key_kind kind;
+		uint64_t a, w4;
 		uint32_t h;
 
-		kind = xnv_key_fields(rte_pktmbuf_mtod(m[i], const uint8_t *),
-				      rte_pktmbuf_data_len(m[i]), &f);
-		xnv_key_words(&f, w);
-		/* Parsed once: the replica pick (service.c) takes this hash
-		 * unless the NIC gave one (datapath.c keeps pv->hash). */
-		if (m[i]->ol_flags & RTE_MBUF_F_RX_RSS_HASH) {
-			h = m[i]->hash.rss;
-		} else {
-			h = xnv_key_words_hash(w, kind);
-			xnv_priv(m[i])->hash = h;
+		if (likely(xnv_key_ipv4_fast(rte_pktmbuf_mtod(m[i],
+							const uint8_t *),
+					     rte_pktmbuf_data_len(m[i]), &a,
+					     &w4))) {
+			h = flow_hash(m[i], xnv_key_ip_hash(a, w4));
+			way = cache_get_v4(cache_set(cache, h), a, w4, v4_last,
+					   tag);
+		} else if (!lookup_any(cache, b, m[i], &way, &h)) {
+			continue;	/* no rule sees it */
 		}
-		b->ids[i] = 0;
-		if (kind == XNV_KEY_OTHER)	/* no rule sees it */
-			continue;
-		w[XNV_KEY_WORDS - 1] = last_word(f.vlan, b->in_port, kind);
-		way = cache_get(cache_set(cache, h), w, b->tag);
-		if (way != NULL) {
-			b->ids[i] = way->id;
-			continue;
-		}
-		w[XNV_KEY_WORDS - 1] = f.vlan;
-		xnv_key_store(&b->keys[b->missed], w);
-		b->kind[b->missed] = (uint8_t)kind;
-		b->hash[b->missed] = h;
-		b->at[b->missed++] = (uint8_t)i;
+		if (likely(way != NULL))
+			take(chains, hits, chain, i, way->id);
+		else
+			miss(b, m[i], i, h);
 	}
 }
 
@@ -238,7 +313,6 @@ xnv_flows_classify(struct xnv_core *c, struct rte_mbuf **m, unsigned n,
 {
 	struct xnv_flows *f = c->flows;
 	struct burst b;
-	unsigned i;
 
 	/* Acquire: pairs with the release in swap_in (the set is whole). */
 	b.s = atomic_load_explicit(&f->live, memory_order_acquire);
@@ -250,22 +324,11 @@ xnv_flows_classify(struct xnv_core *c, struct rte_mbuf **m, unsigned n,
 	 * only stale: the next burst reads the new count. */
 	b.tag = b.s->id | (uint64_t)atomic_load_explicit(&b.s->xgen,
 					memory_order_acquire) << 32;
+	b.chains = b.s->chain;
+	b.hits = f->hits[b.s->bank];
+	b.chain = chain;
 	b.in_port = in_port;
 	lookup_cached(f->cache, &b, m, n);
 	if (b.missed > 0)
 		lookup_missed(f->cache, &b);
-	for (i = 0; i < n; i++) {
-		_Atomic uint64_t *h;
-		uint32_t id = b.ids[i];
-
-		if (id == 0)
-			continue;
-		chain[i] = b.s->chain[id - 1];
-		/* Only this lcore writes the counter: a relaxed load and
-		 * store, no locked add; readers see whole values. */
-		h = &f->hits[b.s->bank][id - 1];
-		atomic_store_explicit(h, atomic_load_explicit(h,
-				      memory_order_relaxed) + 1,
-				      memory_order_relaxed);
-	}
 }

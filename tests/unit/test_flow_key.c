@@ -278,6 +278,65 @@ TEST(key_is_fully_written)
 	assert_int_equal((uintptr_t)&a % 8, 0);
 }
 
+/* Bytes the mutations write: what the parser's branches turn on. */
+static const uint8_t edges[] = {
+	0x00, 0x08, 0x45, 0x46, 0x44, 0x40, 0x4f, 0x81, 0x88, 0xa8, 0x86,
+	0xdd, 0x06, 0x11, 0x84, 0x2c, 0x20, 0x3f, 0x1f, 0xff, 0x01, 0x60,
+};
+
+static uint32_t
+rnd(uint64_t *s)
+{
+	*s = *s * 6364136223846793005ull + 1442695040888963407ull;
+	return (uint32_t)(*s >> 33);
+}
+
+/* xnv_key_fields()'s fast path (xnv_key_ipv4_fast()) gives what the
+ * general parser gives, on frames one to four bytes away from the frame
+ * it takes (EtherType, IHL, flags, protocol, VLAN tags, lengths around
+ * 38 bytes); and its hash is the general one's. */
+TEST(fast_path_agrees_with_the_general_parser)
+{
+	uint64_t seed = 1, a, w4, w[XNV_KEY_WORDS];
+	unsigned i, j, fast = 0, other = 0;
+
+	for (i = 0; i < 200000; i++) {
+		struct xnv_key_fields x = { .vlan = XNV_KEY_NO_VLAN };
+		struct xnv_key_fields y = { .vlan = XNV_KEY_NO_VLAN };
+		uint32_t l4 = ipv4(eth(XNV_ETHER_IPV4, 0),
+				   rnd(&seed) % 2 ? IPPROTO_UDP : IPPROTO_TCP,
+				   5, 0), len;
+		enum xnv_key_kind kx, ky;
+		unsigned m = rnd(&seed) % 5;
+
+		for (j = 0; j < m; j++) {
+			uint32_t at = 12 + rnd(&seed) % 30;
+
+			f[at] = rnd(&seed) % 3 ? edges[rnd(&seed) %
+						      sizeof(edges)] :
+				(uint8_t)rnd(&seed);
+		}
+		len = rnd(&seed) % 4 ? l4 + 4 - 3 + rnd(&seed) % 7 :
+		      rnd(&seed) % 80;
+		kx = xnv_key_fields(f, len, &x);
+		ky = xnv_key_fields_any(f, len, &y);
+		assert_int_equal(kx, ky);
+		assert_memory_equal(&x, &y, sizeof(x));
+		if (xnv_key_ipv4_fast(f, len, &a, &w4)) {
+			fast++;
+			assert_int_equal(ky, XNV_KEY_PORTS);
+			xnv_key_words(&y, w);
+			assert_true(a == (w[0] ^ w[1] ^ (w[2] << 32)));
+			assert_true(w4 == w[4]);
+		} else {
+			other++;
+		}
+	}
+	/* Both ways taken often: the comparison means something. */
+	assert_true(fast > 20000);
+	assert_true(other > 20000);
+}
+
 int
 main(void)
 {
@@ -294,6 +353,7 @@ main(void)
 		cmocka_unit_test(other_protocols_and_cut_l4_have_zero_ports),
 		cmocka_unit_test(short_and_non_ip_frames_are_other),
 		cmocka_unit_test(key_is_fully_written),
+		cmocka_unit_test(fast_path_agrees_with_the_general_parser),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
