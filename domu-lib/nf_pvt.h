@@ -15,6 +15,7 @@
 
 #define XNV_BURST 32u	/* descriptors per ring burst in the NF */
 _Static_assert(XNV_BURST <= GNTS_BURST_MAX, "a burst the protocol allows");
+_Static_assert(XNV_BURST == XNV_BURST_MAX, "<xnv/nf.h> says the burst");
 
 /* A usage error (a bad option): one plain line, "xnv: ...", as any
  * program says it.  Everything else is a log line, stamped with its time

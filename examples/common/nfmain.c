@@ -130,7 +130,9 @@ nf_main(int argc, char **argv, const struct nf_app *app, void *ctx)
 	publish_counters(app, ctx);
 	rc = app->attached != NULL ? app->attached(ctx, nf) : 0;
 	if (rc == 0) {
-		status = xnv_nf_run(nf, app->handler, ctx) < 0 ? 1 : 0;
+		rc = app->burst != NULL ? xnv_nf_run_burst(nf, app->burst, ctx) :
+		     xnv_nf_run(nf, app->handler, ctx);
+		status = rc < 0 ? 1 : 0;
 		app->report(ctx, stdout);
 		fflush(stdout);
 	}

@@ -43,7 +43,10 @@ struct nf_app {
 	int (*load)(void *ctx);
 	/** Attached: e.g. check port numbers.  Optional.  @return 0 or -1. */
 	int (*attached)(void *ctx, struct xnv_nf *nf);
+	/** Its packet handler, or else its burst handler (xnv_nf_run_burst():
+	 *  e.g. a clock read once a burst): one of the two. */
 	xnv_handler_t handler;
+	xnv_burst_handler_t burst;
 	void (*report)(void *ctx, FILE *out);	/**< on exit, to stdout */
 	void (*fini)(void *ctx);		/**< free; optional */
 	/** Its counters, published live: names (n_counters of them) and

@@ -16,7 +16,7 @@
 #include "rules.h"
 
 #define MAX_RULES     65536
-#define SWEEP_BUDGET  4		/* state slots looked at per packet */
+#define SWEEP_BUDGET  4		/* state slots looked at per packet (a burst: n x) */
 
 enum {
 	C_PACKETS, C_ALLOWED, C_DENIED, C_STATE_REPLIES, C_DEFAULT_HITS,
@@ -215,10 +215,10 @@ state_reply(struct firewall *fw, const struct flow_key *k)
 	return 1;
 }
 
+/* One packet's verdict (the burst's clock already read: filter_burst). */
 static xnv_action_t
-filter(struct xnv_pkt *pkt, void *ctx)
+filter(struct firewall *fw, struct xnv_pkt *pkt)
 {
-	struct firewall *fw = ctx;
 	uint8_t *p = xnv_pkt_data(pkt);
 	int tracked, is_new;
 	struct pkt_info pi;
@@ -241,15 +241,10 @@ filter(struct xnv_pkt *pkt, void *ctx)
 	}
 	flow_key_get(p, &pi, &k);
 	tracked = fw->stateful && pi.has_ports;
-	if (tracked) {
-		fw->now = coarse_ns();
-		htab_sweep(&fw->state, &fw->sweep_at, SWEEP_BUDGET, state_gone,
-			   fw);
-		if (state_reply(fw, &k)) {
-			nf_count(fw->c, C_STATE_REPLIES, 1);
-			allow = 1;
-			goto out;
-		}
+	if (tracked && state_reply(fw, &k)) {
+		nf_count(fw->c, C_STATE_REPLIES, 1);
+		allow = 1;
+		goto out;
 	}
 	for (i = 0; i < fw->n_rules; i++)
 		if (rule_matches(&fw->rules[i], &pi, &k))
@@ -271,6 +266,24 @@ filter(struct xnv_pkt *pkt, void *ctx)
 out:
 	nf_count(fw->c, allow ? C_ALLOWED : C_DENIED, 1);
 	return allow ? XNV_NEXT : XNV_DROP;
+}
+
+/* A burst (xnv_nf_run_burst()): the clock read and the state table swept
+ * once for all its packets, not once a packet. */
+static void
+filter_burst(struct xnv_pkt *pkts, xnv_action_t *verdicts, unsigned n,
+	     void *ctx)
+{
+	struct firewall *fw = ctx;
+	unsigned i;
+
+	if (fw->stateful) {
+		fw->now = coarse_ns();
+		htab_sweep(&fw->state, &fw->sweep_at, SWEEP_BUDGET * n,
+			   state_gone, fw);
+	}
+	for (i = 0; i < n; i++)
+		verdicts[i] = filter(fw, &pkts[i]);
 }
 
 static int
@@ -400,7 +413,7 @@ main(int argc, char **argv)
 		"  --max-flows N        flows remembered at most (65536)\n",
 		.opts = opts, .opt = on_opt, .load = load,
 		.attached = attached,
-		.handler = filter, .report = report, .fini = fini,
+		.burst = filter_burst, .report = report, .fini = fini,
 		.counter_names = counter_names, .n_counters = C_N,
 		.counters = counters,
 	};

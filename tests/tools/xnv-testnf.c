@@ -12,11 +12,15 @@
  *   --empty-drops N  first hand N empty buffers back: xnv_pkt_alloc() then
  *                  xnv_pkt_send(XNV_DROP) with length 0 (needs --alloc);
  *                  says "empty drops N" on stderr when done
- *   --loop run|epoll  run: xnv_nf_run() (default); epoll: a loop of its
- *                  own, xnv_nf_poll() and, when idle, xnv_nf_arm() and
+ *   --drop-odd-sport  drop TCP/UDP packets whose source port is odd
+ *                  (the others get --action): a verdict by content
+ *   --loop run|epoll|burst  run: xnv_nf_run() (default); epoll: a loop of
+ *                  its own, xnv_nf_poll() and, when idle, xnv_nf_arm() and
  *                  epoll_wait() on xnv_nf_fd() (the API an NF with its own
  *                  event loop uses); on exit "epoll waits W woken K" on
- *                  stderr (K: waits the doorbell ended)
+ *                  stderr (K: waits the doorbell ended); burst:
+ *                  xnv_nf_run_burst(), the same verdicts written into the
+ *                  verdict array; on exit "bursts B packets P largest L"
  * On exit: "xnv-testnf NAME: flows N packets P" on stderr.
  */
 #include <arpa/inet.h>
@@ -47,8 +51,11 @@ static struct {
 	unsigned n_flows, overflow;
 	uint64_t packets;
 	unsigned long empty_drops;
-	int epoll;		/* --loop epoll */
-} t = { .action = XNV_NEXT };
+	int loop;		/* --loop: 'r'un, 'e'poll, 'b'urst */
+	int drop_odd;		/* --drop-odd-sport */
+	uint64_t bursts, burst_pkts;	/* --loop burst: calls, packets */
+	unsigned largest;		/* --loop burst: most in one call */
+} t = { .action = XNV_NEXT, .loop = 'r' };
 
 static volatile sig_atomic_t dump_req;
 
@@ -169,8 +176,9 @@ handle(struct xnv_pkt *pkt, void *ctx)
 
 	(void)ctx;
 	t.packets++;
-	if (t.table != NULL) {
+	if (t.table != NULL || t.drop_odd)
 		parse(xnv_pkt_data(pkt), xnv_pkt_len(pkt), &k);
+	if (t.table != NULL) {
 		count_flow(&k);
 		if (dump_req) {
 			dump_req = 0;
@@ -179,7 +187,25 @@ handle(struct xnv_pkt *pkt, void *ctx)
 	}
 	for (uint64_t until = now_ns() + t.delay_ns; now_ns() < until;)
 		;
+	if (t.drop_odd && (k.proto == 6 || k.proto == 17) && !k.frag &&
+	    (k.sport & 1))
+		return XNV_DROP;
 	return t.action;
+}
+
+/* --loop burst: handle()'s verdicts, written into the array. */
+static void
+handle_burst(struct xnv_pkt *pkts, xnv_action_t *verdicts, unsigned n,
+	     void *ctx)
+{
+	unsigned i;
+
+	t.bursts++;
+	t.burst_pkts += n;
+	if (n > t.largest)
+		t.largest = n;
+	for (i = 0; i < n; i++)
+		verdicts[i] = handle(&pkts[i], ctx);
 }
 
 /* "PREFIX:N" -> N in *v; 0 if @p a is not that. */
@@ -197,7 +223,7 @@ arg_num(const char *a, const char *prefix, unsigned long *v)
 
 static const char own_usage[] = "NF options: --action "
 	"next|drop|out:N|service:ID, --delay-us N, --flows FILE, "
-	"--empty-drops N, --loop run|epoll";
+	"--empty-drops N, --drop-odd-sport, --loop run|epoll|burst";
 
 /* The options after "--": 0, -EAGAIN (-h / --help: said) or -EINVAL (a
  * usage error said in one line). */
@@ -214,10 +240,18 @@ parse_opts(int argc, char **argv)
 			       "options]\n%s\n", own_usage);
 			return -EAGAIN;
 		}
-	for (i = 0; i + 1 < argc; i += 2) {
-		const char *o = argv[i], *a = argv[i + 1];
+	for (i = 0; i < argc; i += 2) {
+		const char *o = argv[i], *a;
 		char *end;
 
+		if (strcmp(o, "--drop-odd-sport") == 0) {
+			t.drop_odd = 1;
+			i--;	/* no argument */
+			continue;
+		}
+		if (i + 1 == argc)
+			break;
+		a = argv[i + 1];
 		if (strcmp(o, "--flows") == 0)
 			t.flows_path = a;
 		else if (strcmp(o, "--empty-drops") == 0 &&
@@ -227,8 +261,9 @@ parse_opts(int argc, char **argv)
 			 (v = strtoul(a, &end, 10), *a && !*end))
 			t.delay_ns = (uint64_t)v * 1000u;
 		else if (strcmp(o, "--loop") == 0 &&
-			 (strcmp(a, "run") == 0 || strcmp(a, "epoll") == 0))
-			t.epoll = a[0] == 'e';
+			 (strcmp(a, "run") == 0 || strcmp(a, "epoll") == 0 ||
+			  strcmp(a, "burst") == 0))
+			t.loop = a[0];
 		else if (strcmp(o, "--action") == 0 && strcmp(a, "next") == 0)
 			t.action = XNV_NEXT;
 		else if (strcmp(o, "--action") == 0 && strcmp(a, "drop") == 0)
@@ -337,8 +372,17 @@ main(int argc, char **argv)
 	if (rc < 0)
 		return xnv_nf_exit_status(rc);
 	rc = empty_drops(nf);
-	if (rc == 0)
-		rc = t.epoll ? epoll_loop(nf) : xnv_nf_run(nf, handle, NULL);
+	if (rc == 0 && t.loop == 'e')
+		rc = epoll_loop(nf);
+	else if (rc == 0 && t.loop == 'b')
+		rc = xnv_nf_run_burst(nf, handle_burst, NULL);
+	else if (rc == 0)
+		rc = xnv_nf_run(nf, handle, NULL);
+	if (t.loop == 'b')
+		fprintf(stderr, "xnv-testnf %s: bursts %llu packets %llu "
+			"largest %u\n", xnv_nf_name(nf),
+			(unsigned long long)t.bursts,
+			(unsigned long long)t.burst_pkts, t.largest);
 	if (t.table != NULL)
 		write_flows();
 	fprintf(stderr, "xnv-testnf %s: flows %u packets %llu%s\n",

@@ -139,6 +139,23 @@ struct xnv_nf;
 /** Packet handler.  Runs in place on the packet; returns the verdict. */
 typedef xnv_action_t (*xnv_handler_t)(struct xnv_pkt *pkt, void *ctx);
 
+/** Most packets a burst handler is given at once. */
+#define XNV_BURST_MAX 32
+
+/**
+ * Burst handler: @p n packets (1..XNV_BURST_MAX) in @p pkts, in the order
+ * they came; it writes packet i's verdict to @p verdicts[i], which arrives
+ * holding XNV_DROP (a verdict left unset drops the packet).  As with
+ * xnv_handler_t it may change a packet's data in place, and its offset and
+ * length; the packets are valid only during the call.  libxnv has fetched
+ * the first cache line of each packet's data (a prefetch) before the call:
+ * a handler that reads headers finds them on their way while it works on
+ * the first ones.  Descriptors the core got wrong never reach a handler.
+ */
+typedef void (*xnv_burst_handler_t)(struct xnv_pkt *pkts,
+				    xnv_action_t *verdicts, unsigned n,
+				    void *ctx);
+
 /**
  * Parse libxnv's options from @p argv, attach to xnv-core and map the
  * trust group's pool and this NF's rings.
@@ -197,6 +214,19 @@ int xnv_nf_run(struct xnv_nf *nf, xnv_handler_t handler, void *ctx);
  *   core is gone), -EPROTO.
  */
 int xnv_nf_poll(struct xnv_nf *nf, xnv_handler_t handler, void *ctx);
+
+/**
+ * xnv_nf_run() with a burst handler: what the receive ring holds (up to
+ * XNV_BURST_MAX packets) goes to @p handler in one call, for NFs that do
+ * better with many packets at once (batched table lookups with
+ * prefetch).  Same loop, idle policy, re-attach and return values.
+ */
+int xnv_nf_run_burst(struct xnv_nf *nf, xnv_burst_handler_t handler,
+		     void *ctx);
+
+/** xnv_nf_poll() with a burst handler (xnv_nf_run_burst()). */
+int xnv_nf_poll_burst(struct xnv_nf *nf, xnv_burst_handler_t handler,
+		      void *ctx);
 
 /**
  * The NF's doorbell, to wait on in an event loop of its own (epoll,
