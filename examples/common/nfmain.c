@@ -94,6 +94,21 @@ nf_dashdash(int argc, char **argv)
 	return dd;
 }
 
+/* The app that runs (one a process), for app_burst(). */
+static const struct nf_app *run_app;
+
+/* xnv_nf_run_burst()'s handler for an app with burst_start. */
+static void
+app_burst(struct xnv_pkt *pkts, xnv_action_t *verdicts, unsigned n,
+	  void *ctx)
+{
+	unsigned i;
+
+	run_app->burst_start(ctx, n);
+	for (i = 0; i < n; i++)
+		verdicts[i] = run_app->handler(&pkts[i], ctx);
+}
+
 int
 nf_main(int argc, char **argv, const struct nf_app *app, void *ctx)
 {
@@ -130,7 +145,9 @@ nf_main(int argc, char **argv, const struct nf_app *app, void *ctx)
 	publish_counters(app, ctx);
 	rc = app->attached != NULL ? app->attached(ctx, nf) : 0;
 	if (rc == 0) {
-		rc = app->burst != NULL ? xnv_nf_run_burst(nf, app->burst, ctx) :
+		run_app = app;
+		rc = app->burst_start != NULL ?
+		     xnv_nf_run_burst(nf, app_burst, ctx) :
 		     xnv_nf_run(nf, app->handler, ctx);
 		status = rc < 0 ? 1 : 0;
 		app->report(ctx, stdout);

@@ -43,10 +43,12 @@ struct nf_app {
 	int (*load)(void *ctx);
 	/** Attached: e.g. check port numbers.  Optional.  @return 0 or -1. */
 	int (*attached)(void *ctx, struct xnv_nf *nf);
-	/** Its packet handler, or else its burst handler (xnv_nf_run_burst():
-	 *  e.g. a clock read once a burst): one of the two. */
 	xnv_handler_t handler;
-	xnv_burst_handler_t burst;
+	/** Optional: called with the count before each burst of up to
+	 *  XNV_BURST_MAX packets, which then go to handler one by one.
+	 *  With it the NF runs on xnv_nf_run_burst() (a clock read or a
+	 *  table swept once a burst, not once a packet). */
+	void (*burst_start)(void *ctx, unsigned n);
 	void (*report)(void *ctx, FILE *out);	/**< on exit, to stdout */
 	void (*fini)(void *ctx);		/**< free; optional */
 	/** Its counters, published live: names (n_counters of them) and

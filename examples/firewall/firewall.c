@@ -215,10 +215,11 @@ state_reply(struct firewall *fw, const struct flow_key *k)
 	return 1;
 }
 
-/* One packet's verdict (the burst's clock already read: filter_burst). */
+/* One packet's verdict (the burst's clock already read: burst_start). */
 static xnv_action_t
-filter(struct firewall *fw, struct xnv_pkt *pkt)
+filter(struct xnv_pkt *pkt, void *ctx)
 {
+	struct firewall *fw = ctx;
 	uint8_t *p = xnv_pkt_data(pkt);
 	int tracked, is_new;
 	struct pkt_info pi;
@@ -268,22 +269,18 @@ out:
 	return allow ? XNV_NEXT : XNV_DROP;
 }
 
-/* A burst (xnv_nf_run_burst()): the clock read and the state table swept
- * once for all its packets, not once a packet. */
+/* Before a burst of @p n (nfmain.h, xnv_nf_run_burst()): the clock read
+ * and the state table swept once for all its packets. */
 static void
-filter_burst(struct xnv_pkt *pkts, xnv_action_t *verdicts, unsigned n,
-	     void *ctx)
+burst_start(void *ctx, unsigned n)
 {
 	struct firewall *fw = ctx;
-	unsigned i;
 
-	if (fw->stateful) {
-		fw->now = coarse_ns();
-		htab_sweep(&fw->state, &fw->sweep_at, SWEEP_BUDGET * n,
-			   state_gone, fw);
-	}
-	for (i = 0; i < n; i++)
-		verdicts[i] = filter(fw, &pkts[i]);
+	if (!fw->stateful)
+		return;
+	fw->now = coarse_ns();
+	htab_sweep(&fw->state, &fw->sweep_at, SWEEP_BUDGET * n, state_gone,
+		   fw);
 }
 
 static int
@@ -413,7 +410,8 @@ main(int argc, char **argv)
 		"  --max-flows N        flows remembered at most (65536)\n",
 		.opts = opts, .opt = on_opt, .load = load,
 		.attached = attached,
-		.burst = filter_burst, .report = report, .fini = fini,
+		.handler = filter, .burst_start = burst_start,
+		.report = report, .fini = fini,
 		.counter_names = counter_names, .n_counters = C_N,
 		.counters = counters,
 	};

@@ -237,6 +237,22 @@ add_conn(struct lb *lb, const struct flow_key *k, const struct backend *b,
 	rc->last_ns = lb->now;
 }
 
+/* Before a burst of @p n (nfmain.h): a reload SIGHUP asked for, the
+ * clock, and the connection table swept, once for all its packets. */
+static void
+burst_start(void *ctx, unsigned n)
+{
+	struct lb *lb = ctx;
+
+	if (reload_asked) {
+		reload_asked = 0;
+		reload(lb);
+	}
+	lb->now = coarse_ns();
+	htab_sweep(&lb->conns, &lb->sweep_at, SWEEP_BUDGET * n, conn_idle, lb);
+}
+
+/* One packet (the burst's clock read: burst_start). */
 static xnv_action_t
 balance(struct xnv_pkt *pkt, void *ctx)
 {
@@ -251,17 +267,11 @@ balance(struct xnv_pkt *pkt, void *ctx)
 	int is_new;
 
 	nf_count(lb->c, C_PACKETS, 1);
-	if (reload_asked) {
-		reload_asked = 0;
-		reload(lb);
-	}
 	if (pkt_parse(p, xnv_pkt_len(pkt), &pi) != PKT_IP || !pi.has_ports) {
 		nf_count(lb->c, C_PASSED, 1);		/* not TCP/UDP with ports */
 		return XNV_NEXT;
 	}
 	flow_key_get(p, &pi, &k);
-	lb->now = coarse_ns();
-	htab_sweep(&lb->conns, &lb->sweep_at, SWEEP_BUDGET, conn_idle, lb);
 	c = htab_find(&lb->conns, &k);
 	if (c != NULL && conn_idle(&k, c, lb)) {
 		htab_remove(&lb->conns, &k);
@@ -431,7 +441,8 @@ main(int argc, char **argv)
 		"  --flow-timeout S  an idle flow is forgotten after S s (60)\n"
 		"  --max-flows N     flows remembered at most (65536)\n",
 		.opts = opts, .opt = on_opt, .load = load,
-		.handler = balance, .report = report, .fini = fini,
+		.handler = balance, .burst_start = burst_start,
+		.report = report, .fini = fini,
 		.counter_names = counter_names, .n_counters = C_N,
 		.counters = counters,
 	};

@@ -40,6 +40,7 @@ struct monitor {
 	uint32_t top, max_flows, interval_s;
 	const char *report_path;
 	struct htab flows;
+	uint64_t now;			/* the burst's clock (burst_start) */
 	uint64_t next_print_ns;
 	int64_t wall_offset_ns;		/* realtime - monotonic */
 	uint64_t c[C_N];
@@ -134,6 +135,16 @@ write_report(const struct monitor *m)
 	free(e);
 }
 
+/* Before a burst (nfmain.h): the clock, read once for all its packets. */
+static void
+burst_start(void *ctx, unsigned n)
+{
+	struct monitor *m = ctx;
+
+	(void)n;
+	m->now = coarse_ns();
+}
+
 static xnv_action_t
 count(struct xnv_pkt *pkt, void *ctx)
 {
@@ -143,7 +154,7 @@ count(struct xnv_pkt *pkt, void *ctx)
 	struct pkt_info pi;
 	struct flow_key k;
 	struct flow *f;
-	uint64_t now;
+	uint64_t now = m->now;
 	int is_new;
 
 	m->c[C_PACKETS]++;
@@ -158,7 +169,6 @@ count(struct xnv_pkt *pkt, void *ctx)
 		m->c[C_MALFORMED]++;
 		return XNV_NEXT;
 	}
-	now = coarse_ns();
 	flow_key_get(p, &pi, &k);
 	if ((f = htab_insert(&m->flows, &k, &is_new)) == NULL) {
 		m->c[C_UNTRACKED]++;
@@ -262,7 +272,8 @@ main(int argc, char **argv)
 		"  --report FILE   on exit, every flow as JSON\n"
 		"  --max-flows N   flows tracked at most (262144)\n",
 		.opts = opts, .opt = on_opt, .load = load,
-		.handler = count, .report = report, .fini = fini,
+		.handler = count, .burst_start = burst_start,
+		.report = report, .fini = fini,
 	};
 	static struct monitor m = { .top = 10, .max_flows = 1u << 18 };
 

@@ -153,7 +153,6 @@ translate_out(struct nat *n, uint8_t *p, struct pkt_info *pi,
 		nf_count(n->c, C_UNTRANSLATABLE, 1);	/* never leak inside addresses */
 		return XNV_DROP;
 	}
-	n->now = coarse_ns();
 	sweep(n, portmap(n, pi->proto), SWEEP_BUDGET);
 	e.proto = pi->proto;
 	e.port = pi->sport;
@@ -166,6 +165,16 @@ translate_out(struct nat *n, uint8_t *p, struct pkt_info *pi,
 	pkt_set_port(p, pi, PKT_SRC, port);
 	nf_count(n->c, C_OUT, 1);
 	return XNV_NEXT;
+}
+
+/* Before a burst (nfmain.h): the clock, read once for all its packets. */
+static void
+burst_start(void *ctx, unsigned n)
+{
+	struct nat *nt = ctx;
+
+	(void)n;
+	nt->now = coarse_ns();
 }
 
 static xnv_action_t
@@ -195,7 +204,6 @@ translate(struct xnv_pkt *pkt, void *ctx)
 		nf_count(n->c, C_NO_MAPPING, 1);
 		return XNV_DROP;
 	}
-	n->now = coarse_ns();
 	m = &portmap(n, pi.proto)->map[pi.dport - n->lo];
 	if (m->in.proto != pi.proto || idle(n, m)) {
 		if (m->in.proto == pi.proto) {
@@ -334,7 +342,8 @@ main(int argc, char **argv)
 		"  --ports LO-HI     external ports handed out (1024-65535)\n"
 		"  --timeout S       an idle mapping is freed after S s (60)\n",
 		.opts = opts, .opt = on_opt, .load = load,
-		.handler = translate, .report = report, .fini = fini,
+		.handler = translate, .burst_start = burst_start,
+		.report = report, .fini = fini,
 		.counter_names = counter_names, .n_counters = C_N,
 		.counters = counters,
 	};

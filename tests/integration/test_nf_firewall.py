@@ -5,6 +5,7 @@ the NF must pass exactly the allowed ones, in order, and count exactly
 the same hits per rule."""
 import ipaddress
 import random
+import time
 
 import pytest
 from scapy.layers.inet import ICMP, IP, TCP, UDP
@@ -12,7 +13,8 @@ from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import ARP, Ether
 from scapy.packet import Raw
 
-from nfrun import NfSpec, assert_bad_file, run_nfs
+from nfrun import NfSpec, assert_bad_file, parse_counters, run_nfs, \
+    run_two_phases
 
 RULES = """\
 # test rules
@@ -184,6 +186,25 @@ def test_firewall_stateful_lets_replies_of_allowed_flows_only(filtered):
     # a reply of the denied flow 10.9.0.1:99 -> 192.0.2.99:99 stays out
     rep = [p for p, k in pkts if k and k[2:] == ("192.0.2.99", "10.9.0.1", 99, 99)]
     assert rep and not set(rep) & set(run.outs[0])
+
+
+def test_firewall_forgets_a_flow_idle_past_the_state_timeout(xnv):
+    """A reply passes while its flow is remembered, not once the flow was
+    idle longer than --state-timeout (read once a burst, nfmain.h)."""
+    (xnv.dir / "rules.txt").write_text("allow proto udp dport 53\n")
+    ask = Ether(**ETH) / IP(src="10.0.0.1", dst="192.0.2.1") / \
+        UDP(sport=5000, dport=53) / Raw(b"q")
+    reply = Ether(**ETH) / IP(src="192.0.2.1", dst="10.0.0.1") / \
+        UDP(sport=53, dport=5000) / Raw(b"r")
+    phase1 = [bytes(ask), bytes(reply)]
+    fw, out1, out2 = run_two_phases(xnv, NfSpec("firewall", (
+        "--rules", xnv.dir / "rules.txt", "--stateful", "--state-timeout",
+        "2")), phase1, [bytes(reply)], lambda nf: time.sleep(4))
+    assert out1 == phase1
+    assert out2 == []
+    c = parse_counters(fw.stdout())
+    assert (c["state_replies"], c["state_expired"], c["default_hits"],
+            c["denied"]) == (1, 1, 1, 1), c
 
 
 @pytest.mark.parametrize("text,line,msg", [
