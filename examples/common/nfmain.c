@@ -97,16 +97,32 @@ nf_dashdash(int argc, char **argv)
 /* The app that runs (one a process), for app_burst(). */
 static const struct nf_app *run_app;
 
-/* xnv_nf_run_burst()'s handler for an app with burst_start. */
+/* The app's counters as they are now into their published slots. */
+static void
+update_counters(const struct nf_app *app, void *ctx)
+{
+	uint64_t *vals = app->counters != NULL ? app->counters(ctx) : NULL;
+	unsigned i;
+
+	for (i = 0; vals != NULL && i < app->n_counters &&
+	     i < XNV_NF_STATS_MAX; i++)
+		if (nf_slot[i] >= 0)
+			xnv_nf_stat_set(nf_self, nf_slot[i], vals[i]);
+}
+
+/* xnv_nf_run_burst()'s handler: burst_start, the app's handler on each
+ * packet, then its counters published (once a burst, not once a count). */
 static void
 app_burst(struct xnv_pkt *pkts, xnv_action_t *verdicts, unsigned n,
 	  void *ctx)
 {
 	unsigned i;
 
-	run_app->burst_start(ctx, n);
+	if (run_app->burst_start != NULL)
+		run_app->burst_start(ctx, n);
 	for (i = 0; i < n; i++)
 		verdicts[i] = run_app->handler(&pkts[i], ctx);
+	update_counters(run_app, ctx);
 }
 
 int
@@ -146,9 +162,7 @@ nf_main(int argc, char **argv, const struct nf_app *app, void *ctx)
 	rc = app->attached != NULL ? app->attached(ctx, nf) : 0;
 	if (rc == 0) {
 		run_app = app;
-		rc = app->burst_start != NULL ?
-		     xnv_nf_run_burst(nf, app_burst, ctx) :
-		     xnv_nf_run(nf, app->handler, ctx);
+		rc = xnv_nf_run_burst(nf, app_burst, ctx);
 		status = rc < 0 ? 1 : 0;
 		app->report(ctx, stdout);
 		fflush(stdout);

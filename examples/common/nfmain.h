@@ -4,8 +4,10 @@
  * the NF's own.  The NF's options are parsed and its files loaded before
  * attaching, so `--help` and a bad rule file need no running xnv-core;
  * counters go to stdout on exit (libxnv logs on stderr), and are published
- * live while it runs (xnv_nf_stat_register: `xnv-ctl nf stats NAME`) when
- * the app names them (.counter_names) and counts with nf_count().
+ * live while it runs, after each burst (xnv_nf_stat_register: `xnv-ctl nf
+ * stats NAME`) when the app names them (.counter_names).  The handler
+ * runs on libxnv's burst API (xnv_nf_run_burst()): .burst_start, if set,
+ * before each burst, then the handler on each of its packets.
  *
  *   static const struct nf_app app = {
  *           .name = "router", .usage = "  --routes FILE ...\n",
@@ -45,9 +47,8 @@ struct nf_app {
 	int (*attached)(void *ctx, struct xnv_nf *nf);
 	xnv_handler_t handler;
 	/** Optional: called with the count before each burst of up to
-	 *  XNV_BURST_MAX packets, which then go to handler one by one.
-	 *  With it the NF runs on xnv_nf_run_burst() (a clock read or a
-	 *  table swept once a burst, not once a packet). */
+	 *  XNV_BURST_MAX packets, which then go to handler one by one (a
+	 *  clock read or a table swept once a burst, not once a packet). */
 	void (*burst_start)(void *ctx, unsigned n);
 	void (*report)(void *ctx, FILE *out);	/**< on exit, to stdout */
 	void (*fini)(void *ctx);		/**< free; optional */
@@ -64,14 +65,12 @@ extern struct xnv_nf *nf_self;
 extern int nf_slot[XNV_NF_STATS_MAX];
 
 /** Add @p n to counter @p i of the app's counters @p vals (its exit
- *  report) and to its published copy (nothing before the attach: the
- *  value so far is published at the attach). */
+ *  report).  They are published at the attach, and after each burst
+ *  (nf_main() runs the handler on xnv_nf_run_burst()). */
 static inline void
 nf_count(uint64_t *vals, unsigned i, uint64_t n)
 {
 	vals[i] += n;
-	if (i < XNV_NF_STATS_MAX && nf_slot[i] >= 0)
-		xnv_nf_stat_add(nf_self, nf_slot[i], n);
 }
 
 /** Publish one more counter named @p name (e.g. a firewall rule's hits),
