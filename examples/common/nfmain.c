@@ -71,16 +71,20 @@ nf_publish(const char *name, uint64_t v)
 	return slot;
 }
 
-/* The app's counters, registered with their values so far. */
+/* The app's counters, with their values now: registered (@p first, at
+ * the attach), else set in their published slots (after a burst). */
 static void
-publish_counters(const struct nf_app *app, void *ctx)
+publish_counters(const struct nf_app *app, void *ctx, int first)
 {
 	uint64_t *vals = app->counters != NULL ? app->counters(ctx) : NULL;
 	unsigned i;
 
 	for (i = 0; vals != NULL && i < app->n_counters &&
 	     i < XNV_NF_STATS_MAX; i++)
-		nf_slot[i] = nf_publish(app->counter_names[i], vals[i]);
+		if (first)
+			nf_slot[i] = nf_publish(app->counter_names[i], vals[i]);
+		else if (nf_slot[i] >= 0)
+			xnv_nf_stat_set(nf_self, nf_slot[i], vals[i]);
 }
 
 /* Index of the "--" that ends libxnv's options (argc if none). */
@@ -97,19 +101,6 @@ nf_dashdash(int argc, char **argv)
 /* The app that runs (one a process), for app_burst(). */
 static const struct nf_app *run_app;
 
-/* The app's counters as they are now into their published slots. */
-static void
-update_counters(const struct nf_app *app, void *ctx)
-{
-	uint64_t *vals = app->counters != NULL ? app->counters(ctx) : NULL;
-	unsigned i;
-
-	for (i = 0; vals != NULL && i < app->n_counters &&
-	     i < XNV_NF_STATS_MAX; i++)
-		if (nf_slot[i] >= 0)
-			xnv_nf_stat_set(nf_self, nf_slot[i], vals[i]);
-}
-
 /* xnv_nf_run_burst()'s handler: burst_start, the app's handler on each
  * packet, then its counters published (once a burst, not once a count). */
 static void
@@ -122,7 +113,7 @@ app_burst(struct xnv_pkt *pkts, xnv_action_t *verdicts, unsigned n,
 		run_app->burst_start(ctx, n);
 	for (i = 0; i < n; i++)
 		verdicts[i] = run_app->handler(&pkts[i], ctx);
-	update_counters(run_app, ctx);
+	publish_counters(run_app, ctx, 0);
 }
 
 int
@@ -158,7 +149,7 @@ nf_main(int argc, char **argv, const struct nf_app *app, void *ctx)
 	if (xnv_nf_init(dd, argv, &nf) < 0)
 		goto out;
 	nf_self = nf;
-	publish_counters(app, ctx);
+	publish_counters(app, ctx, 1);
 	rc = app->attached != NULL ? app->attached(ctx, nf) : 0;
 	if (rc == 0) {
 		run_app = app;
