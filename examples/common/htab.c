@@ -29,10 +29,64 @@ hash_bytes(const void *p, size_t n, uint64_t seed)
 	return h ^ (h >> 29);
 }
 
-static uint32_t
+/* One NH step: word @p w with key word @p k, halves added mod 2^32, then
+ * multiplied into 64 bits. */
+static inline uint64_t
+nh_step(uint64_t w, uint64_t k)
+{
+	uint32_t lo = (uint32_t)w + (uint32_t)k;
+	uint32_t hi = (uint32_t)(w >> 32) + (uint32_t)(k >> 32);
+
+	return (uint64_t)lo * hi;
+}
+
+uint64_t
+htab_hash(const struct htab *t, const void *key)
+{
+	const uint8_t *b = key;
+	uint64_t h = t->key_size, w;
+	size_t n = t->key_size, i;
+
+	if (n > 8 * HTAB_NH_WORDS)
+		return hash_bytes(key, n, t->seed);
+	for (i = 0; n >= 8; i++, n -= 8, b += 8) {
+		memcpy(&w, b, 8);
+		h += nh_step(w, t->nh[i]);
+	}
+	if (n > 0) {
+		w = 0;
+		memcpy(&w, b, n);
+		h += nh_step(w, t->nh[i]);
+	}
+	/* A bijective mix (MurmurHash3's finalizer): the home slot takes
+	 * the low bits. */
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ull;
+	return h ^ (h >> 33);
+}
+
+static inline uint32_t
 home(const struct htab *t, const void *key)
 {
-	return (uint32_t)hash_bytes(key, t->key_size, t->seed) & t->mask;
+	return (uint32_t)htab_hash(t, key) & t->mask;
+}
+
+/* Keys @p a and @p b of @p n bytes equal?  Words, inline: no call. */
+static inline int
+key_eq(const uint8_t *a, const uint8_t *b, size_t n)
+{
+	uint64_t x, y, d = 0;
+
+	for (; n >= 8; n -= 8, a += 8, b += 8) {
+		memcpy(&x, a, 8);
+		memcpy(&y, b, 8);
+		d |= x ^ y;
+	}
+	for (; n > 0; n--)
+		d |= (uint64_t)(*a++ ^ *b++);
+	return d == 0;
 }
 
 int
@@ -53,7 +107,8 @@ htab_init(struct htab *t, uint32_t max, size_t key_size, size_t val_size)
 	/* A seed of its own: keys (flows) an attacker picks to collide
 	 * under a seed known in advance would make every probe walk one
 	 * long run. */
-	if (getrandom(&t->seed, sizeof(t->seed), 0) != sizeof(t->seed))
+	if (getrandom(&t->seed, sizeof(t->seed), 0) != sizeof(t->seed) ||
+	    getrandom(t->nh, sizeof(t->nh), 0) != sizeof(t->nh))
 		return -1;
 	t->slots = calloc(slots, t->slot_size);
 	return t->slots == NULL ? -1 : 0;
@@ -73,7 +128,7 @@ probe(const struct htab *t, const void *key)
 	uint32_t i = home(t, key);
 
 	while (SLOT(t, i)[0] &&
-	       memcmp(SLOT(t, i) + t->key_off, key, t->key_size) != 0)
+	       !key_eq(SLOT(t, i) + t->key_off, key, t->key_size))
 		i = (i + 1) & t->mask;
 	return i;
 }

@@ -4,8 +4,12 @@
  * addressing, linear probing, backward-shift deletion (no tombstones, so
  * lookups stay short however long the NF runs).  Keys are compared and
  * hashed as bytes: zero their padding.  No allocation after htab_init().
- * Each table hashes with a random seed, so which keys collide cannot be
- * known in advance (iteration order differs from run to run).
+ * Each table hashes with random key material of its own (NH, as in UMAC:
+ * a product of key halves plus random words, summed, for keys up to
+ * HTAB_NH_WORDS words; a seeded hash_bytes() beyond), so which keys
+ * collide cannot be known in advance (iteration order differs from run to
+ * run).  NH's products are independent of each other: a flow key's hash
+ * costs a few cycles, not a chain of dependent multiplies.
  *
  *   struct htab t;
  *   htab_init(&t, 65536, sizeof(struct flow_key), sizeof(struct counts));
@@ -26,7 +30,12 @@ struct htab {
 	uint32_t max;		/* entries at most (half the slots) */
 	uint32_t key_size, val_size, key_off, val_off, slot_size;
 	uint64_t seed;		/* of hash_bytes(), random per table */
+#define HTAB_NH_WORDS 8
+	uint64_t nh[HTAB_NH_WORDS];	/* NH's key material, random */
 };
+
+/** The hash of @p key in @p t (its home slot: & mask). */
+uint64_t htab_hash(const struct htab *t, const void *key);
 
 /** A table for @p max entries, hashing with a random seed of its own
  *  (getrandom()).  @return 0 or -1 (out of memory, or no random seed). */

@@ -209,30 +209,54 @@ pkt_set_port(uint8_t *p, struct pkt_info *pi, enum pkt_which w,
 		pi->sport = port;
 }
 
+/* Key @p k from words @p w, each one 8-byte store. */
+static inline void
+store_words(struct flow_key *k, const uint64_t *w)
+{
+	uint8_t *b = (uint8_t *)k;
+	unsigned i;
+
+	for (i = 0; i < 5; i++)
+		memcpy(b + 8 * i, &w[i], 8);
+}
+
 void
 flow_key_get(uint8_t *p, const struct pkt_info *pi, struct flow_key *k)
 {
-	unsigned n = pkt_addr_len(pi->ver);
+	const uint8_t *s = pkt_addr(p, pi, PKT_SRC), *d = pkt_addr(p, pi, PKT_DST);
+	uint64_t w[5] = { 0 };
+	uint32_t a;
 
-	memset(k, 0, sizeof(*k));
-	k->ver = pi->ver;
-	k->proto = pi->proto;
-	k->sport = pi->sport;
-	k->dport = pi->dport;
-	memcpy(k->src, pkt_addr(p, pi, PKT_SRC), n);
-	memcpy(k->dst, pkt_addr(p, pi, PKT_DST), n);
+	if (pi->ver == 6) {
+		memcpy(&w[0], s, 8);
+		memcpy(&w[1], s + 8, 8);
+		memcpy(&w[2], d, 8);
+		memcpy(&w[3], d + 8, 8);
+	} else {
+		memcpy(&a, s, 4);
+		w[0] = a;
+		memcpy(&a, d, 4);
+		w[2] = a;
+	}
+	w[4] = pi->sport | (uint64_t)pi->dport << 16 |
+	       (uint64_t)pi->ver << 32 | (uint64_t)pi->proto << 40;
+	store_words(k, w);
 }
 
 void
 flow_key_reverse(const struct flow_key *k, struct flow_key *r)
 {
-	memset(r, 0, sizeof(*r));
-	r->ver = k->ver;
-	r->proto = k->proto;
-	r->sport = k->dport;
-	r->dport = k->sport;
-	memcpy(r->src, k->dst, sizeof(r->src));
-	memcpy(r->dst, k->src, sizeof(r->dst));
+	uint64_t w[5], x[5];
+
+	memcpy(w, k, sizeof(w));
+	x[0] = w[2];
+	x[1] = w[3];
+	x[2] = w[0];
+	x[3] = w[1];
+	/* ports swapped, version and protocol kept */
+	x[4] = (w[4] & ~0xffffffffull) | (w[4] & 0xffff) << 16 |
+	       (w[4] >> 16 & 0xffff);
+	store_words(r, x);
 }
 
 const char *

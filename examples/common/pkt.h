@@ -118,12 +118,21 @@ void pkt_set_addr(uint8_t *frame, const struct pkt_info *pi,
 void pkt_set_port(uint8_t *frame, struct pkt_info *pi, enum pkt_which w,
 		  uint16_t port);
 
-/** A unidirectional flow: IP version, protocol, addresses, ports. */
+/** A unidirectional flow: IP version, protocol, addresses, ports.  Five
+ *  8-byte words, each written whole by flow_key_get() and
+ *  flow_key_reverse(): a hash reading it by words right after gets each
+ *  one forwarded from one store (words over smaller stores stall). */
 struct flow_key {
-	uint8_t ver, proto;
+	_Alignas(8) uint8_t src[16];	/* IPv4 in the first 4 bytes */
+	uint8_t dst[16];
 	uint16_t sport, dport;		/* host order; 0 without ports */
-	uint8_t src[16], dst[16];	/* IPv4 in the first 4 bytes */
+	uint8_t ver, proto;
+	uint8_t pad[2];			/* 0 */
 };
+
+_Static_assert(sizeof(struct flow_key) == 40 &&
+	       offsetof(struct flow_key, sport) == 32,
+	       "five words, the last one sport | dport | ver | proto");
 
 /** Fill @p k (every byte: keys are hashed and compared as bytes). */
 void flow_key_get(uint8_t *frame, const struct pkt_info *pi,
