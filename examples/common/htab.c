@@ -58,13 +58,11 @@ htab_hash(const struct htab *t, const void *key)
 		memcpy(&w, b, n);
 		h += nh_step(w, t->nh[i]);
 	}
-	/* A bijective mix (MurmurHash3's finalizer): the home slot takes
-	 * the low bits. */
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdull;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ull;
-	return h ^ (h >> 33);
+	/* The home slot takes the low bits, and a product's low bits see
+	 * only its factors' low bits: one multiply, then the high half
+	 * (which every bit reaches) folded onto the low one. */
+	h *= 0x9e3779b97f4a7c15ull;
+	return h ^ (h >> 32);
 }
 
 static inline uint32_t

@@ -72,4 +72,38 @@ uint32_t htab_sweep(struct htab *t, uint32_t *cursor, uint32_t budget,
 /** Hash of @p n bytes (also for users that need a stable flow hash). */
 uint64_t hash_bytes(const void *p, size_t n, uint64_t seed);
 
+/**
+ * How many of @p slots a sweep may look at now, so that it goes over all
+ * of them once per @p period_ns: what the time since @p *last_ns earned
+ * (updated when it earned some; the first call only starts the clock).
+ * A sweep paced by time, not by packets: at millions of packets a second
+ * a few slots a packet streamed a whole table through the caches every
+ * few milliseconds, pushing the live entries out.
+ */
+static inline uint32_t
+sweep_budget(uint64_t *last_ns, uint64_t now_ns, uint64_t period_ns,
+	     uint32_t slots)
+{
+	uint64_t dt = now_ns - *last_ns, b;
+
+	if (*last_ns == 0 || now_ns < *last_ns) {
+		*last_ns = now_ns;
+		return 0;
+	}
+	if (dt >= period_ns)
+		b = slots;
+	else if ((b = slots * dt / period_ns) == 0)
+		return 0;	/* the time goes on counting */
+	*last_ns = now_ns;
+	return (uint32_t)b;
+}
+
+/** The sweep period for entries idle @p timeout_ns: half of it, at most
+ *  a second. */
+static inline uint64_t
+sweep_period(uint64_t timeout_ns)
+{
+	return timeout_ns / 2 < 1000000000ull ? timeout_ns / 2 : 1000000000ull;
+}
+
 #endif /* XNV_EX_HTAB_H */

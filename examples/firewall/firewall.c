@@ -16,7 +16,6 @@
 #include "rules.h"
 
 #define MAX_RULES     65536
-#define SWEEP_BUDGET  4		/* state slots looked at per packet (a burst: n x) */
 
 enum {
 	C_PACKETS, C_ALLOWED, C_DENIED, C_STATE_REPLIES, C_DEFAULT_HITS,
@@ -48,6 +47,7 @@ struct firewall {
 	uint64_t timeout_ns;
 	struct htab state;	/* flow_key of an allowed flow -> last seen */
 	uint32_t sweep_at;
+	uint64_t swept_ns;	/* the sweep's clock (sweep_budget()) */
 	uint64_t now;
 	uint64_t c[C_N];
 };
@@ -269,8 +269,9 @@ out:
 	return allow ? XNV_NEXT : XNV_DROP;
 }
 
-/* Before a burst of @p n (nfmain.h, xnv_nf_run_burst()): the clock read
- * and the state table swept once for all its packets. */
+/* Before a burst (nfmain.h, xnv_nf_run_burst()): the clock read, and the
+ * state table swept as far as the time since the last sweep earned (the
+ * whole of it once per sweep_period()). */
 static void
 burst_start(void *ctx, unsigned n)
 {
@@ -278,9 +279,12 @@ burst_start(void *ctx, unsigned n)
 
 	if (!fw->stateful)
 		return;
+	(void)n;
 	fw->now = coarse_ns();
-	htab_sweep(&fw->state, &fw->sweep_at, SWEEP_BUDGET * n, state_gone,
-		   fw);
+	htab_sweep(&fw->state, &fw->sweep_at,
+		   sweep_budget(&fw->swept_ns, fw->now,
+				sweep_period(fw->timeout_ns),
+				fw->state.mask + 1), state_gone, fw);
 }
 
 static int

@@ -23,7 +23,6 @@
 #define MAX_VIPS      16
 #define MAX_BACKENDS  1024	/* listed at once, per family */
 #define MAX_SEEN      4096	/* backends counted over the run */
-#define SWEEP_BUDGET  4
 #define FLOW_SEED     0x6c62ull
 
 enum {
@@ -69,6 +68,7 @@ struct lb {
 	struct htab seen;		/* struct backend -> struct bstats */
 	struct htab conns;		/* flow_key -> struct conn */
 	uint32_t sweep_at;
+	uint64_t swept_ns;		/* the sweep's clock (sweep_budget()) */
 	uint64_t c[C_N];
 };
 
@@ -237,8 +237,9 @@ add_conn(struct lb *lb, const struct flow_key *k, const struct backend *b,
 	rc->last_ns = lb->now;
 }
 
-/* Before a burst of @p n (nfmain.h): a reload SIGHUP asked for, the
- * clock, and the connection table swept, once for all its packets. */
+/* Before a burst (nfmain.h): a reload SIGHUP asked for, the clock, and
+ * the connection table swept as far as the time since the last sweep
+ * earned (the whole of it once per sweep_period()). */
 static void
 burst_start(void *ctx, unsigned n)
 {
@@ -248,8 +249,12 @@ burst_start(void *ctx, unsigned n)
 		reload_asked = 0;
 		reload(lb);
 	}
+	(void)n;
 	lb->now = coarse_ns();
-	htab_sweep(&lb->conns, &lb->sweep_at, SWEEP_BUDGET * n, conn_idle, lb);
+	htab_sweep(&lb->conns, &lb->sweep_at,
+		   sweep_budget(&lb->swept_ns, lb->now,
+				sweep_period(lb->timeout_ns),
+				lb->conns.mask + 1), conn_idle, lb);
 }
 
 /* One packet (the burst's clock read: burst_start). */

@@ -18,7 +18,6 @@
 #include "pkt.h"
 
 #define MAX_INTERNAL  16
-#define SWEEP_BUDGET  2		/* ports looked at per packet and protocol */
 
 enum {
 	C_PACKETS, C_OUT, C_IN, C_PASSED, C_NEW_MAPPINGS, C_EXPIRED,
@@ -48,6 +47,7 @@ struct portmap {
 	struct mapping *map;	/* [port - lo] */
 	uint16_t *free;		/* ring of n_ports */
 	uint32_t head, n_free, sweep_at;
+	uint64_t swept_ns;	/* the sweep's clock (sweep_budget()) */
 };
 
 struct nat {
@@ -153,7 +153,6 @@ translate_out(struct nat *n, uint8_t *p, struct pkt_info *pi,
 		nf_count(n->c, C_UNTRANSLATABLE, 1);	/* never leak inside addresses */
 		return XNV_DROP;
 	}
-	sweep(n, portmap(n, pi->proto), SWEEP_BUDGET);
 	e.proto = pi->proto;
 	e.port = pi->sport;
 	memcpy(e.addr, src, 4);
@@ -167,14 +166,22 @@ translate_out(struct nat *n, uint8_t *p, struct pkt_info *pi,
 	return XNV_NEXT;
 }
 
-/* Before a burst (nfmain.h): the clock, read once for all its packets. */
+/* Before a burst (nfmain.h): the clock, read once for all its packets,
+ * and each protocol's ports swept as far as the time since the last
+ * sweep earned (all of them once per sweep_period()). */
 static void
 burst_start(void *ctx, unsigned n)
 {
 	struct nat *nt = ctx;
+	unsigned i;
 
 	(void)n;
 	nt->now = coarse_ns();
+	for (i = 0; i < 2; i++)
+		sweep(nt, &nt->pm[i], sweep_budget(&nt->pm[i].swept_ns,
+						  nt->now,
+						  sweep_period(nt->timeout_ns),
+						  nt->n_ports));
 }
 
 static xnv_action_t
