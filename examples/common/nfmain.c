@@ -110,7 +110,7 @@ app_burst(struct xnv_pkt *pkts, xnv_action_t *verdicts, unsigned n,
 	unsigned i;
 
 	if (run_app->burst_start != NULL)
-		run_app->burst_start(ctx, n);
+		run_app->burst_start(ctx, pkts, n);
 	for (i = 0; i < n; i++)
 		verdicts[i] = run_app->handler(&pkts[i], ctx);
 	publish_counters(run_app, ctx, 0);

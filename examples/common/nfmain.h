@@ -46,10 +46,11 @@ struct nf_app {
 	/** Attached: e.g. check port numbers.  Optional.  @return 0 or -1. */
 	int (*attached)(void *ctx, struct xnv_nf *nf);
 	xnv_handler_t handler;
-	/** Optional: called with the count before each burst of up to
-	 *  XNV_BURST_MAX packets, which then go to handler one by one (a
-	 *  clock read or a table swept once a burst, not once a packet). */
-	void (*burst_start)(void *ctx, unsigned n);
+	/** Optional: called with each burst of up to XNV_BURST_MAX packets
+	 *  before they go to handler one by one, in order (a clock read or
+	 *  a table swept once a burst, not once a packet; work that gains
+	 *  from seeing the packets together). */
+	void (*burst_start)(void *ctx, struct xnv_pkt *pkts, unsigned n);
 	void (*report)(void *ctx, FILE *out);	/**< on exit, to stdout */
 	void (*fini)(void *ctx);		/**< free; optional */
 	/** Its counters, published live: names (n_counters of them) and

@@ -161,6 +161,26 @@ ac_scan(const struct ac *a, const uint8_t *data, uint32_t len, ac_match_fn fn,
 	return n;
 }
 
+unsigned
+ac_reports(const struct ac *a, const uint8_t *const *data,
+	   const uint32_t *len, unsigned n)
+{
+	uint32_t s[AC_LANES] = { 0 }, max = 0, i;
+	unsigned j, hit = 0;
+
+	for (j = 0; j < n; j++)
+		max = len[j] > max ? len[j] : max;
+	for (i = 0; i < max; i++)
+		for (j = 0; j < AC_LANES; j++) {
+			if (j >= n || i >= len[j])
+				continue;
+			s[j] = a->next[(size_t)s[j] * 256 + data[j][i]];
+			if (a->report[s[j]] != AC_NONE)
+				hit |= 1u << j;
+		}
+	return hit;
+}
+
 void
 ac_free(struct ac *a)
 {

@@ -64,6 +64,18 @@ int ac_build(struct ac *a);
 uint32_t ac_scan(const struct ac *a, const uint8_t *data, uint32_t len,
 		 ac_match_fn fn, void *arg);
 
+/** Most streams ac_reports() walks at once. */
+#define AC_LANES 4
+
+/** Which of @p n (<= AC_LANES) streams @p data[i] of @p len[i] bytes hold
+ *  an occurrence: bit i set when ac_scan() of stream i would report one.
+ *  The streams are walked side by side, a byte of each in turn: each
+ *  walk is a chain of dependent loads, and walks of several streams
+ *  overlap where one would wait.  Nothing is reported: ac_scan() the
+ *  streams whose bit is set. */
+unsigned ac_reports(const struct ac *a, const uint8_t *const *data,
+		    const uint32_t *len, unsigned n);
+
 void ac_free(struct ac *a);
 
 #endif /* XNV_EX_AC_H */

@@ -45,6 +45,10 @@ struct dpi {
 	struct rule *rules;
 	uint32_t n_rules;
 	uint64_t pkt_no, last_flush;
+	/* the burst: bit i set when packet i may hold a pattern
+	 * (burst_start), and the index of the packet inspect() is on */
+	uint32_t may;
+	unsigned burst_i;
 	/* the packet being scanned */
 	uint8_t *frame;
 	const struct pkt_info *pi;
@@ -181,12 +185,58 @@ on_match(uint32_t rule, uint32_t len, uint32_t end, void *arg)
 	return 0;
 }
 
+/* The payloads of @p n packets walked side by side (ac_reports()): the
+ * packets at @p at that may hold a pattern into d->may. */
+static void
+reports(struct dpi *d, const uint8_t *const *data, const uint32_t *len,
+	const unsigned *at, unsigned n)
+{
+	unsigned hit = ac_reports(&d->ac, data, len, n), j;
+
+	for (j = 0; j < n; j++)
+		if (hit >> j & 1)
+			d->may |= 1u << at[j];
+}
+
+/* Before a burst (nfmain.h): which of its packets may hold a pattern,
+ * their payloads walked AC_LANES at a time.  inspect() scans those only,
+ * reporting every match as before; the others hold none. */
+static void
+burst_start(void *ctx, struct xnv_pkt *pkts, unsigned n)
+{
+	struct dpi *d = ctx;
+	const uint8_t *data[AC_LANES];
+	uint32_t len[AC_LANES];
+	unsigned at[AC_LANES], i, k = 0;
+
+	d->may = 0;
+	d->burst_i = 0;
+	for (i = 0; i < n; i++) {
+		uint8_t *p = xnv_pkt_data(&pkts[i]);
+		struct pkt_info pi;
+		int r = pkt_parse(p, xnv_pkt_len(&pkts[i]), &pi);
+
+		if (r == PKT_NOT_IP || r == PKT_BAD_IP || r == PKT_BAD_L4)
+			continue;	/* inspect() does not scan it */
+		data[k] = p + pi.pay_off;
+		len[k] = pi.pay_len;
+		at[k++] = i;
+		if (k == AC_LANES) {
+			reports(d, data, len, at, k);
+			k = 0;
+		}
+	}
+	if (k > 0)
+		reports(d, data, len, at, k);
+}
+
 static xnv_action_t
 inspect(struct xnv_pkt *pkt, void *ctx)
 {
 	struct dpi *d = ctx;
 	uint8_t *p = xnv_pkt_data(pkt);
 	struct pkt_info pi;
+	unsigned i = d->burst_i++;	/* its index in the burst */
 	uint64_t now;
 
 	d->pkt_no++;
@@ -205,7 +255,8 @@ inspect(struct xnv_pkt *pkt, void *ctx)
 	d->drop = d->matched = 0;
 	nf_count(d->c, C_SCANNED, 1);
 	nf_count(d->c, C_SCANNED_BYTES, pi.pay_len);
-	ac_scan(&d->ac, p + pi.pay_off, pi.pay_len, on_match, d);
+	if (d->may >> i & 1)
+		ac_scan(&d->ac, p + pi.pay_off, pi.pay_len, on_match, d);
 	if (!d->matched)
 		return XNV_NEXT;
 	nf_count(d->c, C_MATCHED, 1);
@@ -311,7 +362,8 @@ main(int argc, char **argv)
 		"  --max-states N    automaton states at most, 1 KiB each (65536;\n"
 		"                    about the total bytes of all patterns)\n",
 		.opts = opts, .opt = on_opt, .load = load,
-		.handler = inspect, .report = report, .fini = fini,
+		.handler = inspect, .burst_start = burst_start,
+		.report = report, .fini = fini,
 		.counter_names = counter_names, .n_counters = C_N,
 		.counters = counters,
 	};

@@ -273,13 +273,13 @@ out:
  * state table swept as far as the time since the last sweep earned (the
  * whole of it once per sweep_period()). */
 static void
-burst_start(void *ctx, unsigned n)
+burst_start(void *ctx, struct xnv_pkt *pkts, unsigned n)
 {
 	struct firewall *fw = ctx;
 
 	if (!fw->stateful)
 		return;
-	(void)n;
+	(void)pkts, (void)n;
 	fw->now = coarse_ns();
 	htab_sweep(&fw->state, &fw->sweep_at,
 		   sweep_budget(&fw->swept_ns, fw->now,

@@ -241,7 +241,7 @@ add_conn(struct lb *lb, const struct flow_key *k, const struct backend *b,
  * the connection table swept as far as the time since the last sweep
  * earned (the whole of it once per sweep_period()). */
 static void
-burst_start(void *ctx, unsigned n)
+burst_start(void *ctx, struct xnv_pkt *pkts, unsigned n)
 {
 	struct lb *lb = ctx;
 
@@ -249,7 +249,7 @@ burst_start(void *ctx, unsigned n)
 		reload_asked = 0;
 		reload(lb);
 	}
-	(void)n;
+	(void)pkts, (void)n;
 	lb->now = coarse_ns();
 	htab_sweep(&lb->conns, &lb->sweep_at,
 		   sweep_budget(&lb->swept_ns, lb->now,

@@ -137,11 +137,11 @@ write_report(const struct monitor *m)
 
 /* Before a burst (nfmain.h): the clock, read once for all its packets. */
 static void
-burst_start(void *ctx, unsigned n)
+burst_start(void *ctx, struct xnv_pkt *pkts, unsigned n)
 {
 	struct monitor *m = ctx;
 
-	(void)n;
+	(void)pkts, (void)n;
 	m->now = coarse_ns();
 }
 

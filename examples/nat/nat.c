@@ -170,12 +170,12 @@ translate_out(struct nat *n, uint8_t *p, struct pkt_info *pi,
  * and each protocol's ports swept as far as the time since the last
  * sweep earned (all of them once per sweep_period()). */
 static void
-burst_start(void *ctx, unsigned n)
+burst_start(void *ctx, struct xnv_pkt *pkts, unsigned n)
 {
 	struct nat *nt = ctx;
 	unsigned i;
 
-	(void)n;
+	(void)pkts, (void)n;
 	nt->now = coarse_ns();
 	for (i = 0; i < 2; i++)
 		sweep(nt, &nt->pm[i], sweep_budget(&nt->pm[i].swept_ns,

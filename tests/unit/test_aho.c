@@ -113,6 +113,52 @@ TEST(test_random_patterns_match_naive_search)
 	}
 }
 
+static int
+count_all(uint32_t id, uint32_t len, uint32_t end, void *arg)
+{
+	(void)id, (void)len, (void)end, (void)arg;
+	return 0;
+}
+
+/* ac_reports() of 1..AC_LANES streams of different lengths (0 included)
+ * says which hold an occurrence exactly as ac_scan() of each does; with
+ * long patterns over a small alphabet, some do and some do not. */
+TEST(test_reports_of_streams_side_by_side_agree_with_scans)
+{
+	uint8_t text[AC_LANES][48], pat[6];
+	unsigned hits = 0, misses = 0;
+	struct ac a;
+
+	assert_int_equal(ac_init(&a, 4096), 0);
+	for (uint32_t i = 0; i < 12; i++) {
+		uint32_t n = 3 + rnd() % 4;
+
+		for (uint32_t j = 0; j < n; j++)
+			pat[j] = (uint8_t)('a' + rnd() % 3);
+		assert_int_equal(ac_add(&a, pat, n, i), 0);
+	}
+	assert_int_equal(ac_build(&a), 0);
+	for (int r = 0; r < 2000; r++) {
+		const uint8_t *data[AC_LANES];
+		uint32_t len[AC_LANES];
+		unsigned n = 1 + rnd() % AC_LANES, want = 0;
+
+		for (unsigned j = 0; j < n; j++) {
+			len[j] = rnd() % sizeof(text[j]);
+			for (uint32_t i = 0; i < len[j]; i++)
+				text[j][i] = (uint8_t)('a' + rnd() % 3);
+			data[j] = text[j];
+			if (ac_scan(&a, data[j], len[j], count_all, NULL) > 0)
+				want |= 1u << j;
+		}
+		assert_int_equal(ac_reports(&a, data, len, n), want);
+		hits += __builtin_popcount(want);
+		misses += n - __builtin_popcount(want);
+	}
+	assert_true(hits > 500 && misses > 500);
+	ac_free(&a);
+}
+
 static struct ac
 build(const char *const *pats, uint32_t n)
 {
@@ -230,6 +276,7 @@ main(void)
 		cmocka_unit_test(test_every_byte_value_and_repeated_patterns),
 		cmocka_unit_test(test_scan_stops_when_asked),
 		cmocka_unit_test(test_limits_and_misuse),
+		cmocka_unit_test(test_reports_of_streams_side_by_side_agree_with_scans),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
