@@ -106,4 +106,17 @@ sweep_period(uint64_t timeout_ns)
 	return timeout_ns / 2 < 1000000000ull ? timeout_ns / 2 : 1000000000ull;
 }
 
+/** htab_sweep() paced by time: the slots the time since @p *last_ns
+ *  earned, the whole table once per sweep_period(@p timeout_ns)
+ *  (sweep_budget()).  @return entries removed. */
+static inline uint32_t
+htab_sweep_paced(struct htab *t, uint32_t *cursor, uint64_t *last_ns,
+		 uint64_t now_ns, uint64_t timeout_ns,
+		 int (*gone)(const void *key, void *val, void *arg), void *arg)
+{
+	return htab_sweep(t, cursor, sweep_budget(last_ns, now_ns,
+						  sweep_period(timeout_ns),
+						  t->mask + 1), gone, arg);
+}
+
 #endif /* XNV_EX_HTAB_H */

@@ -270,8 +270,8 @@ out:
 }
 
 /* Before a burst (nfmain.h, xnv_nf_run_burst()): the clock read, and the
- * state table swept as far as the time since the last sweep earned (the
- * whole of it once per sweep_period()). */
+ * state table swept as far as the time since the last sweep earned
+ * (htab_sweep_paced()). */
 static void
 burst_start(void *ctx, struct xnv_pkt *pkts, unsigned n)
 {
@@ -281,10 +281,8 @@ burst_start(void *ctx, struct xnv_pkt *pkts, unsigned n)
 		return;
 	(void)pkts, (void)n;
 	fw->now = coarse_ns();
-	htab_sweep(&fw->state, &fw->sweep_at,
-		   sweep_budget(&fw->swept_ns, fw->now,
-				sweep_period(fw->timeout_ns),
-				fw->state.mask + 1), state_gone, fw);
+	htab_sweep_paced(&fw->state, &fw->sweep_at, &fw->swept_ns, fw->now,
+			 fw->timeout_ns, state_gone, fw);
 }
 
 static int

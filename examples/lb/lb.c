@@ -239,7 +239,7 @@ add_conn(struct lb *lb, const struct flow_key *k, const struct backend *b,
 
 /* Before a burst (nfmain.h): a reload SIGHUP asked for, the clock, and
  * the connection table swept as far as the time since the last sweep
- * earned (the whole of it once per sweep_period()). */
+ * earned (htab_sweep_paced()). */
 static void
 burst_start(void *ctx, struct xnv_pkt *pkts, unsigned n)
 {
@@ -251,10 +251,8 @@ burst_start(void *ctx, struct xnv_pkt *pkts, unsigned n)
 	}
 	(void)pkts, (void)n;
 	lb->now = coarse_ns();
-	htab_sweep(&lb->conns, &lb->sweep_at,
-		   sweep_budget(&lb->swept_ns, lb->now,
-				sweep_period(lb->timeout_ns),
-				lb->conns.mask + 1), conn_idle, lb);
+	htab_sweep_paced(&lb->conns, &lb->sweep_at, &lb->swept_ns, lb->now,
+			 lb->timeout_ns, conn_idle, lb);
 }
 
 /* One packet (the burst's clock read: burst_start). */
