@@ -45,8 +45,9 @@ struct dpi {
 	struct rule *rules;
 	uint32_t n_rules;
 	uint64_t pkt_no, last_flush;
-	/* the burst: bit i set when packet i may hold a pattern
-	 * (burst_start), and the index of the packet inspect() is on */
+	/* the burst (burst_start): each packet parsed, bit i set when
+	 * packet i may hold a pattern, and the index inspect() is on */
+	struct pkt_info burst_pi[XNV_BURST_MAX];
 	uint32_t may;
 	unsigned burst_i;
 	/* the packet being scanned */
@@ -198,9 +199,10 @@ reports(struct dpi *d, const uint8_t *const *data, const uint32_t *len,
 			d->may |= 1u << at[j];
 }
 
-/* Before a burst (nfmain.h): which of its packets may hold a pattern,
- * their payloads walked AC_LANES at a time.  inspect() scans those only,
- * reporting every match as before; the others hold none. */
+/* Before a burst (nfmain.h): each packet parsed (inspect() takes it from
+ * there), and which of them may hold a pattern, their payloads walked
+ * AC_LANES at a time.  inspect() scans those only, reporting every match
+ * as before; the others hold none. */
 static void
 burst_start(void *ctx, struct xnv_pkt *pkts, unsigned n)
 {
@@ -213,13 +215,13 @@ burst_start(void *ctx, struct xnv_pkt *pkts, unsigned n)
 	d->burst_i = 0;
 	for (i = 0; i < n; i++) {
 		uint8_t *p = xnv_pkt_data(&pkts[i]);
-		struct pkt_info pi;
-		int r = pkt_parse(p, xnv_pkt_len(&pkts[i]), &pi);
+		struct pkt_info *pi = &d->burst_pi[i];
+		int r = pkt_parse(p, xnv_pkt_len(&pkts[i]), pi);
 
 		if (r == PKT_NOT_IP || r == PKT_BAD_IP || r == PKT_BAD_L4)
 			continue;	/* inspect() does not scan it */
-		data[k] = p + pi.pay_off;
-		len[k] = pi.pay_len;
+		data[k] = p + pi->pay_off;
+		len[k] = pi->pay_len;
 		at[k++] = i;
 		if (k == AC_LANES) {
 			reports(d, data, len, at, k);
@@ -235,13 +237,13 @@ inspect(struct xnv_pkt *pkt, void *ctx)
 {
 	struct dpi *d = ctx;
 	uint8_t *p = xnv_pkt_data(pkt);
-	struct pkt_info pi;
 	unsigned i = d->burst_i++;	/* its index in the burst */
+	const struct pkt_info *pi = &d->burst_pi[i];	/* parsed there */
 	uint64_t now;
 
 	d->pkt_no++;
 	nf_count(d->c, C_PACKETS, 1);
-	switch (pkt_parse(p, xnv_pkt_len(pkt), &pi)) {
+	switch (pi->kind) {
 	case PKT_NOT_IP:
 		nf_count(d->c, C_NOT_IP, 1);
 		return XNV_NEXT;
@@ -251,12 +253,12 @@ inspect(struct xnv_pkt *pkt, void *ctx)
 		return XNV_NEXT;
 	}
 	d->frame = p;
-	d->pi = &pi;
+	d->pi = pi;
 	d->drop = d->matched = 0;
 	nf_count(d->c, C_SCANNED, 1);
-	nf_count(d->c, C_SCANNED_BYTES, pi.pay_len);
+	nf_count(d->c, C_SCANNED_BYTES, pi->pay_len);
 	if (d->may >> i & 1)
-		ac_scan(&d->ac, p + pi.pay_off, pi.pay_len, on_match, d);
+		ac_scan(&d->ac, p + pi->pay_off, pi->pay_len, on_match, d);
 	if (!d->matched)
 		return XNV_NEXT;
 	nf_count(d->c, C_MATCHED, 1);
