@@ -11,7 +11,7 @@ CORE_SRC := dom0-core/main.c dom0-core/opts.c dom0-core/eal_args.c dom0-core/con
             dom0-core/chain.c dom0-core/service.c dom0-core/flow.c \
             dom0-core/flow_rule.c dom0-core/flow_acl.c dom0-core/flow_cmds.c \
             dom0-core/flow_path.c \
-            dom0-core/config_flow.c \
+            dom0-core/config_flow.c dom0-core/config_fabric.c dom0-core/fabric.c \
             dom0-core/ctl.c dom0-core/ctl_cmds.c dom0-core/ctl_pointer.c dom0-core/config_show.c dom0-core/ctl_ops.c dom0-core/ctl_reload.c dom0-core/nf_stats.c dom0-core/guard.c \
             dom0-core/latency.c dom0-core/latency_rte.c \
             dom0-core/pace.c dom0-core/quota.c dom0-core/counters.c \

@@ -82,14 +82,10 @@ xnv_chain_text(const struct xnv_core *c, const struct xnv_chain *ch,
 	unsigned i;
 
 	buf[0] = '\0';
-	for (i = 0; i < ch->n && o < len; i++) {
-		const struct xnv_step *s = &ch->s[i];
-		const char *name = s->kind == XNV_STEP_SERVICE ?
-				   c->cfg.services[s->id].name :
-				   s->kind == XNV_STEP_PORT ?
-				   c->cfg.ports[s->id].name : "drop";
+	char t[XNV_STEP_TEXT];
 
-		o += (size_t)snprintf(buf + o, len - o, "%s%s",
-				      i ? " -> " : "", name);
-	}
+	for (i = 0; i < ch->n && o < len; i++)
+		o += (size_t)snprintf(buf + o, len - o, "%s%s", i ? " -> " : "",
+				      xnv_config_step_text(&c->cfg, &ch->s[i],
+							   t, sizeof(t)));
 }

@@ -14,7 +14,8 @@ xnv_chain_same(const struct xnv_chain *a, const struct xnv_chain *b)
 	if (a->n != b->n)
 		return 0;
 	for (i = 0; i < a->n; i++)
-		if (a->s[i].kind != b->s[i].kind || a->s[i].id != b->s[i].id)
+		if (a->s[i].kind != b->s[i].kind || a->s[i].id != b->s[i].id ||
+		    a->s[i].hop != b->s[i].hop)
 			return 0;
 	return 1;
 }

@@ -94,14 +94,23 @@ xnv_config_parse_chain(const struct xnv_config *c, const char *text,
 		if (ch->n == XNV_MAX_CHAIN)
 			return xnv_cfg_fail(err, errlen, "chain has more than %d steps",
 				    XNV_MAX_CHAIN);
-		if (strcmp(step, "drop") == 0) {
-			ch->s[ch->n++] = (struct xnv_step){ XNV_STEP_DROP, 0 };
+		if ((i = xnv_config_fabric_step(c, step, &ch->s[ch->n], err,
+						errlen)) != 0) {
+			if (i < 0)
+				return -EINVAL;
+			ch->n++;
+		} else if (strcmp(step, "drop") == 0) {
+			ch->s[ch->n++] = (struct xnv_step){ XNV_STEP_DROP, 0, 0 };
 		} else if ((i = xnv_config_service(c, step)) >= 0) {
 			ch->s[ch->n++] = (struct xnv_step){ XNV_STEP_SERVICE,
-							    (uint16_t)i };
+							    (uint16_t)i, 0 };
 		} else if ((i = xnv_config_port(c, step)) >= 0) {
+			if (c->ports[i].fabric != XNV_FABRIC_NONE)
+				return xnv_cfg_fail(err, errlen, "chain step "
+					"'%s': a fabric port is a step only "
+					"with a hop, as %s:HOP", step, step);
 			ch->s[ch->n++] = (struct xnv_step){ XNV_STEP_PORT,
-							    (uint16_t)i };
+							    (uint16_t)i, 0 };
 		} else {
 			return xnv_cfg_fail(err, errlen, "chain step '%.31s' is not a "
 				    "declared service, a port, or 'drop'", step);
@@ -310,6 +319,9 @@ load_port(const struct xnv_ini *ini, const char *sec, const char *name,
 	    (rc = xnv_config_u32(sec, "rx_rate", v, 0, 1000000000, &p->rx_rate,
 			    err, errlen)) < 0)
 		return rc;
+	if ((rc = xnv_config_port_fabric(f, sec, c->n_ports, c, 0, err,
+					 errlen)) < 0)
+		return rc;
 	c->n_ports++;
 	return 0;
 }
@@ -331,7 +343,8 @@ link_port(struct rte_cfgfile *f, const char *sec, struct xnv_port_cfg *p,
 	if ((v = GET(f, sec, "chain")) != NULL &&
 	    xnv_config_parse_chain(c, v, &p->chain, cerr, sizeof(cerr)) < 0)
 		return xnv_cfg_fail(err, errlen, "[%s] %s", sec, cerr);
-	return 0;
+	return xnv_config_port_fabric(f, sec, (uint16_t)(p - c->ports), c, 1,
+				      err, errlen);
 }
 
 static int

@@ -167,7 +167,19 @@ enum xnv_step_kind {
 struct xnv_step {
 	uint8_t kind;		/* enum xnv_step_kind */
 	uint16_t id;		/* service index or port index */
+	uint16_t hop;		/* a fabric port's step: the hop its packets
+				 * carry (PORT:HOP, fabric.h); else 0 */
 };
+
+/* [port] fabric: what carries a packet's hop between the core and the
+ * switch that joins hosts (fabric.h). */
+enum xnv_fabric_kind {
+	XNV_FABRIC_NONE = 0,
+	XNV_FABRIC_VLAN,	/* an outer 802.1Q tag, vid = hop */
+};
+
+#define XNV_HOP_MAX  4094	/* hops are 1..4094: a VLAN id */
+#define XNV_MAX_HOPS 256	/* hop.N keys in one config */
 
 struct xnv_chain {
 	uint8_t n;
@@ -208,6 +220,14 @@ struct xnv_port_cfg {
 	uint16_t rx_desc, tx_desc;
 	uint8_t rx_when_ready;		/* wait for the chain's services */
 	uint32_t rx_rate;		/* packets/s at most; 0: no limit */
+	uint8_t fabric;			/* enum xnv_fabric_kind */
+};
+
+/* A fabric port's hop.N key: arrivals carrying hop N take @p chain. */
+struct xnv_cfg_hop {
+	uint16_t hop;
+	uint16_t port;			/* index of its fabric port */
+	struct xnv_chain chain;
 };
 
 struct xnv_service_cfg {
@@ -258,6 +278,8 @@ struct xnv_config {
 	int16_t service_by_id[XNV_MAX_SERVICE_ID + 1];	/* -1: none */
 	struct xnv_cfg_flow *flows;	/* [flow NAME], in file order */
 	unsigned n_flows;
+	struct xnv_cfg_hop hops[XNV_MAX_HOPS];	/* in file order */
+	uint16_t n_hops;
 };
 
 /**
@@ -312,6 +334,15 @@ int xnv_config_reload_flows(const struct xnv_config *c, const char *path,
 /** The names of cfg's ports for flow rules' in_port. */
 void xnv_config_flow_ports(const struct xnv_config *c,
 			   struct xnv_flow_ports *p);
+/** [@p sec]'s fabric key (port @p idx of @p c, first pass) and, once
+ *  every name is known (@p link), its hop.N keys (config_fabric.c). */
+int xnv_config_port_fabric(struct rte_cfgfile *f, const char *sec,
+			   uint16_t idx, struct xnv_config *c, int link,
+			   char *err, size_t errlen);
+/** Step "PORT:HOP" of a chain: a fabric port and its hop (config_fabric.c);
+ *  1 and the step in *@p s; 0 if @p text has no ':'; -1 with @p err. */
+int xnv_config_fabric_step(const struct xnv_config *c, const char *text,
+			   struct xnv_step *s, char *err, size_t errlen);
 /** "refuse", "pause", "destroy" (enum xnv_on_hostile). */
 const char *xnv_config_hostile_name(unsigned v);
 
@@ -320,6 +351,12 @@ int xnv_config_group(const struct xnv_config *cfg, const char *name);
 int xnv_config_port(const struct xnv_config *cfg, const char *name);
 int xnv_config_service(const struct xnv_config *cfg, const char *name);
 
+/** Step @p s as a chain names it: a service or port name, "drop", or
+ *  "PORT:HOP"; in @p buf (XNV_STEP_TEXT bytes will do) (config_port.c). */
+#define XNV_STEP_TEXT (XNV_NAME_LEN + 6)
+const char *xnv_config_step_text(const struct xnv_config *c,
+				 const struct xnv_step *s, char *buf,
+				 size_t len);
 /** Parse "a -> b -> c" into @p ch.  Same errors as xnv_config_load(). */
 int xnv_config_parse_chain(const struct xnv_config *cfg, const char *text,
 			   struct xnv_chain *ch, char *err, size_t errlen);

@@ -242,6 +242,7 @@ xnv_ini_locate(const struct xnv_ini *ini, char *err, size_t errlen)
 	char sec[CFG_NAME_LEN], tmp[1024];
 	const char *close, *k;
 	unsigned line = 0;
+	size_t n;
 
 	if (strncmp(err, ini->path, strlen(ini->path)) == 0)
 		return;
@@ -252,8 +253,11 @@ xnv_ini_locate(const struct xnv_ini *ini, char *err, size_t errlen)
 		/* "[sec] key ...", "[sec]: key ...", else a 'quoted' key */
 		k = close + 1 + (close[1] == ':');
 		k += strspn(k, " ");
-		line = word_line(ini, sec, k,
-				 strspn(k, "abcdefghijklmnopqrstuvwxyz_"));
+		/* a key may be numbered: hop.18 */
+		n = strspn(k, "abcdefghijklmnopqrstuvwxyz_.0123456789");
+		while (n > 0 && k[n - 1] == '.')
+			n--;
+		line = word_line(ini, sec, k, n);
 		if (line == 0)
 			line = quoted_key_line(ini, sec, k);
 		if (line == 0)

@@ -19,7 +19,7 @@ static const char *const core_keys[] = { "socket", "socket_mode",
 static const char *const group_keys[] = { "pool_bufs", "buf_size",
 	"allow_uids", "allow_gids", "may_send_to", NULL };
 static const char *const port_keys[] = { "dev", "group", "chain",
-	"rx_start", "rx_rate", "rx_desc", "tx_desc", NULL };
+	"rx_start", "rx_rate", "rx_desc", "tx_desc", "fabric", "hop.N", NULL };
 static const char *const service_keys[] = { "id", "allow_uids",
 	"allow_gids", NULL };
 static const char *const flow_keys[] = { XNV_FLOW_RULE_FIELDS, "chain",
@@ -35,6 +35,17 @@ static const struct {
 	{ "service", service_keys },
 	{ "flow", flow_keys },
 };
+
+/* @p key is one of the keys @p pattern ("hop.N") stands for: its stem,
+ * then anything (the section's loader checks the number). */
+static int
+numbered(const char *pattern, const char *key)
+{
+	size_t n = strlen(pattern);
+
+	return n > 2 && strcmp(pattern + n - 2, ".N") == 0 &&
+	       strncmp(pattern, key, n - 1) == 0 && key[n - 1] != '\0';
+}
 
 const char *const *
 xnv_config_keys(const char *kind)
@@ -55,7 +66,7 @@ xnv_config_key_check(const char *sec, const char *kind, const char *key,
 	size_t o;
 
 	for (; k != NULL && *k != NULL; k++)
-		if (strcmp(*k, key) == 0)
+		if (strcmp(*k, key) == 0 || numbered(*k, key))
 			return 0;
 	o = (size_t)snprintf(err, errlen, "[%s]: unknown key '%s' (known:",
 			     sec, key);

@@ -148,11 +148,17 @@ warn(struct xnv_config *c, const struct xnv_ini *ini, const char *sec,
 	memcpy(c->warnings[c->n_warnings++], w, sizeof(w));
 }
 
-static const char *
-step_name(const struct xnv_config *c, const struct xnv_step *s)
+const char *
+xnv_config_step_text(const struct xnv_config *c, const struct xnv_step *s,
+		     char *buf, size_t len)
 {
-	return s->kind == XNV_STEP_SERVICE ? c->services[s->id].name :
-	       s->kind == XNV_STEP_PORT ? c->ports[s->id].name : "drop";
+	if (s->kind == XNV_STEP_PORT && s->hop != 0)
+		snprintf(buf, len, "%s:%u", c->ports[s->id].name, s->hop);
+	else
+		snprintf(buf, len, "%s", s->kind == XNV_STEP_SERVICE ?
+			 c->services[s->id].name : s->kind == XNV_STEP_PORT ?
+			 c->ports[s->id].name : "drop");
+	return buf;
 }
 
 /* Steps nothing reaches, and a chain that ends in a service. */
@@ -160,6 +166,7 @@ static void
 warn_chain(struct xnv_config *c, const struct xnv_ini *ini, const char *sec,
 	   const struct xnv_chain *ch)
 {
+	char t[XNV_STEP_TEXT];
 	uint8_t i;
 
 	if (ch->n == 0)
@@ -168,13 +175,14 @@ warn_chain(struct xnv_config *c, const struct xnv_ini *ini, const char *sec,
 		if (ch->s[i].kind != XNV_STEP_SERVICE) {
 			warn(c, ini, sec, "chain", "the steps after '%s' are "
 			     "never reached (a packet leaves the chain at a "
-			     "port or a drop)", step_name(c, &ch->s[i]));
+			     "port or a drop)", xnv_config_step_text(c, &ch->s[i], t, sizeof(t)));
 			return;
 		}
 	if (ch->s[ch->n - 1].kind == XNV_STEP_SERVICE)
 		warn(c, ini, sec, "chain", "no port or 'drop' at its end: "
 		     "what '%s' passes on is dropped (counted as chain_end)",
-		     step_name(c, &ch->s[ch->n - 1]));
+		     xnv_config_step_text(c, &ch->s[ch->n - 1], t,
+		     sizeof(t)));
 }
 
 /* A device that receives only given one of some keys (net_pcap), given

@@ -38,6 +38,7 @@
 #include "chain.h"
 #include "datapath.h"
 #include "domain.h"
+#include "fabric.h"
 #include "flow.h"
 #include "guard.h"
 #include "latency.h"
@@ -70,6 +71,8 @@ enum xnv_drop {
 	XNV_DROP_EMPTY,		/* received frame of length 0 */
 	XNV_DROP_NF_QUOTA,	/* its NF held its quota of buffers (quota.h) */
 	XNV_DROP_LINK_DOWN,	/* to a port whose link is down */
+	XNV_DROP_FABRIC,	/* no hop of this host, or no room for one
+				 * (fabric.h) */
 	XNV_DROP_N
 };
 
@@ -104,6 +107,19 @@ xnv_priv(struct rte_mbuf *m)
 	return (struct xnv_mbuf_priv *)rte_mbuf_to_priv(m);
 }
 
+/* @p m (private area @p pv) takes step @p s: its next target; a step
+ * PORT:HOP tags it with its hop now (fabric.h), so a packet that waits
+ * and is sent later is not tagged twice. */
+static inline void
+xnv_take_step(struct xnv_core *c, struct rte_mbuf *m,
+	      struct xnv_mbuf_priv *pv, const struct xnv_step *s)
+{
+	pv->tgt_kind = s->kind;
+	pv->tgt_id = s->id;
+	if (unlikely(s->hop != 0))
+		xnv_fabric_push(c, m, pv, s->hop);
+}
+
 enum xnv_pick { XNV_PICK_AFFINITY = 0, XNV_PICK_SPILL = 1 };
 
 struct xnv_core {
@@ -114,6 +130,7 @@ struct xnv_core {
 	struct xnv_service services[XNV_MAX_SERVICES];
 	struct xnv_chain_slot chains[XNV_MAX_CHAINS];
 	uint16_t port_chain[XNV_MAX_PORTS];	/* default chain of each port */
+	struct xnv_hop hops[XNV_HOP_MAX + 1];	/* fabric.h; [0] unused */
 	struct xnv_flows *flows;
 	uint32_t spill_ring_used;		/* spill above this occupancy */
 	uint16_t active[XNV_MAX_NFS];	/* ids of attached NFs, polled */

@@ -43,17 +43,14 @@ xnv_ctl_chain_array(const struct xnv_core *c, const struct xnv_chain *ch,
 	    struct rte_tel_data *d)
 {
 	struct rte_tel_data *a = new_array(d, RTE_TEL_STRING_VAL);
+	char t[XNV_STEP_TEXT];
 	unsigned i;
 
 	if (a == NULL)
 		return NULL;
-	for (i = 0; i < ch->n; i++) {
-		const struct xnv_step *s = &ch->s[i];
-
-		rte_tel_data_add_array_string(a, s->kind == XNV_STEP_SERVICE ?
-			c->cfg.services[s->id].name : s->kind == XNV_STEP_PORT ?
-			c->cfg.ports[s->id].name : "drop");
-	}
+	for (i = 0; i < ch->n; i++)
+		rte_tel_data_add_array_string(a, xnv_config_step_text(&c->cfg,
+					      &ch->s[i], t, sizeof(t)));
 	return a;
 }
 
@@ -390,6 +387,8 @@ const struct xnv_ctl_cmd xnv_ctl_cmds[] = {
 	{ "/xnv/flow/clear", xnv_cmd_flow_clear, 0, "Remove every rule.", 1 },
 	{ "/xnv/flow/reload", xnv_cmd_flow_reload, 0, "Replace every rule "
 	  "with the config file's [flow] sections, at once.", 1 },
+	{ "/xnv/fabric", xnv_cmd_fabric, 0, "Fabric hops: port, chain, "
+	  "counters.", 0 },
 	{ "/xnv/chain/set", cmd_chain_set, 1,
 	  "Set a port's default chain. Param: PORT STEPS", 0 },
 	{ "/xnv/chain/unset", xnv_cmd_chain_unset, 1,

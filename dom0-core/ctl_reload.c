@@ -3,11 +3,11 @@
  * /xnv/reload: the config file read again, what may change live applied,
  * all of it or nothing.
  *
- * Live: each port's chain and rx_rate; [core] error_budget,
- * heartbeat_timeout_ms, hoard_timeout_ms, stall_timeout_ms; the [flow]
- * sections (as /xnv/flow/reload).  Anything else that differs from what
- * the core runs (a key, a section added or removed) refuses the reload
- * with the first such difference named, and nothing changes.  The socket
+ * Live: each port's chain and rx_rate, fabric ports' hop.N keys; [core]
+ * error_budget, heartbeat_timeout_ms, hoard_timeout_ms, stall_timeout_ms;
+ * the [flow] sections (as /xnv/flow/reload).  Anything else that differs
+ * from what the core runs (a key, a section added or removed) refuses the
+ * reload with the first such difference named, and nothing changes.  The socket
  * is never read again (it may come from --socket).
  *
  * A direct command (ctl.h): the file is read and compared on telemetry's
@@ -50,6 +50,8 @@ static const struct { const char *key; size_t off, len; } fixed[] = {
 /* What a reload changes, applied on the loop (and undone with @p old). */
 struct live {
 	struct xnv_chain chain[XNV_MAX_PORTS];
+	struct xnv_cfg_hop hops[XNV_MAX_HOPS];	/* fabric ports' (fabric.h) */
+	uint16_t n_hops;
 	uint32_t rx_rate[XNV_MAX_PORTS];
 	uint32_t error_budget, heartbeat_timeout_ms, hoard_timeout_ms;
 	uint32_t stall_timeout_ms;
@@ -107,10 +109,10 @@ compare(const struct xnv_config *o, const struct xnv_config *n, char *err,
 
 		if (strcmp(a->name, b->name) || strcmp(a->dev, b->dev) ||
 		    a->group != b->group || a->rx_desc != b->rx_desc ||
-		    a->tx_desc != b->tx_desc ||
+		    a->tx_desc != b->tx_desc || a->fabric != b->fabric ||
 		    a->rx_when_ready != b->rx_when_ready) {
 			snprintf(what, sizeof(what), "[port %s] (other than "
-				 "chain, rx_rate)", a->name);
+				 "chain, hop.N, rx_rate)", a->name);
 			return differ(what, err, len);
 		}
 	}
@@ -128,6 +130,16 @@ take(const struct xnv_core *c, const struct xnv_config *k, struct live *l,
 				    k->ports[i].chain;
 		l->rx_rate[i] = k->ports[i].rx_rate;
 	}
+	l->n_hops = 0;
+	if (!now) {
+		memcpy(l->hops, k->hops, k->n_hops * sizeof(k->hops[0]));
+		l->n_hops = k->n_hops;
+	}
+	for (i = 1; now && i <= XNV_HOP_MAX; i++)
+		if (c->hops[i].chain != XNV_CHAIN_NONE)
+			l->hops[l->n_hops++] = (struct xnv_cfg_hop){
+				.hop = (uint16_t)i, .port = c->hops[i].port,
+				.chain = c->chains[c->hops[i].chain].ch };
 	l->error_budget = k->error_budget;
 	l->heartbeat_timeout_ms = k->heartbeat_timeout_ms;
 	l->hoard_timeout_ms = k->hoard_timeout_ms;
@@ -156,9 +168,17 @@ apply_on_loop(struct xnv_core *c, void *arg)
 			a->rc = -ENOSPC;
 			return;
 		}
-		if (l->chain[i].n == 0)
+		if (l->chain[i].n == 0 && !c->cfg.ports[i].fabric)
 			c->ports[i].rx_on = 0;
 	}
+	if (xnv_fabric_set_hops(c, l->hops, l->n_hops) < 0) {
+		for (j = 0; j < c->cfg.n_ports; j++)
+			(void)xnv_chain_set_port(c, j, &was[j]);
+		a->rc = -ENOSPC;
+		return;
+	}
+	memcpy(c->cfg.hops, l->hops, l->n_hops * sizeof(l->hops[0]));
+	c->cfg.n_hops = l->n_hops;
 	for (i = 0; i < c->cfg.n_ports; i++) {
 		if (c->cfg.ports[i].rx_rate != l->rx_rate[i])
 			xnv_pace_init(&c->ports[i].pace, l->rx_rate[i],

@@ -28,6 +28,7 @@ const char *const xnv_drop_names[XNV_DROP_N] = {
 	[XNV_DROP_SHUTDOWN] = "shutdown",
 	[XNV_DROP_NF_QUOTA] = "nf_quota",
 	[XNV_DROP_LINK_DOWN] = "link_down",
+	[XNV_DROP_FABRIC] = "fabric_hop",
 };
 
 /* Resolved destination of one packet: kind in the top byte, id below. */
@@ -148,7 +149,8 @@ resolve(struct xnv_core *c, struct rte_mbuf **mp, int *reuse)
 		return DEST_NF | nf->id;
 	case XNV_STEP_DROP:
 	default:
-		return drop(XNV_DROP_CHAIN);
+		return drop(pv->tgt_id == XNV_STEP_DROP_FABRIC ?
+			    XNV_DROP_FABRIC : XNV_DROP_CHAIN);
 	}
 }
 
@@ -390,26 +392,15 @@ rx_reject(struct xnv_core *c, uint16_t idx, struct rte_mbuf *m)
 
 /* A frame whose outer VLAN tag the driver took out into vlan_tci (an
  * af_packet socket always gets it so from the kernel; port_afpacket.c):
- * the tag put back in front of the EtherType, in the headroom, so a
- * frame leaves as it came.  The driver does not say the tag's TPID; it is
- * written as 802.1Q (0x8100), as rte_vlan_insert() would. */
+ * the tag put back in front of the EtherType, so a frame leaves as it
+ * came.  The driver does not say the tag's TPID; it is written as 802.1Q
+ * (0x8100), as rte_vlan_insert() would. */
 static void __rte_cold __rte_noinline
 vlan_restore(struct rte_mbuf *m)
 {
-	uint8_t *d;
-
 	m->ol_flags &= ~(RTE_MBUF_F_RX_VLAN | RTE_MBUF_F_RX_VLAN_STRIPPED);
-	if (m->data_len < 2 * RTE_ETHER_ADDR_LEN)
-		return;
-	d = (uint8_t *)rte_pktmbuf_prepend(m, sizeof(struct rte_vlan_hdr));
-	if (d == NULL)	/* no headroom: never with the core's pools */
-		return;
-	memmove(d, d + sizeof(struct rte_vlan_hdr), 2 * RTE_ETHER_ADDR_LEN);
-	d += 2 * RTE_ETHER_ADDR_LEN;
-	d[0] = RTE_ETHER_TYPE_VLAN >> 8;
-	d[1] = RTE_ETHER_TYPE_VLAN & 0xff;
-	d[2] = (uint8_t)(m->vlan_tci >> 8);
-	d[3] = (uint8_t)(m->vlan_tci & 0xff);
+	(void)xnv_vlan_push(m, m->vlan_tci);	/* no headroom: never with
+						 * the core's pools */
 }
 
 /*
@@ -467,13 +458,17 @@ xnv_rx_port(struct xnv_core *c, uint16_t idx, uint64_t now)
 		rte_prefetch0(xnv_priv(m[i]));
 		chain[i] = c->port_chain[idx];
 	}
+	p->rx += n;
+	if (unlikely(c->cfg.ports[idx].fabric)) {	/* its hop decides */
+		n = xnv_fabric_rx(c, idx, m, chain, n);
+		flows = 0;
+	}
 	if (unlikely(p->vlan_strip))	/* only ports that asked for it */
 		for (i = 0; i < n; i++)
 			if (m[i]->ol_flags & RTE_MBUF_F_RX_VLAN_STRIPPED)
 				vlan_restore(m[i]);
 	if (flows)
 		xnv_flows_classify(c, m, n, idx, chain);
-	p->rx += n;
 	if (c->first_rx_tsc == 0)
 		c->first_rx_tsc = now;
 	c->last_rx_tsc = now;
@@ -495,8 +490,7 @@ xnv_rx_port(struct xnv_core *c, uint16_t idx, uint64_t now)
 		pv->step = 0;
 		pv->pick = XNV_PICK_AFFINITY;
 		pv->verdict_nf = 0;
-		pv->tgt_kind = ch->s[0].kind;
-		pv->tgt_id = ch->s[0].id;
+		xnv_take_step(c, m[i], pv, &ch->s[0]);
 		/* With flow rules, xnv_flows_classify() already hashed the
 		 * key it parsed (when the NIC gave no hash). */
 		if (m[i]->ol_flags & RTE_MBUF_F_RX_RSS_HASH)

@@ -22,6 +22,12 @@ apply_verdict(struct xnv_core *c, struct xnv_nfrec *nf, struct rte_mbuf *m,
 	pv->verdict_nf = 0;
 	switch (d->action) {
 	case GNTS_ACT_OUT:
+		/* A fabric port carries only packets with a hop (fabric.h),
+		 * which a chain step gives, not an NF's verdict. */
+		if (unlikely(c->cfg.ports[d->dst].fabric)) {
+			c->drops[XNV_DROP_FABRIC]++;
+			break;
+		}
 		pv->tgt_kind = XNV_STEP_PORT;
 		pv->tgt_id = d->dst;
 		pv->verdict_nf = (uint16_t)(nf->id + 1);
@@ -39,8 +45,7 @@ apply_verdict(struct xnv_core *c, struct xnv_nfrec *nf, struct rte_mbuf *m,
 		ch = &c->chains[pv->chain].ch;
 		if (pv->step + 1u < ch->n) {
 			pv->step++;
-			pv->tgt_kind = ch->s[pv->step].kind;
-			pv->tgt_id = ch->s[pv->step].id;
+			xnv_take_step(c, m, pv, &ch->s[pv->step]);
 			return 1;
 		}
 		c->drops[XNV_DROP_CHAIN_END]++;

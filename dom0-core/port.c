@@ -146,7 +146,15 @@ xnv_update_rx_gates(struct xnv_core *c)
 
 		const struct xnv_chain *ch = &c->chains[c->port_chain[i]].ch;
 
-		if (c->ports[i].rx_on || ch->n == 0)
+		if (c->ports[i].rx_on)
+			continue;
+		if (pc->fabric) {	/* each arrival takes its hop's chain */
+			c->ports[i].rx_on = 1;
+			XLOG(INFO, "port %s: rx started (a fabric port)\n",
+			     pc->name);
+			continue;
+		}
+		if (ch->n == 0)
 			continue;
 		for (s = 0; pc->rx_when_ready && s < ch->n; s++)
 			if (ch->s[s].kind == XNV_STEP_SERVICE &&

@@ -40,6 +40,7 @@ $(FUZZ_DIR)/fuzz_config: tests/fuzz/fuzz_config.c $(FUZZ_DIR)/obj/dom0-core/conf
 		$(FUZZ_DIR)/obj/dom0-core/config_access.o \
 		$(FUZZ_DIR)/obj/dom0-core/config_limits.o \
 		$(FUZZ_DIR)/obj/dom0-core/config_flow.o \
+		$(FUZZ_DIR)/obj/dom0-core/config_fabric.o \
 		$(FUZZ_DIR)/obj/dom0-core/flow_rule.o
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(FUZZ_SAN) $(DPDK_CFLAGS) \

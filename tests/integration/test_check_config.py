@@ -173,6 +173,58 @@ BAD = {
                         "chain = fwd-a -> fwd-x -> out\n"}), 8,
         r"\[port in\] chain step 'fwd-x' is not a declared service, a port, or "
         r"'drop'$"),
+    # fabric ports (dom0-core/fabric.h)
+    "fabric-kind": (
+        config(out="[port out]\ndev = net_null1\ngroup = g\nfabric = vxlan\n"),
+        12, r"\[port out\] fabric = vxlan: expected 'vlan' \(the hop in an "
+            r"outer 802\.1Q tag\) or 'none'$"),
+    "fabric-step-without-hop": (
+        config(out="[port out]\ndev = net_null1\ngroup = g\nfabric = vlan\n"),
+        8, r"\[port in\] chain step 'out': a fabric port is a step only with "
+           r"a hop, as out:HOP$"),
+    "hop-step-on-plain-port": (
+        config(**{"in": "[port in]\ndev = net_null0\ngroup = g\n"
+                        "chain = fwd-a -> out:18\n"}), 8,
+        r"\[port in\] chain step 'out:18': 'out' is not a fabric port "
+        r"\(PORT:HOP sends out of a port with fabric = vlan\)$"),
+    "hop-step-number": (
+        config(**{"in": "[port in]\ndev = net_null0\ngroup = g\n"
+                        "chain = fwd-a -> out:0\n"},
+               out="[port out]\ndev = net_null1\ngroup = g\nfabric = vlan\n"),
+        8, r"\[port in\] chain step 'out:0': hop '0' is not a number from 1 "
+           r"to 4094$"),
+    "hop-on-plain-port": (
+        config(out="[port out]\ndev = net_null1\ngroup = g\n"
+                   "hop.18 = drop\n"),
+        12, r"\[port out\] hop\.18: only a fabric port \(fabric = vlan\) has "
+            r"hops$"),
+    "hop-number": (
+        config(**{"in": "[port in]\ndev = net_null0\ngroup = g\n"
+                        "chain = fwd-a -> out:18\n"},
+               out="[port out]\ndev = net_null1\ngroup = g\nfabric = vlan\n"
+                   "hop.4095 = drop\n"),
+        13, r"\[port out\] hop\.4095: hop '4095' is not a number from 1 to "
+            r"4094$"),
+    "hop-twice": (
+        config(**{"in": "[port in]\ndev = net_null0\ngroup = g\n"
+                        "chain = fwd-a -> out:18\n"},
+               out="[port out]\ndev = net_null1\ngroup = g\nfabric = vlan\n"
+                   "hop.18 = drop\n[port out2]\ndev = net_null2\ngroup = g\n"
+                   "fabric = vlan\nhop.18 = fwd-a -> drop\n"),
+        18, r"\[port out2\] hop\.18: hop 18 is \[port out\]'s already$"),
+    "hop-chain": (
+        config(**{"in": "[port in]\ndev = net_null0\ngroup = g\n"
+                        "chain = fwd-a -> out:18\n"},
+               out="[port out]\ndev = net_null1\ngroup = g\nfabric = vlan\n"
+                   "hop.19 = fwd-x -> out:20\n"),
+        13, r"\[port out\] hop\.19: chain step 'fwd-x' is not a declared "
+            r"service, a port, or 'drop'$"),
+    "fabric-port-chain": (
+        config(out="[port out]\ndev = net_null1\ngroup = g\nfabric = vlan\n"
+                   "chain = drop\n", **{"in": "[port in]\ndev = net_null0\n"
+                                          "group = g\nchain = drop\n"}),
+        13, r"\[port out\] chain: a fabric port's arrivals take their hop's "
+            r"chain \(hop\.N = \.\.\.\), not the port's$"),
 }
 
 
@@ -251,7 +303,7 @@ def test_keys_documented():
     macro = re.search(r"#define XNV_FLOW_RULE_FIELDS (.*?)\n\n",
                       (REPO / "dom0-core" / "flow_rule.h").read_text(), re.S)
     src = src.replace("XNV_FLOW_RULE_FIELDS", macro.group(1))
-    code = {m.group(1): set(re.findall(r'"(\w+)"', m.group(2)))
+    code = {m.group(1): set(re.findall(r'"([\w.]+)"', m.group(2)))
             for m in re.finditer(r"const char \*const (\w+)_keys\[\] = \{(.*?)\};",
                                  src, re.S)}
     assert set(code) == {"core", "group", "port", "service", "flow"}, code
@@ -261,7 +313,7 @@ def test_keys_documented():
         if m:
             kind = m.group(1)
             doc[kind] = set()
-        m = re.match(r"\| `(\w+)` \|", line)
+        m = re.match(r"\| `([\w.]+)` \|", line)
         if m and kind is not None:
             doc[kind].add(m.group(1))
     assert doc == code

@@ -161,6 +161,16 @@ def cmd_ports(core, args):
          for p in ps]))
 
 
+def cmd_fabric(core, args):
+    """Fabric hops (docs/CONFIG.md): a hop this host has, or one it sent
+    or received on (no chain then)."""
+    hops = core.call("/xnv/fabric")
+    show(args, hops, lambda hs: table(
+        ["HOP", "PORT", "RX", "TX", "CHAIN"],
+        [[k, h["port"] or "-", h["rx"], h["tx"], chain_text(h["chain"]) or "-"]
+         for k, h in sorted(hs.items(), key=lambda kv: int(kv[0]))]))
+
+
 def cmd_latency(core, args):
     """Needs [core] latency = on (the core's error says so otherwise)."""
     lat = [core.call("/xnv/port/latency", i) for i in core.ids("port")]
