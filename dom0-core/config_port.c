@@ -164,7 +164,7 @@ xnv_config_step_text(const struct xnv_config *c, const struct xnv_step *s,
 /* Steps nothing reaches, and a chain that ends in a service. */
 static void
 warn_chain(struct xnv_config *c, const struct xnv_ini *ini, const char *sec,
-	   const struct xnv_chain *ch)
+	   const char *key, const struct xnv_chain *ch)
 {
 	char t[XNV_STEP_TEXT];
 	uint8_t i;
@@ -173,13 +173,14 @@ warn_chain(struct xnv_config *c, const struct xnv_ini *ini, const char *sec,
 		return;
 	for (i = 0; i + 1 < ch->n; i++)
 		if (ch->s[i].kind != XNV_STEP_SERVICE) {
-			warn(c, ini, sec, "chain", "the steps after '%s' are "
+			warn(c, ini, sec, key, "the steps after '%s' are "
 			     "never reached (a packet leaves the chain at a "
-			     "port or a drop)", xnv_config_step_text(c, &ch->s[i], t, sizeof(t)));
+			     "port or a drop)",
+			     xnv_config_step_text(c, &ch->s[i], t, sizeof(t)));
 			return;
 		}
 	if (ch->s[ch->n - 1].kind == XNV_STEP_SERVICE)
-		warn(c, ini, sec, "chain", "no port or 'drop' at its end: "
+		warn(c, ini, sec, key, "no port or 'drop' at its end: "
 		     "what '%s' passes on is dropped (counted as chain_end)",
 		     xnv_config_step_text(c, &ch->s[ch->n - 1], t,
 		     sizeof(t)));
@@ -211,7 +212,7 @@ xnv_config_warn(struct xnv_config *c, const struct xnv_ini *ini)
 		const struct xnv_port_cfg *p = &c->ports[i];
 
 		snprintf(sec, sizeof(sec), "port %s", p->name);
-		warn_chain(c, ini, sec, &p->chain);
+		warn_chain(c, ini, sec, "chain", &p->chain);
 		if (p->chain.n > 0 && send_only(p->dev))
 			warn(c, ini, sec, "chain", "device %.*s only sends "
 			     "(no rx_pcap=, rx_iface= or iface=): nothing "
@@ -220,6 +221,14 @@ xnv_config_warn(struct xnv_config *c, const struct xnv_ini *ini)
 	}
 	for (i = 0; i < c->n_flows; i++) {
 		snprintf(sec, sizeof(sec), "flow %s", c->flows[i].name);
-		warn_chain(c, ini, sec, &c->flows[i].chain);
+		warn_chain(c, ini, sec, "chain", &c->flows[i].chain);
+	}
+	for (i = 0; i < c->n_hops; i++) {
+		char key[16];
+
+		snprintf(sec, sizeof(sec), "port %s",
+			 c->ports[c->hops[i].port].name);
+		snprintf(key, sizeof(key), "hop.%u", c->hops[i].hop);
+		warn_chain(c, ini, sec, key, &c->hops[i].chain);
 	}
 }

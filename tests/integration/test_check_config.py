@@ -73,6 +73,20 @@ def test_warnings(xnv):
     ], r.stderr
 
 
+def test_fabric_hop_warnings(xnv):
+    """A fabric port's hop.N chains are warned about as chains are."""
+    cfg, r = check(xnv, config(out="[port out]\ndev = net_null1\ngroup = g\n"
+                               "fabric = vlan\nhop.18 = out:19 -> drop\n"
+                               "hop.20 = fwd-a\n", **{"in": "[port in]\n"
+                               "dev = net_null0\ngroup = g\nchain = drop\n"}))
+    assert r.returncode == 0, r
+    assert r.stderr.splitlines() == [
+        f"{cfg}:13: warning: [port out] hop.18: the steps after 'out:19' are "
+        "never reached (a packet leaves the chain at a port or a drop)",
+        f"{cfg}:14: warning: [port out] hop.20: no port or 'drop' at its end: "
+        "what 'fwd-a' passes on is dropped (counted as chain_end)"], r.stderr
+
+
 def test_warnings_on_start(xnv):
     """A normal start prints the same warnings and goes on."""
     cfg = xnv.path("w.ini")
