@@ -75,13 +75,40 @@ if [ "$xen" = 1 ]; then
 	pkgs+=("${xen_pkgs[@]}")
 fi
 if [ "${DEPS_DRY_RUN:-0}" = 1 ]; then
-	echo "deps: would install: ${pkgs[*]}"
+	echo "deps: would install: ${pkgs[*]}${pkgs[*]:+ }$([ "$base" = 1 ] &&
+		echo openvswitch-switch)"
 	exit 0
 fi
+
+# Open vSwitch for the fabric tests (fabric/README.md): they run private
+# instances in network namespaces on the userspace datapath.  The
+# package's own service would start a system OVS and load the openvswitch
+# kernel module on this machine: it is installed without being started
+# (policy-rc.d, as in containers) and left disabled.
+install_ovs() {
+	local made=0 rc=0
+	dpkg-query -W -f '${db:Status-Abbrev}' openvswitch-switch 2>/dev/null |
+		grep -q '^ii' && return 0
+	if [ ! -e /usr/sbin/policy-rc.d ]; then
+		printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
+		chmod 755 /usr/sbin/policy-rc.d
+		made=1
+	fi
+	apt-get install -y --no-install-recommends openvswitch-switch || rc=$?
+	[ "$made" = 0 ] || rm -f /usr/sbin/policy-rc.d
+	if [ -d /run/systemd/system ]; then
+		systemctl disable --quiet openvswitch-switch ovs-vswitchd \
+			ovsdb-server 2>/dev/null || true
+	fi
+	[ "$rc" = 0 ] && echo "deps: openvswitch-switch installed for the" \
+		"fabric tests; its system service not started, and disabled"
+	return "$rc"
+}
 export DEBIAN_FRONTEND=noninteractive
 apt-get update
 apt-get install -y --no-install-recommends "${pkgs[@]}"
 [ "$base" = 1 ] || { echo "deps: done (Xen suite)"; exit 0; }
+install_ovs
 
 if [ ! -x "$venv/bin/python" ]; then
 	python3 -m venv "$venv"
