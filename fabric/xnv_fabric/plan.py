@@ -132,6 +132,7 @@ def render_config(topo, hp):
         out += _section(f"group {g}", keys.items())
     for p in h.ports.values():
         pairs = [("dev", p.dev)] + ([("group", p.group)] if p.group else [])
+        pairs += list(p.keys.items())
         if p.name in hp.entries:
             pairs.append(("chain", _keyed(hp.entries[p.name])))
         out += _section(f"port {p.name}", pairs)

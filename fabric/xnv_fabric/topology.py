@@ -35,11 +35,17 @@ class TopologyError(Exception):
     """One line: "FILE: what is wrong"."""
 
 
+# A port's own xnv-core keys a topology may give (chain, fabric and hop.N
+# are the tool's).
+PORT_KEYS = ("rx_rate", "rx_desc", "tx_desc", "rx_start")
+
+
 @dataclass
 class Port:
     name: str
     dev: str
     group: str | None
+    keys: dict          # of PORT_KEYS, as the config's text
 
 
 @dataclass
@@ -257,9 +263,12 @@ def _ports(r, where, table, host, groups):
             r.fail(where, f"port '{name}' is the host's fabric_port")
         if isinstance(spec, str):
             spec = {"dev": spec}
-        r.table(f"{where} {name}", spec, ("dev", "group"), required=("dev",))
+        r.table(f"{where} {name}", spec, ("dev", "group", *PORT_KEYS), required=("dev",))
+        keys = r.ini_pairs(f"{where} {name}", {k: v for k, v in spec.items()
+                                               if k in PORT_KEYS})
         ports[name] = Port(name, r.string(f"{where} {name} dev", spec["dev"]),
-                           _group_of(r, f"{where} {name} group", spec.get("group"), groups))
+                           _group_of(r, f"{where} {name} group", spec.get("group"), groups),
+                           keys)
     return ports
 
 
