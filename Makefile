@@ -4,6 +4,8 @@
 #   make deps         install Debian packages + Python venv (root, idempotent);
 #                     XEN=1: the Xen suite's hypervisor and QEMU too
 #   make demo         host-mode demo: pcap -> xnv-core -> 2 forwarder NFs -> pcap
+#   make demo-fabric  a 3-NF chain across 2 simulated hosts (namespaces, Open
+#                     vSwitch, VXLAN; root): fabric/README.md
 #   make install      everything under PREFIX (default /usr/local), DESTDIR
 #                     for staging (scripts/install.mk); install-libxnv: libxnv,
 #                     <xnv/nf.h> and libxnv.pc alone (no DPDK, no Xen needed)
@@ -47,7 +49,7 @@ XEN_LIBS := $(shell pkg-config --libs xenstore xengnttab xenevtchn 2>/dev/null)
 # the core's side also pauses / destroys hostile domains through libxl
 XEN_SRV_LIBS := $(XEN_LIBS) $(shell pkg-config --libs xenlight xentoollog 2>/dev/null)
 
-.PHONY: all deps demo check check-unit check-integration check-xen check-xen-pvh soak \
+.PHONY: all deps demo demo-fabric check check-unit check-integration check-xen check-xen-pvh soak \
         bench-smoke bench bench-xen install clean help fuzz fuzz-build check-fuzz check-san
 all:
 
@@ -71,6 +73,9 @@ deps:
 
 demo: all
 	bash scripts/demo.sh
+
+demo-fabric: all
+	$(PYTHON) scripts/demo_fabric.py --build $(B)
 
 check: all
 	MAKE="$(MAKE)" bash tests/run_checks.sh

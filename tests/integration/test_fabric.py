@@ -16,6 +16,7 @@ most a bounded number, and keeps each flow in order after it."""
 import json
 import logging
 import os
+import re
 import sys
 
 import pytest
@@ -223,3 +224,19 @@ def test_move_under_traffic_bounded_counted_loss_order_kept(xnv, fabric):
     after = [f for f in got if seq(f) >= moved_at]
     for flow in per_flow(after).values():
         assert [seq(f) for f in flow] == sorted(seq(f) for f in flow)
+
+
+def test_demo_fabric_runs_and_leaves_nothing(xnv, fabric):
+    """make demo-fabric's script: its summary, then nothing of it left."""
+    import subprocess
+    before = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    r = subprocess.run([sys.executable, REPO / "scripts" / "demo_fabric.py", "--build",
+                        BUILD, "--count", "300"], capture_output=True, text=True,
+                       timeout=scaled(180))
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    assert re.search(r"fabric demo: 300 packets in on host a, .* (\d+) out on host a .* "
+                     r"the firewall denied (\d+) ICMP; the rest byte-identical: yes", r.stdout)
+    assert re.search(r"^  b +18 +\d+ +0  mon -> fab:19$", r.stdout, re.M), r.stdout
+    assert subprocess.run(["ip", "netns", "list"], capture_output=True,
+                          text=True).stdout == before
+
