@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Fabric ports: a chain that continues on another host (docs/FABRIC.md).
+ * Fabric ports: a chain that continues on another host (docs/DESIGN.md,
+ * "Across hosts").
  *
  * A port with `fabric = vlan` faces the local switch that joins hosts
  * (Open vSwitch: fabric/README.md).  Between the core and that switch a
