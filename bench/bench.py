@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import doorbell
+import fabric
 import flows
 from xnvbench import latency, measure, report, systems
 from xnvbench.procs import BenchError, Hugepages, VethPair, run_main, say
@@ -39,7 +40,8 @@ REPO = Path(__file__).resolve().parents[1]
 SIZES = (64, 128, 256, 512, 1024, 1518)
 LOADS = (10, 50, 90)
 ALL = ("limit", "xennetvm", "port-io", "memif-zc", "memif-copy",
-       "vhost-user", "af_packet", "nfs", "latency", "flows", "doorbell")
+       "vhost-user", "af_packet", "nfs", "latency", "flows", "doorbell",
+       "fabric")
 
 
 @dataclass
@@ -336,7 +338,7 @@ def write_outputs(outdir, rows, m, readme, pts=()):
             (p.system, p.config, p.size, p.samples) for p in pts])
     res = report.Results(rows)
     md = report.markdown(res, m) + flows.markdown(rows) + \
-        doorbell.markdown(rows) + report.EXPLAIN
+        doorbell.markdown(rows) + fabric.markdown(rows) + report.EXPLAIN
     (outdir / "results.md").write_text(md)
     pngs = report.plots(res, outdir)
     latest = outdir.parent / "latest"
@@ -406,6 +408,12 @@ def main():
                 rows.append(dict(system="doorbell", config="wake-up",
                                  size=64, chain_len=1, reps=0,
                                  note=str(e)[:200]))
+        if "fabric" in o.systems:
+            try:
+                rows += fabric.run(o, ctx, say)
+            except BenchError as e:
+                say("bench: fabric (across hosts) not measured: %s" % e)
+                rows.append(fabric.note_row(e))
         say("bench: measured in %.0f s" % (time.monotonic() - t0))
         m = meta(o, load_before, huge.ok)
         runs = [x for p in pts for x in p.samples]

@@ -120,6 +120,33 @@ def test_single_runs_merge_into_one_row():
         mode=""))
 
 
+def test_fabric_section_from_rows_and_without_hosts(tmp_path):
+    """bench/fabric.py's section: the table, the inter / intra ratio and
+    the latency difference from its rows (also through results.csv); a
+    run without simulated hosts is one row saying why."""
+    import fabric
+
+    def rate(config, m):
+        return dict(system="fabric", config=config, size=64, chain_len=3,
+                    mpps_median=m, mpps_min=m, mpps_max=m, reps=3, note="n")
+
+    def lat(config, p50, p99):
+        return dict(system="fabric", config=config, size=64, chain_len=3,
+                    reps=3, p50_us=p50, p99_us=p99, p999_us=p99,
+                    max_us=p99)
+    rows = [rate("intra-host hop", 2.0), rate("inter-host hop", 0.05),
+            lat("latency, intra-host", 200.0, 400.0),
+            lat("latency, inter-host", 650.0, 1000.0)]
+    report.write_csv(tmp_path / "results.csv", rows)
+    for rs in (rows, report.read_csv(tmp_path / "results.csv")):
+        md = fabric.markdown(rs)
+        assert "| inter-host hop | 0.050 (0.050..0.050) | 650.0 |" in md
+        assert "rate: **0.025**" in md and "p50 **450.0 us**" in md
+    assert fabric.markdown([row("xennetvm", 1.0)]) == ""
+    md = fabric.markdown([fabric.note_row("needs root")])
+    assert "Not measured: needs root" in md and "| n/a |" in md
+
+
 def test_example_nfs_with_bench_args_are_found():
     found = {name: args for name, _, args in
              systems.example_nfs(REPO, BUILD)}
