@@ -131,7 +131,8 @@ def complete(staged, *words):
 
 
 def test_bash_completion(staged):
-    assert complete(staged, "f") == ["flow"]
+    assert complete(staged, "fl") == ["flow"]
+    assert complete(staged, "f") == ["fabric", "flow"]
     assert {"list", "add", "del", "reload"} <= set(complete(staged, "flow", ""))
     assert complete(staged, "--js") == ["--json"]
     assert {"ports", "nfs", "info", "watch"} <= set(complete(staged, ""))
