@@ -344,17 +344,17 @@ def build_parser():
     p = Parser(prog=PROG, description="Place service chains on several hosts joined by Open "
                "vSwitch and VXLAN: each host's xnv-core config and bridge (fabric/README.md).")
     sub = p.add_subparsers(dest="cmd", metavar="plan|apply|move|status", required=True)
-    c = sub.add_parser("plan", help="print each host's xnv-core config and OpenFlow rules")
-    c.add_argument("topology", help="the topology file (TOML)")
-    c.add_argument("--host", help="only this host")
-    c.set_defaults(fn=cmd_plan)
-    c = sub.add_parser("apply", help="bring each host to its plan: bridge, ports, "
-                       "rules, xnv-core config (reloaded when it changed)")
-    c.add_argument("topology", help="the topology file (TOML)")
-    c.add_argument("--host", help="only this host")
+    def per_host(name, fn, hlp):
+        c = sub.add_parser(name, help=hlp)
+        c.add_argument("topology", help="the topology file (TOML)")
+        c.add_argument("--host", help="only this host")
+        c.set_defaults(fn=fn)
+        return c
+    per_host("plan", cmd_plan, "print each host's xnv-core config and OpenFlow rules")
+    c = per_host("apply", cmd_apply, "bring each host to its plan: bridge, ports, "
+                 "rules, xnv-core config (reloaded when it changed)")
     c.add_argument("--dry-run", action="store_true",
                    help="print each command (with its host) and file, run nothing")
-    c.set_defaults(fn=cmd_apply)
     c = sub.add_parser("move", help="place SERVICE on HOST: rewrite the topology, "
                        "apply the hosts in an order that keeps loss small")
     c.add_argument("topology", help="the topology file (TOML); its [services] entry is edited")
@@ -363,11 +363,8 @@ def build_parser():
     c.add_argument("--dry-run", action="store_true",
                    help="print what would change and each command, touch nothing")
     c.set_defaults(fn=cmd_move)
-    c = sub.add_parser("status", help="packets per OpenFlow rule and per xnv-core port, "
-                       "per host (best effort)")
-    c.add_argument("topology", help="the topology file (TOML)")
-    c.add_argument("--host", help="only this host")
-    c.set_defaults(fn=cmd_status)
+    per_host("status", cmd_status, "packets per OpenFlow rule and per xnv-core port, "
+             "per host (best effort)")
     return p
 
 

@@ -135,15 +135,22 @@ def recv_frame(sock, timeout):
             raise SimError(f"a frame longer than 64 KiB on {addr[0]}")
         if addr[2] == socket.PACKET_OUTGOING:
             continue
-        for level, kind, aux in anc:
-            if (level, kind) != (SOL_PACKET, PACKET_AUXDATA):
-                continue
-            status, _, _, _, _, tci, tpid = struct.unpack("IIIHHHH", aux[:20])
-            if status & TP_STATUS_VLAN_VALID:
-                tpid = tpid if status & TP_STATUS_VLAN_TPID_VALID else 0x8100
-                return data[:12] + struct.pack("!HH", tpid, tci) + data[12:], tci
-        return data, None
+        return wire_frame(data, anc)
     return None
+
+
+def wire_frame(data, anc):
+    """(frame as it was on the wire, tci or None) of what recvmsg() gave a
+    packet socket with PACKET_AUXDATA: the outer VLAN tag the kernel took
+    out of the data put back in front, with its TPID."""
+    for level, kind, aux in anc:
+        if (level, kind) != (SOL_PACKET, PACKET_AUXDATA):
+            continue
+        status, _, _, _, _, tci, tpid = struct.unpack("IIIHHHH", aux[:20])
+        if status & TP_STATUS_VLAN_VALID:
+            tpid = tpid if status & TP_STATUS_VLAN_TPID_VALID else 0x8100
+            return data[:12] + struct.pack("!HH", tpid, tci) + data[12:], tci
+    return data, None
 
 
 class SimHost:

@@ -6,19 +6,19 @@ import logging
 import os
 import re
 import socket
-import struct
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from harness import wait_until
+from harness import REPO, wait_until
+
+sys.path.insert(0, str(REPO / "fabric"))
+from xnv_fabric.sim import ETH_P_ALL, PACKET_AUXDATA, SOL_PACKET, wire_frame  # noqa: E402
 
 log = logging.getLogger("xnv-it")
 
-SOL_PACKET, PACKET_AUXDATA = 263, 8
-TP_STATUS_VLAN_VALID, TP_STATUS_VLAN_TPID_VALID = 0x10, 0x40
-ETH_P_ALL = 0x0003
 _seq = iter(range(1 << 20))
 
 
@@ -94,14 +94,7 @@ class Peer:
         assert not flags & socket.MSG_TRUNC
         if addr[2] == socket.PACKET_OUTGOING:
             return None
-        for level, kind, aux in anc:
-            if (level, kind) != (SOL_PACKET, PACKET_AUXDATA):
-                continue
-            status, _, _, _, _, tci, tpid = struct.unpack("IIIHHHH", aux[:20])
-            if status & TP_STATUS_VLAN_VALID:
-                tpid = tpid if status & TP_STATUS_VLAN_TPID_VALID else 0x8100
-                data = data[:12] + struct.pack("!HH", tpid, tci) + data[12:]
-        return data
+        return wire_frame(data, anc)[0]
 
     def collect(self, n, timeout=30):
         """Until `n` frames came back in all (Timeout otherwise)."""
