@@ -127,38 +127,60 @@ xnv_fabric_push(struct xnv_core *c, struct rte_mbuf *m,
 	c->hops[hop].tx++;
 }
 
+/* Hop @p k as a dict under its number in @p d; -1: out of memory. */
+static int
+add_hop(struct xnv_core *c, struct rte_tel_data *d, unsigned k)
+{
+	static const struct xnv_chain none;
+	const struct xnv_hop *x = &c->hops[k];
+	struct rte_tel_data *h = rte_tel_data_alloc(), *ch;
+	char key[8];
+
+	ch = xnv_ctl_chain_array(c, x->chain == XNV_CHAIN_NONE ? &none :
+				 &c->chains[x->chain].ch, d);
+	if (h == NULL || ch == NULL) {
+		rte_tel_data_free(h);
+		rte_tel_data_free(ch);
+		return -1;
+	}
+	rte_tel_data_start_dict(h);
+	rte_tel_data_add_dict_string(h, "port", x->chain == XNV_CHAIN_NONE ?
+				     "" : c->cfg.ports[x->port].name);
+	rte_tel_data_add_dict_container(h, "chain", ch, 0);
+	rte_tel_data_add_dict_u64(h, "rx", x->rx);
+	rte_tel_data_add_dict_u64(h, "tx", x->tx);
+	snprintf(key, sizeof(key), "%u", k);
+	rte_tel_data_add_dict_container(d, key, h, 0);
+	return 0;
+}
+
+/* Hops in force first, then removed ones that counted packets; what a
+ * telemetry dict cannot hold is counted under "more", never cut off
+ * unsaid. */
 void
 xnv_cmd_fabric(struct xnv_core *c, const char *p, struct rte_tel_data *d)
 {
-	static const struct xnv_chain none;
-	struct rte_tel_data *h, *ch;
-	unsigned k;
+	unsigned k, pass, shown = 0, more = 0;
 
 	(void)p;
 	rte_tel_data_start_dict(d);
-	for (k = 1; k <= XNV_HOP_MAX; k++) {
-		const struct xnv_hop *x = &c->hops[k];
-		char key[8];
+	for (pass = 0; pass < 2; pass++)
+		for (k = 1; k <= XNV_HOP_MAX; k++) {
+			const struct xnv_hop *x = &c->hops[k];
 
-		if (x->chain == XNV_CHAIN_NONE && x->rx == 0 && x->tx == 0)
-			continue;
-		h = rte_tel_data_alloc();
-		ch = xnv_ctl_chain_array(c, x->chain == XNV_CHAIN_NONE ? &none :
-					 &c->chains[x->chain].ch, d);
-		if (h == NULL || ch == NULL) {
-			rte_tel_data_free(h);
-			rte_tel_data_free(ch);
-			xnv_ctl_error(d, "out of memory");
-			return;
+			if (pass == 0 ? x->chain == XNV_CHAIN_NONE :
+			    x->chain != XNV_CHAIN_NONE || (x->rx | x->tx) == 0)
+				continue;
+			if (shown == RTE_TEL_MAX_DICT_ENTRIES - 1) {
+				more++;
+				continue;
+			}
+			if (add_hop(c, d, k) < 0) {
+				xnv_ctl_error(d, "out of memory");
+				return;
+			}
+			shown++;
 		}
-		rte_tel_data_start_dict(h);
-		rte_tel_data_add_dict_string(h, "port",
-			x->chain == XNV_CHAIN_NONE ? "" :
-			c->cfg.ports[x->port].name);
-		rte_tel_data_add_dict_container(h, "chain", ch, 0);
-		rte_tel_data_add_dict_u64(h, "rx", x->rx);
-		rte_tel_data_add_dict_u64(h, "tx", x->tx);
-		snprintf(key, sizeof(key), "%u", k);
-		rte_tel_data_add_dict_container(d, key, h, 0);
-	}
+	if (more)
+		rte_tel_data_add_dict_u64(d, "more", more);
 }

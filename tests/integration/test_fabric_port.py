@@ -129,3 +129,21 @@ def test_reload_changes_hops_live(xnv, fabric, veth):
     wait_until(lambda: ctl(core, "/xnv/stats")["drop_fabric_hop"] == 1,
                30, "hop 18 dropped as fabric_hop", procs=[core])
     assert re.search(r"config reloaded", core.log())
+
+
+def test_hops_beyond_one_reply_are_counted_not_cut(xnv):
+    """256 hops (the most a config has): a telemetry reply holds 255, the
+    last one is counted under "more" and xnv-ctl says so."""
+    hops = {f"hop.{h}": "drop" for h in range(1, 257)}
+    cfg = write_config(xnv.path("many.ini"), [
+        ("port in", {"dev": "net_null0,no-rx=1", "chain": "fab:1"}),
+        ("port fab", {"dev": "net_null1,no-rx=1", "fabric": "vlan", **hops}),
+    ])
+    core = xnv.start_core(cfg)
+    core.wait_ready()
+    r = ctl(core, "/xnv/fabric")
+    assert r.pop("more") == 1 and len(r) == 255, r
+    assert set(r) == {str(h) for h in range(1, 256)}
+    rows = xnv.run([CTL_BIN, "--socket", xnv.socket, "fabric"]).stdout
+    assert "... and 1 more hops" in rows, rows
+

@@ -165,10 +165,17 @@ def cmd_fabric(core, args):
     """Fabric hops (docs/CONFIG.md): a hop this host has, or one it sent
     or received on (no chain then)."""
     hops = core.call("/xnv/fabric")
-    show(args, hops, lambda hs: table(
-        ["HOP", "PORT", "RX", "TX", "CHAIN"],
-        [[k, h["port"] or "-", h["rx"], h["tx"], chain_text(h["chain"]) or "-"]
-         for k, h in sorted(hs.items(), key=lambda kv: int(kv[0]))]))
+
+    def human(hs):
+        hs = dict(hs)
+        more = hs.pop("more", 0)
+        table(["HOP", "PORT", "RX", "TX", "CHAIN"],
+              [[k, h["port"] or "-", h["rx"], h["tx"], chain_text(h["chain"]) or "-"]
+               for k, h in sorted(hs.items(), key=lambda kv: int(kv[0]))])
+        if more:
+            print(f"... and {more} more hops (one reply holds "
+                  f"{len(hs)}; hops in force come first)")
+    show(args, hops, human)
 
 
 def cmd_latency(core, args):
