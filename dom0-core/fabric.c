@@ -42,6 +42,16 @@ xnv_fabric_set_hops(struct xnv_core *c, const struct xnv_cfg_hop *h,
 	return 0;
 }
 
+int
+xnv_fabric_start(struct xnv_core *c)
+{
+	unsigned k;
+
+	for (k = 0; k <= XNV_HOP_MAX; k++)
+		c->hops[k] = (struct xnv_hop){ .chain = XNV_CHAIN_NONE };
+	return xnv_fabric_set_hops(c, c->cfg.hops, c->cfg.n_hops);
+}
+
 /* The hop @p m arrived with, its tag taken off; 0: none. */
 static uint16_t
 pop_hop(struct rte_mbuf *m)

@@ -46,6 +46,9 @@ struct xnv_hop {
  * dropped as fabric_hop, not as a chain's drop step (id 0). */
 #define XNV_STEP_DROP_FABRIC 1
 
+/** At start: no hop, then the config's (xnv_fabric_set_hops()). */
+int xnv_fabric_start(struct xnv_core *c);
+
 /** Every hop of @p h (@p n of them) in force, all or nothing: -ENOSPC
  *  (chain table full) changes nothing.  Hops not in @p h are removed. */
 int xnv_fabric_set_hops(struct xnv_core *c, const struct xnv_cfg_hop *h,

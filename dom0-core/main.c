@@ -148,9 +148,7 @@ setup(struct xnv_core *c, const char *backend)
 		}
 		c->port_chain[i] = (uint16_t)rc;
 	}
-	for (i = 0; i <= XNV_HOP_MAX; i++)
-		c->hops[i].chain = XNV_CHAIN_NONE;
-	if (xnv_fabric_set_hops(c, c->cfg.hops, c->cfg.n_hops) < 0) {
+	if (xnv_fabric_start(c) < 0) {
 		snprintf(err, sizeof(err), "chain table full");
 		rc = -ENOSPC;
 		goto fail;

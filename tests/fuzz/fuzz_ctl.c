@@ -43,6 +43,8 @@ static const char config_text[] =
 	"[port in]\ndev = net_null0\ngroup = a\nchain = fw -> lb -> out\n"
 	"[port out]\ndev = net_null1\ngroup = a\n"
 	"[port side]\ndev = net_null2\ngroup = b\nchain = mon -> drop\n"
+	"[port fab]\ndev = net_null3\ngroup = a\nfabric = vlan\n"
+	"hop.18 = fw -> fab:19\nhop.20 = lb -> out\n"
 	"[service fw]\n[service lb]\nid = 9\n[service mon]\n";
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
@@ -142,6 +144,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	xnv_services_init(c);
 	for (i = 0; i < c->cfg.n_ports; i++)
 		c->port_chain[i] = (uint16_t)xnv_chain_new(c, &c->cfg.ports[i].chain);
+	CHECK(xnv_fabric_start(c) == 0);
 	CHECK(xnv_ctl_register(c) == 0);	/* the core xnv_ctl_on_loop uses */
 	CHECK(xnv_flows_create(c, err, sizeof(err)) == 0);
 	fake_nf(c);
@@ -164,7 +167,8 @@ reset(struct xnv_core *c)
 		CHECK(xnv_chain_set_port(c, p, &c->cfg.ports[p].chain) >= 0);
 	for (unsigned i = 0; i < XNV_MAX_CHAINS; i++)
 		users += c->chains[i].users;
-	CHECK(users == c->cfg.n_ports);	/* one each, nothing else */
+	/* one each, ports and hops, nothing else */
+	CHECK(users == c->cfg.n_ports + c->cfg.n_hops);
 }
 
 int
