@@ -52,5 +52,11 @@ elif grep -q '^SKIP' "$log.xen"; then
 	skipped=$((skipped + 1))
 fi
 [ "$rc" -eq 0 ] || [ "$failed" -gt 0 ] || failed=1	# a suite died uncounted
+# What failed, by name, right above the closing line: a log cut to its
+# tail (a CI page) still says which test to look at.
+for suite in unit integration xen fuzz san; do
+	grep -haE '^\[  FAILED  \] [^0-9]|^(FAILED|ERROR) [^ ]+\.py|^XEN: FAIL - |^== fuzz_[a-z]+: FAILED' \
+		"$log.$suite" 2>/dev/null | sort -u | head -n 20 | cut -c1-300 | sed "s/^/check: $suite failed: /"
+done
 echo "check: $passed passed, $failed failed, $skipped skipped"
 exit $rc
