@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .plan import FABRIC_OFPORT, changes, move_order, move_steps, plan
-from .topology import TopologyError, load, parse, set_placement
+from .topology import TUNNEL_PREFIX, TopologyError, load, parse, set_placement
 
 PROG = "xnv-fabric"
 TIMEOUT_S = 60
@@ -101,13 +101,24 @@ class Applier:
 
     def ovs(self, topo, host):
         have = ovs_state(self, host)
-        for what, want, argv in ovs_items(topo, host):
+        items = ovs_items(topo, host)
+        for what, want, argv in items:
             if have is not None and want in have:
                 self.say(host, f"{what}: unchanged")
                 continue
             self.run(host, argv)
             if not self.dry_run:
                 self.say(host, f"{what}: added or updated")
+        self.stale_tunnels(host, {want[0] for _, want, _ in items})
+
+    def stale_tunnels(self, host, wanted):
+        """Delete the bridge's tunnel ports (vx-NAME: ours by name) to hosts
+        no longer in the topology; any other port is left alone."""
+        ports = self.probe(host, vsctl(host, "list-ports", host.bridge))
+        for name in [] if ports is None else ports.out.split():
+            if name.startswith(TUNNEL_PREFIX) and name not in wanted:
+                self.run(host, vsctl(host, "--if-exists", "del-port", host.bridge, name))
+                self.say(host, f"port {name}: deleted (no such host in the topology)")
 
     def flows(self, hp):
         h = hp.host

@@ -15,6 +15,7 @@ from pathlib import Path
 
 NAME_RE = re.compile(r"[A-Za-z0-9_-]{1,31}\Z")   # xnv-core names: under 32
 IFNAME_RE = re.compile(r"[A-Za-z0-9_.-]{1,15}\Z")  # a Linux interface name
+TUNNEL_PREFIX = "vx-"       # host NAME's tunnel port on the others: vx-NAME
 HOST_NAME_MAX = 12          # its tunnel port vx-NAME is an interface name too
 MAX_STEPS = 8               # hop(ci, i) = 16 * (ci + 1) + i + 1 (plan.py): i = 0..8
 MAX_CHAINS = 255
@@ -69,7 +70,7 @@ class Host:
 
     @property
     def tunnel(self):
-        return f"vx-{self.name}"
+        return f"{TUNNEL_PREFIX}{self.name}"
 
     @property
     def ofport(self):

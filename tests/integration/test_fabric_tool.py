@@ -204,6 +204,11 @@ class FakeHosts:
         return 0, "", ""
 
     def vsctl(self, h, args, _):
+        if args[0] == "list-ports":     # every port of the host is on its bridge here
+            return 0, "".join(f"{n}\n" for hh, n in self.ifaces if hh == h), ""
+        if args[:2] == ["--if-exists", "del-port"]:
+            self.ifaces.pop((h, args[3]), None)
+            return 0, "", ""
         if "find" in args or "list" in args:
             table = self.bridges if "find" in args else self.ifaces
             return 0, json.dumps({"data": [r for (hh, _), r in table.items() if hh == h]}), ""
@@ -249,7 +254,8 @@ class FakeHosts:
     def what(argv):
         if argv[0] in ("sh", "rm") or argv[-1] == "reload":
             return argv[0] if argv[-1] != "reload" else "reload"
-        return next((w for w in ("add-br", "add-port", "replace-flows") if w in argv), None)
+        return next((w for w in ("add-br", "add-port", "del-port", "replace-flows")
+                     if w in argv), None)
 
 
 def test_apply_twice_changes_nothing_the_second_time(tmp_path, capsys):
@@ -269,6 +275,34 @@ def test_apply_twice_changes_nothing_the_second_time(tmp_path, capsys):
     out = capsys.readouterr().out.splitlines()
     assert len(out) == 10 and all(ln.endswith("unchanged") or ln.endswith("(no reload)")
                                   for ln in out), out
+
+
+def test_apply_deletes_tunnels_to_hosts_gone(tmp_path, capsys):
+    """A host taken out of the topology: the next apply deletes its tunnel
+    port on the others (a port not named by xnv-fabric stays), then a
+    third apply changes nothing."""
+    path = tmp_path / "t.toml"
+    services, chains = {"fw": "a", "ids": "b"}, [("web", "a:in", ["fw", "ids"], "a:out")]
+    path.write_text(topo_text(tmp_path, services, chains, hosts=("a", "b", "c")))
+    fake = FakeHosts()
+    assert cli.main(["apply", str(path)], runner=fake) == 0
+    fake.ifaces[("a", "eth9")] = ["eth9", "", ["map", []], ["set", []]]
+    assert ("a", "vx-c") in fake.ifaces and ("b", "vx-c") in fake.ifaces
+    path.write_text(topo_text(tmp_path, services, chains, hosts=("a", "b")))
+    capsys.readouterr()
+    fake.calls.clear()
+    assert cli.main(["apply", str(path)], runner=fake) == 0
+    out = capsys.readouterr().out
+    assert "a: port vx-c: deleted (no such host in the topology)" in out
+    assert "b: port vx-c: deleted (no such host in the topology)" in out
+    assert sorted(n for h, n in fake.ifaces if h in "ab") == [
+        "eth9", "vx-a", "vx-b", "xnv0", "xnv0"]
+    assert [c for c in fake.calls if "del-port" in c[1]] == [
+        ("a", ["ovs-vsctl", "--if-exists", "del-port", "br-xnv", "vx-c"], None),
+        ("b", ["ovs-vsctl", "--if-exists", "del-port", "br-xnv", "vx-c"], None)]
+    fake.calls.clear()
+    assert cli.main(["apply", str(path)], runner=fake) == 0
+    assert fake.changing() == []
 
 
 def test_apply_without_a_core_and_with_a_refused_reload(tmp_path, capsys):
