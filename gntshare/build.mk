@@ -20,7 +20,7 @@ ifeq ($(HAVE_XEN),1)
 GNTS_COMMON += gntshare/bell_evtchn.c gntshare/xen_keys.c
 GNTS_CLIENT += gntshare/xen_client.c
 GNTS_SERVER += gntshare/kgrant.c gntshare/galloc.c gntshare/xen_server.c \
-               gntshare/xen_events.c gntshare/xen_publish.c \
+               gntshare/xen_events.c gntshare/xen_publish.c gntshare/xen_scan.c \
                gntshare/xen_bell.c gntshare/xen_punish.c
 EXTRA_CFLAGS_gntshare := -DGNTS_HAVE_XEN
 else

@@ -26,6 +26,7 @@ struct gnts_xen_client {
 	struct xs_handle *xs;
 	xengnttab_handle *xgt;
 	char be[96], fe[96];
+	uint32_t be_dom;	/* backend-id: Dom0, or a driver domain */
 	int gone_status;
 	uint32_t *ring_refs, n_ring;
 	uint32_t *pool_refs, n_pool;
@@ -148,6 +149,27 @@ xen_cli_available(void)
 	return d != NULL && n > 0;
 }
 
+/* The domain whose grants we map (backend-id; none: Dom0, as written by
+ * xnv-xl before driver domains). */
+static int
+backend_id(struct gnts_xen_client *c, const char *dir, char *err,
+	   size_t errlen)
+{
+	unsigned n = 0;
+	char *v = xget(c, dir, GNTS_XS_BACKEND_ID, &n);
+	int rc = 0;
+
+	c->be_dom = 0;
+	if (v != NULL &&
+	    gnts_xs_uint(v, n, GNTS_XEN_MAX_DOMID, &c->be_dom) < 0) {
+		snprintf(err, errlen, "%s/%s is not a domain id", dir,
+			 GNTS_XS_BACKEND_ID);
+		rc = -EPROTO;
+	}
+	free(v);
+	return rc;
+}
+
 static int
 pick_device(struct gnts_xen_client *c, int devid, char *err, size_t errlen)
 {
@@ -170,7 +192,7 @@ pick_device(struct gnts_xen_client *c, int devid, char *err, size_t errlen)
 				snprintf(err, errlen, "%s/backend missing", dir);
 				return -ENOENT;
 			}
-			return 0;
+			return backend_id(c, dir, err, errlen);
 		}
 	}
 	if (devid >= 0)
@@ -278,7 +300,7 @@ read_geometry(struct gnts_xen_client *c, struct gnts_attach_rsp *rsp,
 		}
 	}
 	memset(rsp, 0, sizeof(*rsp));
-	rsp->domid = 0;
+	rsp->domid = c->be_dom;
 	rsp->nf_id = (uint32_t)v[0];
 	rsp->service_id = (uint32_t)v[1];
 	rsp->ring_size = (uint32_t)v[2];
@@ -328,7 +350,8 @@ read_refs(struct gnts_xen_client *c, char *err, size_t errlen)
 			 "match ring-pages / pool-pages");
 		return rc;
 	}
-	dir = xengnttab_map_domain_grant_refs(c->xgt, nd, 0, dref, PROT_READ);
+	dir = xengnttab_map_domain_grant_refs(c->xgt, nd, c->be_dom, dref,
+					      PROT_READ);
 	if (dir == NULL) {
 		rc = -errno;
 		snprintf(err, errlen, "cannot map the pool directory (%u "
@@ -474,7 +497,7 @@ xen_cli_map(void *impl, gnts_ref_t ref, void **va, size_t *size,
 			 "pool_bufs smaller", ring ? "ring" : "pool", n, lim);
 		return -E2BIG;
 	}
-	p = xengnttab_map_domain_grant_refs(c->xgt, n, 0,
+	p = xengnttab_map_domain_grant_refs(c->xgt, n, c->be_dom,
 					    ring ? c->ring_refs : c->pool_refs,
 					    PROT_READ | PROT_WRITE);
 	if (p == NULL) {

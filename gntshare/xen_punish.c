@@ -43,10 +43,18 @@ gnts_xen_punish(void *impl, uint32_t domid, enum gnts_punish how,
 	const char *verb = how == GNTS_PUNISH_PAUSE ? "pause" : "destroy";
 	int rc;
 
-	(void)impl;
+	const struct gnts_xen_server *s = impl;
+
 	if (domid == 0 || domid > GNTS_XEN_MAX_DOMID) {
 		gnts_log(GNTS_LOG_ERR, "will not %s domain %u: not a guest",
 			 verb, domid);
+		return;
+	}
+	if (s != NULL && s->self != 0) {
+		gnts_log(GNTS_LOG_ERR, "cannot %s Xen domain %u (%s): this core "
+			 "runs in driver domain %u, and only Dom0's toolstack "
+			 "can (the domain stays refused)", verb, domid, why,
+			 s->self);
 		return;
 	}
 	if (open_ctx() < 0) {

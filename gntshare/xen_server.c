@@ -286,20 +286,8 @@ gnts_xen_step(struct gnts_xen_server *s, struct xdev *d)
 	}
 }
 
-struct xdev *
-gnts_xen_find_dev(struct gnts_xen_server *s, unsigned domid, unsigned devid)
-{
-	unsigned i;
-
-	for (i = 0; i < MAX_DEVS; i++)
-		if (s->devs[i].used && s->devs[i].domid == domid &&
-		    s->devs[i].devid == devid)
-			return &s->devs[i];
-	return NULL;
-}
-
-static void
-forget_dev(struct gnts_xen_server *s, struct xdev *d)
+void
+gnts_xen_forget_dev(struct gnts_xen_server *s, struct xdev *d)
 {
 	char path[128];
 
@@ -309,103 +297,6 @@ forget_dev(struct gnts_xen_server *s, struct xdev *d)
 	snprintf(path, sizeof(path), "%s/%s", d->fe, GNTS_XS_STATE);
 	(void)xs_unwatch(s->xs, path, "fe");
 	memset(d, 0, sizeof(*d));
-}
-
-static void
-add_dev(struct gnts_xen_server *s, unsigned domid, unsigned devid)
-{
-	struct xdev *d = NULL;
-	char path[128];
-	unsigned i;
-
-	for (i = 0; i < MAX_DEVS && d == NULL; i++)
-		if (!s->devs[i].used)
-			d = &s->devs[i];
-	if (d == NULL) {
-		gnts_log(GNTS_LOG_ERR, "domain %u device %u ignored: more than "
-			 "%u NF devices", domid, devid, MAX_DEVS);
-		return;
-	}
-	memset(d, 0, sizeof(*d));
-	d->used = d->fresh = d->seen = 1;
-	d->domid = (uint16_t)domid;
-	d->devid = (uint8_t)devid;
-	d->dom = GNTS_XEN_PEER(domid, devid);
-	snprintf(d->be, sizeof(d->be), "%s/%u/%u", GNTS_XS_BACKEND_ROOT,
-		 domid, devid);
-	snprintf(d->fe, sizeof(d->fe), "/local/domain/%u/%s/%u", domid,
-		 GNTS_XS_FRONTEND_DIR, devid);
-	snprintf(path, sizeof(path), "%s/%s", d->fe, GNTS_XS_STATE);
-	if (!xs_watch(s->xs, path, "fe"))
-		gnts_log(GNTS_LOG_ERR, "cannot watch %s: %s", path,
-			 strerror(errno));
-}
-
-/* Forget a device whose nodes are gone; when it was the last of its
- * domain (destroyed, or unregistered by Dom0), tell the owner. */
-static void
-forget_gone(struct gnts_xen_server *s, struct xdev *d)
-{
-	unsigned domid = d->domid, i;
-
-	forget_dev(s, d);
-	for (i = 0; i < MAX_DEVS; i++)
-		if (s->devs[i].used && s->devs[i].domid == domid)
-			return;
-	gnts_xen_forget_domain(s, domid, gnts_now_ms());
-	if (s->cb.domain_gone != NULL)
-		s->cb.domain_gone(s->ctx, domid);
-}
-
-static void
-scan(struct gnts_xen_server *s)
-{
-	unsigned i, j, n = 0, m;
-	char **doms, **devs, path[96];
-
-	for (i = 0; i < MAX_DEVS; i++)
-		s->devs[i].seen = 0;
-	doms = xs_directory(s->xs, XBT_NULL, GNTS_XS_BACKEND_ROOT, &n);
-	for (i = 0; doms != NULL && i < n; i++) {
-		long domid = parse_num(doms[i]);
-
-		if (domid < 1 || domid > GNTS_XEN_MAX_DOMID)
-			continue;
-		snprintf(path, sizeof(path), "%s/%ld", GNTS_XS_BACKEND_ROOT,
-			 domid);
-		if (!xs_is_domain_introduced(s->xs, (unsigned)domid)) {
-			/* destroyed: its devices are forgotten below */
-			(void)xs_rm(s->xs, XBT_NULL, path);
-			gnts_log(GNTS_LOG_INFO, "domain %ld is gone: its xnv "
-				 "devices are released", domid);
-			continue;
-		}
-		m = 0;
-		devs = xs_directory(s->xs, XBT_NULL, path, &m);
-		for (j = 0; devs != NULL && j < m; j++) {
-			long devid = parse_num(devs[j]);
-			struct xdev *d;
-
-			if (devid < 0 || devid >= (long)GNTS_XEN_MAX_DEVS)
-				continue;
-			d = gnts_xen_find_dev(s, (unsigned)domid,
-					      (unsigned)devid);
-			if (d != NULL)
-				d->seen = 1;
-			else
-				add_dev(s, (unsigned)domid, (unsigned)devid);
-		}
-		free(devs);
-	}
-	free(doms);
-	for (i = 0; i < MAX_DEVS; i++) {
-		if (!s->devs[i].used)
-			continue;
-		if (!s->devs[i].seen)
-			forget_gone(s, &s->devs[i]);
-		else
-			gnts_xen_step(s, &s->devs[i]);
-	}
 }
 
 /* Grants through the gntshare module, or else gntalloc (logged, see
@@ -435,15 +326,22 @@ xen_srv_open(const struct gnts_srv_cfg *cfg, void **impl, char *err,
 		free(s);
 		return rc;
 	}
-	if (!xs_watch(s->xs, GNTS_XS_BACKEND_ROOT, "be") ||
+	s->self = gnts_xen_own_domid(s->xs);
+	snprintf(s->be_root, sizeof(s->be_root), GNTS_XS_BACKEND_ROOT_FMT,
+		 s->self);
+	if (!xs_watch(s->xs, s->be_root, "be") ||
 	    !xs_watch(s->xs, "@releaseDomain", "rel")) {
 		rc = -errno;
-		snprintf(err, errlen, "cannot watch %s: %s",
-			 GNTS_XS_BACKEND_ROOT, strerror(-rc));
+		snprintf(err, errlen, "cannot watch %s: %s", s->be_root,
+			 strerror(-rc));
 		xs_close(s->xs);
 		free(s);
 		return rc;
 	}
+	if (s->self != 0)
+		gnts_log(GNTS_LOG_INFO, "running in domain %u, a driver "
+			 "domain: NF domains use it with nfv_backend = its "
+			 "name", s->self);
 	s->cb = *cfg->cb;
 	s->ctx = cfg->ctx;
 	s->dirty = 1;
@@ -466,7 +364,7 @@ xen_srv_poll(void *impl)
 		n = gnts_xen_read_events(s);
 	if (s->dirty) {
 		s->dirty = 0;
-		scan(s);
+		gnts_xen_scan(s);
 	}
 	/* Every pass, not only after an event: a pending device is stepped
 	 * when its domain has a token again, whether or not more come. */
@@ -529,7 +427,7 @@ xen_srv_close(void *impl)
 			xen_srv_detach(s, s->devs[i].dom, -ESHUTDOWN,
 					       "xnv-core is shutting down");
 		if (s->devs[i].used)
-			forget_dev(s, &s->devs[i]);
+			gnts_xen_forget_dev(s, &s->devs[i]);
 	}
 	xs_close(s->xs);
 	free(s);
@@ -568,9 +466,10 @@ xen_srv_domain_words(uint32_t domain, char *buf, size_t len)
 static void
 xen_srv_where(void *impl, char *buf, size_t len)
 {
-	(void)impl;
+	struct gnts_xen_server *s = impl;
+
 	snprintf(buf, len, "from Xen domains registered under %s (xnv-xl); "
-		 "grants by %s", GNTS_XS_BACKEND_ROOT,
+		 "grants by %s", s->be_root,
 		 gnts_region_shareable() ? "the gntshare module" : "gntalloc, "
 		 "each NF with a pool of its own of its group's pool_bufs");
 }

@@ -52,6 +52,8 @@ struct xdom {
 
 struct gnts_xen_server {
 	struct xs_handle *xs;
+	unsigned self;		/* our domain: 0, or a driver domain's id */
+	char be_root[48];	/* GNTS_XS_BACKEND_ROOT_FMT of self */
 	struct gnts_srv_cb cb;
 	void *ctx;
 	int dirty;		/* a backend or domain event: rescan */
@@ -62,6 +64,17 @@ struct gnts_xen_server {
 	struct xdev devs[MAX_DEVS];
 	struct xdom doms[MAX_DEVS];	/* at most one per device */
 };
+
+/* Forget device @p d: detach its NF if attached, unwatch its frontend
+ * (xen_server.c). */
+void gnts_xen_forget_dev(struct gnts_xen_server *s, struct xdev *d);
+
+/* Scan our backend tree: add new devices, forget gone ones (their
+ * domain's owner told), step the others (xen_scan.c). */
+void gnts_xen_scan(struct gnts_xen_server *s);
+
+/* Our domain id: 0 (Dom0), or a driver domain's (xen_scan.c). */
+unsigned gnts_xen_own_domid(struct xs_handle *xs);
 
 /* Read @p dir/@p node into @p buf (NUL-terminated, at most @p len - 1
  * bytes; a longer value, or one holding a NUL, is refused).  0, or

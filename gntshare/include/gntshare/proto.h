@@ -335,7 +335,9 @@ struct gnts_msg {
  * who writes what and when is in xen.h.
  */
 #define GNTS_XEN_MAX_DEVS    16u	/* NF devices per domain (nfv_instances) */
-#define GNTS_XS_BACKEND_ROOT "/local/domain/0/backend/xnv"
+/* Under the backend domain's own tree, as netback's vifs: Dom0's, or a
+ * driver domain's (xl's backend= for vifs; nfv_backend for NF devices). */
+#define GNTS_XS_BACKEND_ROOT_FMT "/local/domain/%u/backend/xnv"
 #define GNTS_XS_FRONTEND_DIR "device/xnv"	/* under /local/domain/<id> */
 
 /* both halves */

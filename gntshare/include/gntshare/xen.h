@@ -19,7 +19,9 @@
  *
  * XenStore, one directory pair per NF device (xenbus conventions):
  *
- *   /local/domain/0/backend/xnv/<domid>/<devid>/     Dom0 writes
+ *   /local/domain/<B>/backend/xnv/<domid>/<devid>/   the backend writes
+ *       (B: the domain xnv-core runs in, Dom0 or a driver domain: its
+ *       own "domid" node; an NF domain's nfv_backend names it)
  *       frontend, frontend-id      where the guest's half lives
  *       name, service, trust-group the domain's nfv_* settings (xnv-xl)
  *       state                      XenbusState, see below
@@ -37,7 +39,9 @@
  *       detach-reason, detach-status (negative errno, -ESHUTDOWN = clean)
  *       error                      why a connection was refused
  *   /local/domain/<domid>/device/xnv/<devid>/        the guest writes
- *       backend, backend-id        (written by xnv-xl, read by the guest)
+ *       backend, backend-id        (written by xnv-xl, read by the guest:
+ *                                  it maps backend-id's grants and binds
+ *                                  its event channel)
  *       alloc-bufs, service        the NF's own attach request (service
  *                                  may be empty; the instance name is
  *                                  <backend name>.<devid>, never the
@@ -69,9 +73,10 @@
  * each attach gets a fresh port.  Either side that cannot bind (no
  * xen-evtchn, a bad or stale number) says so in one line and polls.
  *
- * Permissions: the backend directory is owned by Dom0 and readable by its
- * domain; the frontend directory is owned by the domain.  Nobody else sees
- * either.
+ * Permissions: the backend directory is owned by B and readable by its
+ * domain; the frontend directory is owned by the domain and readable by B.
+ * Nobody else sees either (but Dom0).  A driver domain B also needs read
+ * permission on @releaseDomain to see NF domains die; xnv-xl gives it.
  */
 #ifndef GNTSHARE_XEN_H
 #define GNTSHARE_XEN_H
