@@ -2,7 +2,8 @@
 # the domain configs, libxenstore registers the NF devices.
 XNVXL_SRC := toolstack-hooks/xnv-xl.c toolstack-hooks/nfv_cfg.c \
              toolstack-hooks/xs_dev.c
-XNVXL_OBJ := $(XNVXL_SRC:%.c=$(B)/obj/%.o)
+# gntshare's strict XenStore number parser (xen_keys.c), shared with the core
+XNVXL_OBJ := $(XNVXL_SRC:%.c=$(B)/obj/%.o) $(B)/obj/gntshare/xen_keys.o
 XLU_LIBS  := $(shell pkg-config --libs xlutil xenstore 2>/dev/null)
 
 all: $(B)/bin/xnv-xl

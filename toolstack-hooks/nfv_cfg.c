@@ -11,7 +11,7 @@
 #include "nfv_cfg.h"
 
 static const char *const known[] = {
-	"nfv_trust_group", "nfv_service", "nfv_instances",
+	"nfv_trust_group", "nfv_service", "nfv_instances", "nfv_backend",
 };
 
 /*
@@ -76,7 +76,8 @@ scan_keys(const char *file, const char *p, size_t len, char *err,
 			if (i == sizeof(known) / sizeof(known[0])) {
 				snprintf(err, errlen, "%s:%d: unknown key "
 					 "'%.*s' (known: nfv_trust_group, "
-					 "nfv_service, nfv_instances)", file,
+					 "nfv_service, nfv_instances, "
+					 "nfv_backend)", file,
 					 line, (int)(n > 40 ? 40 : n), k);
 				return -1;
 			}
@@ -121,6 +122,34 @@ get_name(XLU_Config *x, const char *file, const char *key, char *out,
 		return -1;
 	}
 	snprintf(out, NFV_NAME_LEN, "%s", v);
+	return 0;
+}
+
+/* nfv_backend: a domain name as xl takes it (no '/', which would make
+ * a XenStore path of it); absent or "Domain-0": Dom0. */
+static int
+get_backend(XLU_Config *x, const char *file, char *out, size_t len,
+	    char *err, size_t errlen)
+{
+	const char *v = NULL;
+	int rc = xlu_cfg_get_string(x, "nfv_backend", &v, 1);
+	size_t i, n;
+
+	out[0] = '\0';
+	if (rc == ESRCH)
+		return 0;
+	n = rc == 0 ? strlen(v) : len;
+	for (i = 0; i < n && rc == 0; i++)
+		if (!isgraph((unsigned char)v[i]) || v[i] == '/')
+			rc = EINVAL;
+	if (rc != 0 || n == 0 || n >= len) {
+		snprintf(err, errlen, "%s: nfv_backend must be a domain name "
+			 "of up to %zu characters, no blank or '/'", file,
+			 len - 1);
+		return -1;
+	}
+	if (strcmp(v, "Domain-0") != 0)
+		snprintf(out, len, "%s", v);
 	return 0;
 }
 
@@ -185,6 +214,9 @@ nfv_cfg_parse(const char *file, const char *data, size_t len,
 		goto out;
 	}
 	out->instances = (int)inst;
+	if (get_backend(x, file, out->backend, sizeof(out->backend), err,
+			errlen) < 0)
+		goto out;
 	rc = 0;
 out:
 	xlu_cfg_destroy(x);

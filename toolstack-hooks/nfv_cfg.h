@@ -6,6 +6,8 @@
  *   nfv_trust_group = "blue"     trust group (required)
  *   nfv_service     = "firewall" service the domain's NF provides (required)
  *   nfv_instances   = 1          NF devices (ring sets) of the domain, 1..16
+ *   nfv_backend     = "drv"      the domain xnv-core runs in (a driver
+ *                                domain, by name); default Dom0
  *
  * Any other key starting with nfv_ is an error (a typo must not silently
  * give a domain no NF role).
@@ -24,6 +26,7 @@ struct nfv_cfg {
 	char group[NFV_NAME_LEN];
 	char service[NFV_NAME_LEN];
 	int instances;
+	char backend[64];		/* a domain's name; "" for Dom0 */
 };
 
 /**

@@ -14,6 +14,7 @@
  * plain `xl destroy` through its @releaseDomain watch.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,7 +47,9 @@ usage(FILE *f)
 		"destroy  xl destroy NAME and remove its NF devices.\n"
 		"list     NF domains: domid, name, service, group, device states.\n"
 		"Keys: nfv_trust_group (required), nfv_service (required),\n"
-		"      nfv_instances (1..%d, default 1).  Env XNV_XL: the xl binary.\n"
+		"      nfv_instances (1..%d, default 1), nfv_backend (the\n"
+		"      driver domain xnv-core runs in; default Dom0).\n"
+		"Env XNV_XL: the xl binary.\n"
 		"--version: the version.  Exit status: 0, 2 for a usage error,\n"
 		"1 for any other error.\n",
 		NFV_MAX_INSTANCES);
@@ -92,11 +95,13 @@ read_file(const char *path, char **data, size_t *len)
 	return 0;
 }
 
-/* Run argv; with @p out, capture the first line of its stdout. */
+/* Run argv; with @p out, capture the first line of its stdout and drop
+ * its stderr (a query: the caller says what a failure means, in one
+ * line; only a program that cannot run is said here). */
 static int
 run(char *const argv[], char *out, size_t outlen)
 {
-	int fd[2], st;
+	int fd[2], st, err = 2;
 	pid_t pid;
 
 	if (out != NULL && pipe(fd) < 0)
@@ -106,12 +111,17 @@ run(char *const argv[], char *out, size_t outlen)
 		return -1;
 	if (pid == 0) {
 		if (out != NULL) {
+			int nul = open("/dev/null", O_WRONLY);
+
+			err = fcntl(2, F_DUPFD_CLOEXEC, 3);
 			dup2(fd[1], 1);
+			if (nul >= 0)
+				dup2(nul, 2);
 			close(fd[0]);
 			close(fd[1]);
 		}
 		execvp(argv[0], argv);
-		fprintf(stderr, "xnv-xl: cannot run %s: %s\n", argv[0],
+		dprintf(err, "xnv-xl: cannot run %s: %s\n", argv[0],
 			strerror(errno));
 		_exit(127);
 	}
@@ -286,9 +296,10 @@ print_plan(const struct nfv_cfg *c, char *const xargv[], double timeout)
 	printf("%s\n1. run:", n ? "" : " none");
 	for (i = 0; xargv[i] != NULL; i++)
 		printf(" %s", xargv[i]);
-	printf("\n2. register %s/<domid>/0..%d and "
+	printf("\n2. register /local/domain/%s/backend/xnv/<domid>/0..%d and "
 	       "/local/domain/<domid>/%s/0..%d (state %s)\n",
-	       GNTS_XS_BACKEND_ROOT, c->instances - 1, GNTS_XS_FRONTEND_DIR,
+	       c->backend[0] ? "<domid of nfv_backend>" : "0",
+	       c->instances - 1, GNTS_XS_FRONTEND_DIR,
 	       c->instances - 1, gnts_xb_state_str(GNTS_XB_INITIALISING));
 	printf("3. wait up to %.0f s for xnv-core to accept them "
 	       "(state 2)\n4. run: %s unpause <domid> (the domid of %s, "
@@ -299,7 +310,7 @@ print_plan(const struct nfv_cfg *c, char *const xargv[], double timeout)
  * wait for xnv-core, unpause.  0, or -1 with the domain destroyed. */
 static int
 register_and_start(struct xs_handle *xs, const struct nfv_cfg *c, int domid,
-		   double timeout)
+		   int bdom, double timeout)
 {
 	int i, rc = domid < 0 ? -1 : 0;
 	char id[16];
@@ -309,11 +320,11 @@ register_and_start(struct xs_handle *xs, const struct nfv_cfg *c, int domid,
 	if (rc < 0)
 		ERR("xl created no domain named %s", c->name);
 	for (i = 0; rc == 0 && i < c->instances; i++)
-		if ((rc = xs_dev_register(xs, c, domid, i)) < 0)
+		if ((rc = xs_dev_register(xs, c, domid, bdom, i)) < 0)
 			ERR("cannot write XenStore nodes of device %d: %s", i,
 			    strerror(errno));
 	if (rc == 0)
-		rc = xs_dev_wait_core(xs, domid, c->instances, timeout);
+		rc = xs_dev_wait_core(xs, domid, bdom, c->instances, timeout);
 	if (rc == 0 && xl_simple("unpause", id) != 0) {
 		ERR("xl unpause %s (domid %d) failed", c->name, domid);
 		rc = -1;
@@ -321,11 +332,39 @@ register_and_start(struct xs_handle *xs, const struct nfv_cfg *c, int domid,
 	if (rc < 0) {
 		if (domid > 0) {
 			(void)xl_simple("destroy", id);
-			xs_dev_unregister(xs, domid);
+			xs_dev_unregister(xs, domid, bdom);
 		}
 		ERR("domain %s destroyed", c->name);
 	}
 	return rc;
+}
+
+/* The domid of nfv_backend's domain; -1 said why, before any domain is
+ * made. */
+static int
+driver_domain(const struct nfv_cfg *c)
+{
+	int bdom = domid_of(c->backend);
+
+	if (bdom < 0)
+		ERR("nfv_backend = \"%s\": no domain of that name (start the "
+		    "driver domain and its xnv-core first); no domain created",
+		    c->backend);
+	return bdom;
+}
+
+/* Let driver domain @p bdom see domains die: its core forgets an NF
+ * domain's devices on @releaseDomain, as Dom0's does, and xenstored
+ * tells only Dom0 and whom Dom0 lets read that node.  0, or -1 said why. */
+static int
+allow_release(struct xs_handle *xs, const struct nfv_cfg *c, int bdom)
+{
+	if (bdom > 0 && xs_dev_allow_release(xs, bdom) < 0) {
+		ERR("cannot let domain %s (%d) watch @releaseDomain: %s; no "
+		    "domain created", c->backend, bdom, strerror(errno));
+		return -1;
+	}
+	return 0;
 }
 
 /* xl create -p, register, wait, unpause.  Returns the exit status. */
@@ -334,12 +373,18 @@ create_and_register(const struct nfv_cfg *c, char *const xargv[],
 		    double timeout)
 {
 	struct xs_handle *xs;
-	int rc, domid;
+	int rc, domid, bdom = 0;
 
+	if (c->backend[0] != '\0' && (bdom = driver_domain(c)) < 0)
+		return 1;
 	xs = xs_open(0);
 	if (xs == NULL) {
 		ERR("cannot connect to XenStore: %s (run in Dom0 as root)",
 		    strerror(errno));
+		return 1;
+	}
+	if (allow_release(xs, c, bdom) < 0) {
+		xs_close(xs);
 		return 1;
 	}
 	rc = run(xargv, NULL, 0);
@@ -349,7 +394,7 @@ create_and_register(const struct nfv_cfg *c, char *const xargv[],
 		return 1;
 	}
 	domid = domid_of(c->name);
-	rc = register_and_start(xs, c, domid, timeout);
+	rc = register_and_start(xs, c, domid, bdom, timeout);
 	xs_close(xs);
 	if (rc < 0)
 		return 1;
@@ -388,7 +433,7 @@ static int
 cmd_destroy(int argc, char **argv)
 {
 	struct xs_handle *xs;
-	int domid, rc;
+	int domid, bdom, rc;
 
 	if (argc != 2) {
 		ERR("destroy: expected exactly one domain name");
@@ -399,10 +444,11 @@ cmd_destroy(int argc, char **argv)
 		ERR("no domain named %s", argv[1]);
 		return 1;
 	}
-	rc = xl_simple("destroy", argv[1]);
 	xs = xs_open(0);
+	bdom = xs != NULL ? xs_dev_backend(xs, domid) : 0; /* gone after */
+	rc = xl_simple("destroy", argv[1]);
 	if (xs != NULL) {
-		xs_dev_unregister(xs, domid);
+		xs_dev_unregister(xs, domid, bdom);
 		xs_close(xs);
 	}
 	if (rc != 0) {
@@ -413,56 +459,71 @@ cmd_destroy(int argc, char **argv)
 	return 0;
 }
 
-static int
-cmd_list(void)
+/* One line per device of domain @p domid under backend domain @p bdom. */
+static void
+list_domain(struct xs_handle *xs, unsigned bdom, int domid)
 {
 	static const char *const st[] = { "unknown", "initialising",
 		"initwait", "initialised", "connected", "closing", "closed" };
+	char root[48], path[96], dom[48], be[128], fe[128];
+	char **devs, *nm, *sv, *gr, *bs, *fs;
+	unsigned nv = 0, j;
+	int dev, b, f;
+
+	snprintf(root, sizeof(root), GNTS_XS_BACKEND_ROOT_FMT, bdom);
+	snprintf(path, sizeof(path), "%s/%d", root, domid);
+	snprintf(dom, sizeof(dom), "/local/domain/%d", domid);
+	devs = xs_directory(xs, XBT_NULL, path, &nv);
+	for (j = 0; devs != NULL && j < nv; j++) {
+		dev = atoi(devs[j]);
+		snprintf(be, sizeof(be), "%s/%d", path, dev);
+		snprintf(fe, sizeof(fe), "%s/%s/%d", dom, GNTS_XS_FRONTEND_DIR,
+			 dev);
+		nm = xs_dev_node(xs, dom, "name");
+		sv = xs_dev_node(xs, be, GNTS_XS_SERVICE);
+		gr = xs_dev_node(xs, be, GNTS_XS_TRUST_GROUP);
+		bs = xs_dev_node(xs, be, GNTS_XS_STATE);
+		fs = xs_dev_node(xs, fe, GNTS_XS_STATE);
+		b = bs ? atoi(bs) : 0;
+		f = fs ? atoi(fs) : 0;
+		printf("%-6d %-16s %-4d %-12s %-12s %-12s %-12s %u\n", domid,
+		       nm ? nm : "(gone)", dev, sv ? sv : "?", gr ? gr : "?",
+		       st[b >= 0 && b <= 6 ? b : 0],
+		       st[f >= 0 && f <= 6 ? f : 0], bdom);
+		free(nm); free(sv); free(gr); free(bs); free(fs);
+	}
+	free(devs);
+}
+
+/* Every domain's NF devices, under whichever domain serves them (Dom0
+ * or a driver domain: each domain's backend/xnv directory). */
+static int
+cmd_list(void)
+{
 	struct xs_handle *xs = xs_open(0);
-	unsigned nd = 0, nv, i, j;
-	char **doms, **devs, path[96];
+	unsigned nb = 0, nd, i, k;
+	char **bdoms, **doms, root[48];
 
 	if (xs == NULL) {
 		ERR("cannot connect to XenStore: %s (run in Dom0 as root)",
 		    strerror(errno));
 		return 1;
 	}
-	printf("%-6s %-16s %-4s %-12s %-12s %-12s %s\n", "domid", "name",
-	       "dev", "service", "group", "backend", "frontend");
-	doms = xs_directory(xs, XBT_NULL, GNTS_XS_BACKEND_ROOT, &nd);
-	for (i = 0; doms != NULL && i < nd; i++) {
-		int domid = atoi(doms[i]);
+	printf("%-6s %-16s %-4s %-12s %-12s %-12s %-12s %s\n", "domid",
+	       "name", "dev", "service", "group", "backend", "frontend",
+	       "backend-domid");
+	bdoms = xs_directory(xs, XBT_NULL, "/local/domain", &nb);
+	for (k = 0; bdoms != NULL && k < nb; k++) {
+		unsigned bdom = (unsigned)atoi(bdoms[k]);
 
-		snprintf(path, sizeof(path), "%s/%d", GNTS_XS_BACKEND_ROOT,
-			 domid);
-		nv = 0;
-		devs = xs_directory(xs, XBT_NULL, path, &nv);
-		for (j = 0; devs != NULL && j < nv; j++) {
-			int dev = atoi(devs[j]), b, f;
-			char dom[48], be[128], fe[128];
-			char *nm, *sv, *gr, *bs, *fs;
-
-			snprintf(dom, sizeof(dom), "/local/domain/%d", domid);
-			snprintf(be, sizeof(be), "%s/%d", path, dev);
-			snprintf(fe, sizeof(fe), "%s/%s/%d", dom,
-				 GNTS_XS_FRONTEND_DIR, dev);
-			nm = xs_dev_node(xs, dom, "name");
-			sv = xs_dev_node(xs, be, GNTS_XS_SERVICE);
-			gr = xs_dev_node(xs, be, GNTS_XS_TRUST_GROUP);
-			bs = xs_dev_node(xs, be, GNTS_XS_STATE);
-			fs = xs_dev_node(xs, fe, GNTS_XS_STATE);
-			b = bs ? atoi(bs) : 0;
-			f = fs ? atoi(fs) : 0;
-
-			printf("%-6d %-16s %-4d %-12s %-12s %-12s %s\n", domid,
-			       nm ? nm : "(gone)", dev, sv ? sv : "?",
-			       gr ? gr : "?", st[b >= 0 && b <= 6 ? b : 0],
-			       st[f >= 0 && f <= 6 ? f : 0]);
-			free(nm); free(sv); free(gr); free(bs); free(fs);
-		}
-		free(devs);
+		snprintf(root, sizeof(root), GNTS_XS_BACKEND_ROOT_FMT, bdom);
+		nd = 0;
+		doms = xs_directory(xs, XBT_NULL, root, &nd);
+		for (i = 0; doms != NULL && i < nd; i++)
+			list_domain(xs, bdom, atoi(doms[i]));
+		free(doms);
 	}
-	free(doms);
+	free(bdoms);
 	xs_close(xs);
 	return 0;
 }

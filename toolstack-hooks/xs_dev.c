@@ -21,22 +21,36 @@ xs_put(struct xs_handle *xs, xs_transaction_t t, const char *dir,
 	return xs_write(xs, t, path, val, (unsigned)strlen(val)) ? 0 : -1;
 }
 
+/* The directory of @p domid's devices under backend domain @p bdom. */
+static void
+dom_dir(char *buf, size_t len, int bdom, int domid)
+{
+	char root[48];
+
+	snprintf(root, sizeof(root), GNTS_XS_BACKEND_ROOT_FMT, (unsigned)bdom);
+	snprintf(buf, len, "%s/%d", root, domid);
+}
+
 int
 xs_dev_register(struct xs_handle *xs, const struct nfv_cfg *c, int domid,
-		int dev)
+		int bdom, int dev)
 {
+	/* The backend domain owns its half (the domain reads it) and
+	 * reads the domain's; Dom0 reads and writes everything anyway. */
 	struct xs_permissions be_perm[2] = {
-		{ .id = 0, .perms = XS_PERM_NONE },
+		{ .id = (unsigned)bdom, .perms = XS_PERM_NONE },
 		{ .id = (unsigned)domid, .perms = XS_PERM_READ },
 	};
-	struct xs_permissions fe_perm[1] = {
+	struct xs_permissions fe_perm[2] = {
 		{ .id = (unsigned)domid, .perms = XS_PERM_NONE },
+		{ .id = (unsigned)bdom, .perms = XS_PERM_READ },
 	};
-	char be[96], fe[96], id[16];
+	char dir[80], be[96], fe[96], id[16];
 	xs_transaction_t t;
 	int rc, tries;
 
-	snprintf(be, sizeof(be), "%s/%d/%d", GNTS_XS_BACKEND_ROOT, domid, dev);
+	dom_dir(dir, sizeof(dir), bdom, domid);
+	snprintf(be, sizeof(be), "%s/%d", dir, dev);
 	snprintf(fe, sizeof(fe), "/local/domain/%d/%s/%d", domid,
 		 GNTS_XS_FRONTEND_DIR, dev);
 	snprintf(id, sizeof(id), "%d", domid);
@@ -44,7 +58,11 @@ xs_dev_register(struct xs_handle *xs, const struct nfv_cfg *c, int domid,
 		t = xs_transaction_start(xs);
 		if (t == XBT_NULL)
 			return -1;
-		rc = xs_mkdir(xs, t, be) ? 0 : -1;
+		/* the domain's directory too: the backend removes it when
+		 * the domain is gone */
+		rc = xs_mkdir(xs, t, dir) ? 0 : -1;
+		rc |= xs_set_permissions(xs, t, dir, be_perm, 1) ? 0 : -1;
+		rc |= xs_mkdir(xs, t, be) ? 0 : -1;
 		rc |= xs_set_permissions(xs, t, be, be_perm, 2) ? 0 : -1;
 		rc |= xs_put(xs, t, be, GNTS_XS_FRONTEND, fe);
 		rc |= xs_put(xs, t, be, GNTS_XS_FRONTEND_ID, id);
@@ -53,9 +71,12 @@ xs_dev_register(struct xs_handle *xs, const struct nfv_cfg *c, int domid,
 		rc |= xs_put(xs, t, be, GNTS_XS_TRUST_GROUP, c->group);
 		rc |= xs_put(xs, t, be, GNTS_XS_STATE, gnts_xb_state_str(GNTS_XB_INITIALISING));
 		rc |= xs_mkdir(xs, t, fe) ? 0 : -1;
-		rc |= xs_set_permissions(xs, t, fe, fe_perm, 1) ? 0 : -1;
+		rc |= xs_set_permissions(xs, t, fe, fe_perm,
+					 bdom != 0 ? 2 : 1) ? 0 : -1;
 		rc |= xs_put(xs, t, fe, GNTS_XS_BACKEND, be);
-		rc |= xs_put(xs, t, fe, GNTS_XS_BACKEND_ID, "0");
+		snprintf(id, sizeof(id), "%d", bdom);
+		rc |= xs_put(xs, t, fe, GNTS_XS_BACKEND_ID, id);
+		snprintf(id, sizeof(id), "%d", domid);
 		rc |= xs_put(xs, t, fe, GNTS_XS_STATE, gnts_xb_state_str(GNTS_XB_INITIALISING));
 		if (xs_transaction_end(xs, t, rc != 0))
 			return rc;
@@ -66,27 +87,27 @@ xs_dev_register(struct xs_handle *xs, const struct nfv_cfg *c, int domid,
 }
 
 int
-xs_dev_wait_core(struct xs_handle *xs, int domid, int n, double timeout)
+xs_dev_wait_core(struct xs_handle *xs, int domid, int bdom, int n,
+		 double timeout)
 {
 	struct timespec ts = { 0, 20000000 };
 	double waited = 0;
-	char path[160], *v;
+	char dir[80], path[160], *v;
 	unsigned len;
 	int dev, ready;
 
+	dom_dir(dir, sizeof(dir), bdom, domid);
 	for (;;) {
 		ready = 0;
 		for (dev = 0; dev < n; dev++) {
-			snprintf(path, sizeof(path), "%s/%d/%d/%s",
-				 GNTS_XS_BACKEND_ROOT, domid, dev,
+			snprintf(path, sizeof(path), "%s/%d/%s", dir, dev,
 				 GNTS_XS_STATE);
 			v = xs_read(xs, XBT_NULL, path, &len);
 			if (v != NULL && strcmp(v, gnts_xb_state_str(
 					GNTS_XB_CLOSED)) == 0) {
 				free(v);
-				snprintf(path, sizeof(path), "%s/%d/%d/%s",
-					 GNTS_XS_BACKEND_ROOT, domid, dev,
-					 GNTS_XS_ERROR);
+				snprintf(path, sizeof(path), "%s/%d/%s", dir,
+					 dev, GNTS_XS_ERROR);
 				v = xs_read(xs, XBT_NULL, path, &len);
 				ERR("xnv-core refused the domain: %s",
 				    v ? v : "no reason given");
@@ -101,7 +122,8 @@ xs_dev_wait_core(struct xs_handle *xs, int domid, int n, double timeout)
 			return 0;
 		if (waited >= timeout) {
 			ERR("xnv-core did not answer within %.0f s (is it "
-			    "running with --backend xen?)", timeout);
+			    "running with --backend xen%s?)", timeout,
+			    bdom != 0 ? ", in the nfv_backend domain" : "");
 			return -1;
 		}
 		nanosleep(&ts, NULL);
@@ -109,12 +131,28 @@ xs_dev_wait_core(struct xs_handle *xs, int domid, int n, double timeout)
 	}
 }
 
-void
-xs_dev_unregister(struct xs_handle *xs, int domid)
+int
+xs_dev_backend(struct xs_handle *xs, int domid)
 {
-	char path[96];
+	char path[96], *v;
+	uint32_t bdom = 0;
+	unsigned len = 0;
 
-	snprintf(path, sizeof(path), "%s/%d", GNTS_XS_BACKEND_ROOT, domid);
+	snprintf(path, sizeof(path), "/local/domain/%d/%s/0/%s", domid,
+		 GNTS_XS_FRONTEND_DIR, GNTS_XS_BACKEND_ID);
+	v = xs_read(xs, XBT_NULL, path, &len);
+	if (v == NULL || gnts_xs_uint(v, len, GNTS_XEN_MAX_DOMID, &bdom) < 0)
+		bdom = 0;
+	free(v);
+	return (int)bdom;
+}
+
+void
+xs_dev_unregister(struct xs_handle *xs, int domid, int bdom)
+{
+	char path[80];
+
+	dom_dir(path, sizeof(path), bdom, domid);
 	(void)xs_rm(xs, XBT_NULL, path);
 }
 
@@ -128,3 +166,58 @@ xs_dev_node(struct xs_handle *xs, const char *dir, const char *leaf)
 	return xs_read(xs, XBT_NULL, path, &len);
 }
 
+/* Dom0 and every domain that serves NF devices (has a backend/xnv
+ * directory), plus @p bdom: who reads @releaseDomain when its current
+ * permissions cannot be read (xenstored 4.17 refuses GET_PERMS on the
+ * special nodes; SET_PERMS works).  The count, or -1. */
+static int
+release_readers(struct xs_handle *xs, int bdom, struct xs_permissions *p,
+		unsigned max)
+{
+	char **doms, path[64], *v;
+	unsigned n = 0, i, k = 0, len;
+
+	p[k++] = (struct xs_permissions){ .id = 0, .perms = XS_PERM_NONE };
+	p[k++] = (struct xs_permissions){ .id = (unsigned)bdom,
+					  .perms = XS_PERM_READ };
+	doms = xs_directory(xs, XBT_NULL, "/local/domain", &n);
+	for (i = 0; doms != NULL && i < n && k < max; i++) {
+		unsigned d = (unsigned)atoi(doms[i]);
+
+		if (d == 0 || d == (unsigned)bdom)
+			continue;
+		snprintf(path, sizeof(path), GNTS_XS_BACKEND_ROOT_FMT, d);
+		v = xs_read(xs, XBT_NULL, path, &len);
+		if (v != NULL)
+			p[k++] = (struct xs_permissions){ .id = d,
+							  .perms = XS_PERM_READ };
+		free(v);
+	}
+	free(doms);
+	return (int)k;
+}
+
+int
+xs_dev_allow_release(struct xs_handle *xs, int bdom)
+{
+	struct xs_permissions *p, q[64];
+	unsigned n = 0, i;
+	int k;
+
+	p = xs_get_permissions(xs, XBT_NULL, "@releaseDomain", &n);
+	if (p != NULL) {	/* a xenstored that tells: add bdom if missing */
+		for (i = 0, k = 0; i < n && k < 63; i++) {
+			if (p[i].id == (unsigned)bdom && i > 0)
+				continue;
+			q[k] = p[i];
+			q[k++].perms &= XS_PERM_READ | XS_PERM_WRITE;
+		}
+		free(p);
+		q[k++] = (struct xs_permissions){ .id = (unsigned)bdom,
+						  .perms = XS_PERM_READ };
+	} else {
+		k = release_readers(xs, bdom, q, 64);
+	}
+	return xs_set_permissions(xs, XBT_NULL, "@releaseDomain", q,
+				  (unsigned)k) ? 0 : -1;
+}

@@ -14,18 +14,29 @@
 #define ERR(...) do { fprintf(stderr, "xnv-xl: " __VA_ARGS__); \
 		      fputc('\n', stderr); } while (0)
 
-/** Both halves of device @p dev of domain @p domid, in Initialising,
- *  readable by the domain only (and Dom0).  @return 0 or -1 (errno). */
+/** Both halves of device @p dev of domain @p domid, served by xnv-core
+ *  in domain @p bdom (0, or a driver domain), in Initialising, readable
+ *  by the two domains only (and Dom0).  @return 0 or -1 (errno). */
 int xs_dev_register(struct xs_handle *xs, const struct nfv_cfg *c, int domid,
-		    int dev);
+		    int bdom, int dev);
 
-/** Wait until xnv-core moved each of the @p n devices to InitWait, at
- *  most @p timeout s.  @return 0, or -1 with the reason printed (the
- *  core's own when it refused). */
-int xs_dev_wait_core(struct xs_handle *xs, int domid, int n, double timeout);
+/** Wait until xnv-core (in @p bdom) moved each of the @p n devices to
+ *  InitWait, at most @p timeout s.  @return 0, or -1 with the reason
+ *  printed (the core's own when it refused). */
+int xs_dev_wait_core(struct xs_handle *xs, int domid, int bdom, int n,
+		     double timeout);
 
-/** Remove every device node of @p domid. */
-void xs_dev_unregister(struct xs_handle *xs, int domid);
+/** The backend domain @p domid's devices were registered with (its
+ *  device 0's backend-id; 0 if none). */
+int xs_dev_backend(struct xs_handle *xs, int domid);
+
+/** Remove every backend node of @p domid's devices (under @p bdom). */
+void xs_dev_unregister(struct xs_handle *xs, int domid, int bdom);
+
+/** Let domain @p bdom see @releaseDomain fire: its read permission on
+ *  that node, kept with the others' (xenstored drops a domain's when it
+ *  goes).  @return 0 or -1 (errno). */
+int xs_dev_allow_release(struct xs_handle *xs, int bdom);
 
 /** "<dir>/<leaf>" read (free it), or NULL if missing. */
 char *xs_dev_node(struct xs_handle *xs, const char *dir, const char *leaf);

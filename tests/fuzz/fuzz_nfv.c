@@ -3,7 +3,8 @@
  * libFuzzer harness: the nfv_* keys of an xl domain config
  * (toolstack-hooks/nfv_cfg.c, parsed with libxlutil), on any text.
  * Checked: an accepted config names a domain, a group and a service that
- * are valid names and 1..16 instances; a refused one says why in one line
+ * are valid names, 1..16 instances and a backend domain name without
+ * blank or '/' (or none); a refused one says why in one line
  * starting with the file's name.  libxlutil's own messages go to
  * /dev/null.
  */
@@ -49,6 +50,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check_name(c.group, sizeof(c.group));
 		check_name(c.service, sizeof(c.service));
 		CHECK(c.instances >= 1 && c.instances <= NFV_MAX_INSTANCES);
+		/* nfv_backend: "" (Dom0) or a name with no blank or '/' */
+		CHECK(strnlen(c.backend, sizeof(c.backend)) < sizeof(c.backend));
+		for (size_t i = 0; c.backend[i] != '\0'; i++)
+			CHECK(isgraph((unsigned char)c.backend[i]) &&
+			      c.backend[i] != '/');
 	} else {
 		CHECK(rc == -1);
 		CHECK(strncmp(err, "fuzz.cfg", 8) == 0);

@@ -46,6 +46,36 @@ def test_dry_run_prints_the_plan(tmp_path):
     assert "unpause <domid> (the domid of fw1, read once after step 1)" in out
 
 
+def test_dry_run_with_a_driver_domain(tmp_path):
+    """nfv_backend names the domain xnv-core runs in: the devices are
+    registered under its backend tree; "Domain-0" is the default."""
+    p, ran = xnv_xl(tmp_path, "create", "--dry-run", "CFG",
+                    text=BASE + 'nfv_backend = "drv"\n')
+    assert p.returncode == 0 and not ran, p.stderr
+    assert ("register /local/domain/<domid of nfv_backend>/backend/xnv/<domid>/0..0"
+            in p.stdout), p.stdout
+    p, _ = xnv_xl(tmp_path, "create", "--dry-run", "CFG",
+                  text=BASE + 'nfv_backend = "Domain-0"\n')
+    assert "register /local/domain/0/backend/xnv/<domid>/0..0" in p.stdout, p.stdout
+
+
+def test_unknown_driver_domain_creates_nothing(tmp_path):
+    """A backend domain xl does not know: one line, and xl is asked only
+    for its domid, never to create anything."""
+    calls = tmp_path / "xl-calls"
+    fake = tmp_path / "fake-xl"
+    fake.write_text(f'#!/bin/sh\necho "$*" >> {calls}\nexit 1\n')
+    fake.chmod(0o755)
+    cfg = tmp_path / "dom.cfg"
+    cfg.write_text(BASE + 'nfv_backend = "drv"\n')
+    p = subprocess.run([str(XL_BIN), "create", str(cfg)], capture_output=True, text=True,
+                       timeout=scaled(20), env={**os.environ, "XNV_XL": str(fake)})
+    assert p.returncode == 1
+    assert p.stderr.strip() == ('xnv-xl: nfv_backend = "drv": no domain of that name (start '
+                                "the driver domain and its xnv-core first); no domain created")
+    assert calls.read_text() == "domid drv\n"
+
+
 def test_name_override_is_the_domain_name(tmp_path):
     """`xnv-xl create CFG name="x"`: xl names the domain x, so xnv-xl
     registers, unpauses and names the NFs of x, not of the file's name."""
@@ -94,6 +124,11 @@ BAD = {
     "group-bad-chars": (BASE.replace('"blue"', '"bl ue"'), "nfv_trust_group must be a string"),
     "service-too-long": (BASE.replace('"firewall"', '"' + "s" * 32 + '"'), "nfv_service must be a string"),
     "no-name": (BASE.replace('name = "fw1"\n', ""), "name = \"...\" is missing"),
+    "backend-slash": (BASE + 'nfv_backend = "drv/0"\n', "nfv_backend must be a domain name"),
+    "backend-blank": (BASE + 'nfv_backend = "dr v"\n', "nfv_backend must be a domain name"),
+    "backend-empty": (BASE + 'nfv_backend = ""\n', "nfv_backend must be a domain name"),
+    "backend-too-long": (BASE + 'nfv_backend = "' + "d" * 64 + '"\n',
+                         "nfv_backend must be a domain name of up to 63 characters"),
     "syntax": (BASE + "nfv_service\n", "not a valid xl config"),
     # libxlutil aborts on this one (found by tests/fuzz/fuzz_nfv.c)
     "nul-byte": (BASE.replace('"fw1"', '"f\x00w1"'), "contains a NUL byte"),
