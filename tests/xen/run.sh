@@ -14,7 +14,8 @@
 # XT_PVH (0; 1: PVH Dom0 with 2 MiB hugepage pools, make check-xen-pvh)
 # XT_INSTALL (1; 0: skip instead of installing the Xen suite's packages)
 # XT_ONLY (empty: every check; doorbell: the NFs' doorbells alone, with
-# what they need: core, nf-a, nf-b, the blue chain, the clean shutdown)
+# what they need: core, nf-a, nf-b, the blue chain, the clean shutdown;
+# driver: the driver domain's checks alone, nf-driver.sh)
 # XT_BENCH (0; 1: make bench-xen: bench/xen/tcg/scenario.sh instead of the
 # checks, XB_SIZES XB_REPS XB_WIN XB_WARM passed to it) XT_CACHE (XT_OUT/cache)
 set -uo pipefail
@@ -37,8 +38,8 @@ pvh=${XT_PVH:-0}
 bench=${XT_BENCH:-0}
 only=${XT_ONLY:-}
 case $only in
-""|doorbell) ;;
-*) echo "XT_ONLY=$only: want doorbell (or nothing: every check)" >&2; exit 2 ;;
+""|doorbell|driver) ;;
+*) echo "XT_ONLY=$only: want doorbell or driver (or nothing: every check)" >&2; exit 2 ;;
 esac
 qmem=${XT_QEMU_MEM:-3072}
 xenbin=/usr/lib/xen-4.17/bin
@@ -238,7 +239,8 @@ for l in $(ldd $bins /usr/bin/xenstore | awk '/=> \//{ print $3 }' | sort -u); d
 done
 cp "$kdir"/modules/*.ko "$kbo/gntshare.ko" "$r0/lib/modules/"
 cp "$bld/xt-dom0" "$bld/xt-pcapcmp" "$bld/xt-ctl" "$here/nf-scenario.sh" "$here/nf-flood.sh" \
-	"$here/nf-hostile.sh" "$here/nf-bell.sh" "$here/xt-lib.sh" "$r0/usr/bin/"
+	"$here/nf-hostile.sh" "$here/nf-bell.sh" "$here/nf-driver.sh" "$here/xt-lib.sh" \
+	"$r0/usr/bin/"
 dyn="$top/build/bin/xnv-core $top/build/bin/xnv-xl" pmdl="net_null net_pcap mempool_ring"
 if [ "$bench" = 1 ]; then
 	# iproute2's ip: busybox's cannot make veth pairs or bridges
@@ -339,6 +341,35 @@ nfdom nf-h blue fwd-h hostile; nfdom nf-hb blue fwd-h break
 nfdom nf-bad blue fwd-a nf servce; nfdom nf-nosvc blue nosuch nf
 nfdom nf-fl blue fwd-c flood
 nfdom nf-k blue fwd-h kick; nfdom nf-s blue fwd-s sleeper
+# nf-driver.sh: a driver domain (drv-init.sh) serves nf-da and nf-db
+nfdom nf-da blue fwd-a nf service 'nfv_backend = "drv"'
+nfdom nf-db blue fwd-b nf service 'nfv_backend = "drv"'
+nfdom nf-dnone blue fwd-a nf service 'nfv_backend = "nosuch"'
+cat >"$r0/domU/drv.cfg" <<-EOF
+	name = "drv"
+	type = "pv"
+	driver_domain = 1
+	kernel = "/domU/vmlinux"
+	ramdisk = "/domU/drv-initrd.cpio.gz"
+	extra = "console=hvc0 quiet xt_scale=$scale"
+	memory = 384
+	vcpus = 1
+	EOF
+rd=$out/rootD
+rm -rf "$rd"
+busybox_root "$rd"
+install_dyn "$rd" "$top/build/bin/xnv-core /usr/bin/xenstore" "net_pcap mempool_ring"
+for a in read write exists; do ln -s xenstore "$rd/usr/bin/xenstore-$a"; done
+cp "$kdir/modules/xen-evtchn.ko" "$kdir/modules/xen-gntdev.ko" "$kdir/modules/xen-gntalloc.ko" \
+	"$kbo/gntshare.ko" "$rd/lib/modules/"
+cp "$bld/xt-pcapcmp" "$here/xt-lib.sh" "$rd/usr/bin/"
+mkdir -p "$rd/nf"
+cp "$r0/nf/in.pcap" "$r0/nf/count" "$rd/nf/"
+# the Dom0 chain's config, its two ports and two services alone
+awk '/^\[/ { keep = ($0 ~ /^\[(core|group blue|port in|port out|service fwd-[ab])\]/) } keep' \
+	"$r0/nf/xnv.ini" >"$rd/nf/xnv-drv.ini"
+install -m 755 "$here/drv-init.sh" "$rd/init"
+(cd "$rd" && find . | cpio -o -H newc --quiet | gzip -1) >"$r0/domU/drv-initrd.cpio.gz"
 if [ "$bench" = 1 ]; then	# bench/xen/tcg/scenario.sh: @SIZE@ set per size
 	cat >"$r0/nf/bench.ini" <<-EOF
 	; make bench-xen: net_null0 -> fwd-a (DomU nf-a) -> net_null1
@@ -419,12 +450,17 @@ expected="module-loads domains-created device grant-bad-arguments
 	blue-chain-intact nfs-see-core-shutdown gntshare-unloads fallback-core-starts
 	fallback-nfs-attach fallback-chain-copies gntalloc-limit-named hostile-paused
 	fallback-pools-released fallback-core-exits-cleanly fallback-chain-intact
-	hostile-destroyed core-refuses-without-grant-modules"
+	hostile-destroyed core-refuses-without-grant-modules
+	driver-core-starts driver-unknown-refused driver-nfs-attach driver-chain-forwards
+	driver-xnv-xl-list driver-sees-domain-destroyed driver-core-exits-cleanly"
 [ "$pvh" = 1 ] && expected="$expected pools-on-hugepages"
 [ "$only" = doorbell ] && expected="module-loads core-starts nf-in-domu-attaches
 	blue-chain-forwards blue-domus-zero-copy doorbell-nf-sleeps-wakes
 	doorbell-rebind-after-reattach doorbell-kick-flood-counted doorbell-sleeper-no-stall
 	doorbells-closed core-exits-cleanly blue-chain-intact nfs-see-core-shutdown"
+[ "$only" = driver ] && expected="module-loads driver-core-starts driver-unknown-refused
+	driver-nfs-attach driver-chain-forwards driver-xnv-xl-list driver-sees-domain-destroyed
+	driver-core-exits-cleanly"
 if [ "$bench" = 1 ]; then
 	expected="module-loads netfront-network netfront-vif netfront-guest"
 	for z in ${XB_SIZES:-64 1024}; do expected="$expected xnv-$z-forwards netfront-$z-forwards"; done
