@@ -3,7 +3,8 @@
  * xen backend, Dom0 side: pausing or destroying a domain the core found
  * hostile ([core] on_hostile = pause | destroy), through libxl: the calls
  * `xl pause` and `xl destroy` make, so the toolstack's view (xl list,
- * XenStore, backends) stays whole.  Runs in the control thread (srv.c
+ * XenStore, backends) stays whole.  Only Dom0 can: a core in a driver
+ * domain says so instead.  Runs in the control thread (srv.c
  * queues it), never on the data path; the libxl context is made on
  * first use.
  */
@@ -41,9 +42,8 @@ gnts_xen_punish(void *impl, uint32_t domid, enum gnts_punish how,
 		const char *why)
 {
 	const char *verb = how == GNTS_PUNISH_PAUSE ? "pause" : "destroy";
-	int rc;
-
 	const struct gnts_xen_server *s = impl;
+	int rc;
 
 	if (domid == 0 || domid > GNTS_XEN_MAX_DOMID) {
 		gnts_log(GNTS_LOG_ERR, "will not %s domain %u: not a guest",
