@@ -220,14 +220,17 @@ def test_unknown_vni_dropped_and_counted_on_the_receiving_host(xnv, fabric):
 
 
 def test_move_under_traffic_bounded_counted_loss_order_kept(xnv, fabric):
-    rate, n = 2000, 5000
+    # traffic for 8 s times the scale: the move (ovs-vsctl, ovs-ofctl and a
+    # reload on each host) must end while it flows, on a busy machine too
+    rate = 2000
+    n = int(rate * scaled(8))
     sent = frames(n)
     pin, pout = xnv.path("in.pcap"), xnv.path("out.pcap")
     write_pcap(pin, sent)
     d = fabric({"fw": "a", "ids": "b", "lb": "a"},
                {"a": {"in": {"dev": f"net_pcap0,rx_pcap={pin}", "rx_rate": rate},
                       "out": f"net_pcap1,tx_pcap={pout}"}}, standby=[("ids", "a")])
-    wait_until(lambda: port(d, "a", "in")["rx"] >= n // 4, 60, "a quarter sent",
+    wait_until(lambda: port(d, "a", "in")["rx"] >= rate, 60, "a second of traffic sent",
                procs=list(d.cores.values()))
     r = d.fabric("move", d.topo, "ids", "a")
     assert r.returncode == 0, r.stderr + r.stdout
