@@ -18,7 +18,7 @@ ifeq ($(HAVE_XEN),1)
 # parsing of XenStore numbers (xen_keys.c needs no Xen library, but is
 # the Xen protocol's: a libxnv without Xen compiles none of it)
 GNTS_COMMON += gntshare/bell_evtchn.c gntshare/xen_keys.c
-GNTS_CLIENT += gntshare/xen_client.c
+GNTS_CLIENT += gntshare/xen_client.c gntshare/xen_answer.c
 GNTS_SERVER += gntshare/kgrant.c gntshare/galloc.c gntshare/xen_server.c \
                gntshare/xen_events.c gntshare/xen_publish.c gntshare/xen_scan.c \
                gntshare/xen_bell.c gntshare/xen_punish.c

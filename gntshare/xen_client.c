@@ -19,80 +19,15 @@
 
 #include "backends.h"
 #include "gntshare/xen.h"
+#include "xen_client_pvt.h"
 
 #define VAL_MAX 4096u
-
-struct gnts_xen_client {
-	struct xs_handle *xs;
-	xengnttab_handle *xgt;
-	char be[96], fe[96];
-	uint32_t be_dom;	/* backend-id: Dom0, or a driver domain */
-	int gone_status;
-	uint32_t *ring_refs, n_ring;
-	uint32_t *pool_refs, n_pool;
-	void *ring_va, *pool_va;
-	uint64_t next_check_ns;
-	struct gnts_bell *bell;	/* our end of the doorbell, or NULL */
-};
 
 /* Attach attempts of this process (part of each request id). */
 static unsigned rid_seq;
 
 /* How often the NF looks at the backend state (a XenStore read). */
 #define CHECK_EVERY_NS 20000000ull
-
-static uint64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static char *
-xget_t(struct gnts_xen_client *c, xs_transaction_t t, const char *dir,
-       const char *node, unsigned *len)
-{
-	char path[160];
-
-	snprintf(path, sizeof(path), "%s/%s", dir, node);
-	return xs_read(c->xs, t, path, len);
-}
-
-static char *
-xget(struct gnts_xen_client *c, const char *dir, const char *node,
-     unsigned *len)
-{
-	return xget_t(c, XBT_NULL, dir, node, len);
-}
-
-static int
-xget_str(struct gnts_xen_client *c, const char *dir, const char *node,
-	 char *buf, size_t len)
-{
-	unsigned n = 0;
-	char *v = xget(c, dir, node, &n);
-
-	if (v == NULL)
-		return -ENOENT;
-	snprintf(buf, len, "%.*s", (int)n, v);
-	free(v);
-	return 0;
-}
-
-static long
-xget_num(struct gnts_xen_client *c, const char *dir, const char *node)
-{
-	char v[24], *e;
-	long x;
-
-	if (xget_str(c, dir, node, v, sizeof(v)) < 0 || v[0] == '\0')
-		return -1;
-	errno = 0;
-	x = strtol(v, &e, 10);
-	return (*e != '\0' || errno != 0) ? -1 : x;
-}
 
 static int
 xput(struct gnts_xen_client *c, const char *node, const char *val)
@@ -102,26 +37,6 @@ xput(struct gnts_xen_client *c, const char *node, const char *val)
 	snprintf(path, sizeof(path), "%s/%s", c->fe, node);
 	return xs_write(c->xs, XBT_NULL, path, val, (unsigned)strlen(val)) ?
 	       0 : -errno;
-}
-
-/* "r0 r1 ..." -> exactly @p n refs. */
-static int
-parse_refs(const char *s, uint32_t *refs, uint32_t n)
-{
-	uint32_t i;
-	char *e;
-
-	for (i = 0; i < n; i++) {
-		unsigned long v = strtoul(s, &e, 10);
-
-		if (e == s || v == 0 || v > UINT32_MAX)
-			return -EPROTO;
-		refs[i] = (uint32_t)v;
-		s = e;
-		while (*s == ' ')
-			s++;
-	}
-	return *s == '\0' ? 0 : -EPROTO;
 }
 
 static int
@@ -156,7 +71,7 @@ backend_id(struct gnts_xen_client *c, const char *dir, char *err,
 	   size_t errlen)
 {
 	unsigned n = 0;
-	char *v = xget(c, dir, GNTS_XS_BACKEND_ID, &n);
+	char *v = gnts_xc_get(c, XBT_NULL, dir, GNTS_XS_BACKEND_ID, &n);
 	int rc = 0;
 
 	c->be_dom = 0;
@@ -179,7 +94,7 @@ pick_device(struct gnts_xen_client *c, int devid, char *err, size_t errlen)
 
 	for (i = devid < 0 ? 0 : devid; i < (int)GNTS_XEN_MAX_DEVS; i++) {
 		snprintf(dir, sizeof(dir), GNTS_XS_FRONTEND_DIR "/%d", i);
-		st = xget_num(c, dir, GNTS_XS_STATE);
+		st = gnts_xc_get_num(c, dir, GNTS_XS_STATE);
 		if (st < 0) {
 			if (devid >= 0)
 				break;
@@ -187,7 +102,7 @@ pick_device(struct gnts_xen_client *c, int devid, char *err, size_t errlen)
 		}
 		if (devid >= 0 || st != GNTS_XB_CONNECTED) {
 			snprintf(c->fe, sizeof(c->fe), "%s", dir);
-			if (xget_str(c, dir, GNTS_XS_BACKEND, c->be,
+			if (gnts_xc_get_str(c, dir, GNTS_XS_BACKEND, c->be,
 				     sizeof(c->be)) < 0) {
 				snprintf(err, errlen, "%s/backend missing", dir);
 				return -ENOENT;
@@ -204,166 +119,6 @@ pick_device(struct gnts_xen_client *c, int devid, char *err, size_t errlen)
 	return -ENODEV;
 }
 
-/* The backend's state, if its request-id is @p rid, else -1; the two
- * read in one transaction, so a state is never paired with the id of
- * another answer (the core writes both in one transaction too).  The
- * core's reason in @p err with a Closed state. */
-static long
-read_answer(struct gnts_xen_client *c, const char *rid, char *err,
-	    size_t errlen)
-{
-	xs_transaction_t t;
-	unsigned n = 0, m = 0, k = 0;
-	char *st, *id, *why;
-	long v = -1;
-
-	t = xs_transaction_start(c->xs);
-	if (t == XBT_NULL)
-		return -1;
-	st = xget_t(c, t, c->be, GNTS_XS_STATE, &n);
-	id = xget_t(c, t, c->be, GNTS_XS_REQUEST_ID, &m);
-	why = xget_t(c, t, c->be, GNTS_XS_ERROR, &k);
-	/* Reads in a transaction are not a snapshot: xenstored checks at
-	 * the end that none of the nodes changed since (else EAGAIN), so
-	 * the transaction is committed, not abandoned, and a changed
-	 * answer is read again at the next poll. */
-	if (!xs_transaction_end(c->xs, t, false)) {
-		free(st);
-		free(id);
-		free(why);
-		return -1;
-	}
-	if (st != NULL && id != NULL && strlen(rid) == m &&
-	    memcmp(id, rid, m) == 0) {
-		v = n > 0 && n < 3 ? strtol(st, NULL, 10) : -1;
-		if (why != NULL && k > 0)
-			snprintf(err, errlen, "%.*s", (int)k, why);
-		else
-			snprintf(err, errlen, "refused");
-	}
-	free(st);
-	free(id);
-	free(why);
-	return v;
-}
-
-/* Wait until the backend answered request @p rid: 0 connected, else the
- * core's refusal in @p err.  Asked every 2 ms at first, then less often
- * (up to every 32 ms): each ask is a transaction, and xenstored serves
- * the core and every other guest too.  The time is the clock's: a busy
- * host makes each ask slow, not the wait longer. */
-static int
-wait_answer(struct gnts_xen_client *c, const char *rid, unsigned timeout_ms,
-	    char *err, size_t errlen)
-{
-	uint64_t end = now_ns() + (uint64_t)timeout_ms * 1000000u;
-	struct timespec ts = { 0, 2000000 };
-	long st;
-
-	for (;;) {
-		st = read_answer(c, rid, err, errlen);
-		if (st == GNTS_XB_CONNECTED) {
-			err[0] = '\0';
-			return 0;
-		}
-		if (st == GNTS_XB_CLOSED)
-			return -ECONNREFUSED;
-		if (now_ns() >= end) {
-			snprintf(err, errlen, "xnv-core did not answer within "
-				 "%u ms (backend %s state %ld; is xnv-core "
-				 "running with --backend xen?)", timeout_ms,
-				 c->be, xget_num(c, c->be, GNTS_XS_STATE));
-			return -ETIMEDOUT;
-		}
-		nanosleep(&ts, NULL);
-		if (ts.tv_nsec < 32000000)
-			ts.tv_nsec *= 2;
-	}
-}
-
-static int
-read_geometry(struct gnts_xen_client *c, struct gnts_attach_rsp *rsp,
-	      char *err, size_t errlen)
-{
-	static const char *const num[] = { GNTS_XS_NF_ID, GNTS_XS_SERVICE_ID,
-		GNTS_XS_RING_SIZE, GNTS_XS_POOL_BUFS, GNTS_XS_BUF_SIZE,
-		GNTS_XS_N_PORTS, GNTS_XS_RING_PAGES, GNTS_XS_POOL_PAGES };
-	long v[8];
-	unsigned i;
-
-	for (i = 0; i < 8; i++) {
-		v[i] = xget_num(c, c->be, num[i]);
-		if (v[i] < 0 || v[i] > (long)GNTS_XEN_GNTDEV_MAX * 64) {
-			snprintf(err, errlen, "backend node %s missing or bad",
-				 num[i]);
-			return -EPROTO;
-		}
-	}
-	memset(rsp, 0, sizeof(*rsp));
-	rsp->domid = c->be_dom;
-	rsp->nf_id = (uint32_t)v[0];
-	rsp->service_id = (uint32_t)v[1];
-	rsp->ring_size = (uint32_t)v[2];
-	rsp->pool_bufs = (uint32_t)v[3];
-	rsp->buf_size = (uint32_t)v[4];
-	rsp->n_ports = (uint32_t)v[5];
-	rsp->ring_ref = GNTS_XEN_REF_RING;
-	rsp->pool_ref = GNTS_XEN_REF_POOL;
-	c->n_ring = (uint32_t)v[6];
-	c->n_pool = (uint32_t)v[7];
-	rsp->ring_bytes = (uint64_t)c->n_ring * GNTS_XEN_PAGE;
-	rsp->pool_bytes = (uint64_t)c->n_pool * GNTS_XEN_PAGE;
-	if (c->n_ring == 0 || c->n_pool == 0 ||
-	    c->n_pool > GNTS_XEN_GNTDEV_MAX) {
-		snprintf(err, errlen, "pool of %u pages: gntdev maps at most "
-			 "%u grants per request (lower pool_bufs)", c->n_pool,
-			 GNTS_XEN_GNTDEV_MAX);
-		return -E2BIG;
-	}
-	return 0;
-}
-
-/* Ring refs from ring-ref; pool refs from the directory pages. */
-static int
-read_refs(struct gnts_xen_client *c, char *err, size_t errlen)
-{
-	uint32_t nd = (c->n_pool + GNTS_XEN_REFS_PER_DIR - 1) /
-		      GNTS_XEN_REFS_PER_DIR, dref[64], i;
-	unsigned len = 0;
-	char *s;
-	uint32_t *dir;
-	int rc;
-
-	c->ring_refs = calloc(c->n_ring, sizeof(uint32_t));
-	c->pool_refs = calloc(c->n_pool, sizeof(uint32_t));
-	if (c->ring_refs == NULL || c->pool_refs == NULL || nd > 64)
-		return -ENOMEM;
-	s = xget(c, c->be, GNTS_XS_RING_REF, &len);
-	rc = s ? parse_refs(s, c->ring_refs, c->n_ring) : -EPROTO;
-	free(s);
-	s = xget(c, c->be, GNTS_XS_POOL_DIR_REFS, &len);
-	if (rc == 0)
-		rc = s ? parse_refs(s, dref, nd) : -EPROTO;
-	free(s);
-	if (rc < 0) {
-		snprintf(err, errlen, "backend ring-ref / pool-dir-refs do not "
-			 "match ring-pages / pool-pages");
-		return rc;
-	}
-	dir = xengnttab_map_domain_grant_refs(c->xgt, nd, c->be_dom, dref,
-					      PROT_READ);
-	if (dir == NULL) {
-		rc = -errno;
-		snprintf(err, errlen, "cannot map the pool directory (%u "
-			 "pages): %s", nd, strerror(-rc));
-		return rc;
-	}
-	for (i = 0; i < c->n_pool; i++)
-		c->pool_refs[i] = le32toh(dir[i]);
-	xengnttab_unmap(c->xgt, dir, nd);
-	return 0;
-}
-
 /* Our end of the doorbell the core offers (xen.h, "Doorbells"), bound
  * to its domain; the values are untrusted (gnts_xen_bell_parse).  A bad
  * one, or a bind Xen refuses, costs one line and the NF polls. */
@@ -371,8 +126,8 @@ static void
 bind_bell(struct gnts_xen_client *c, struct gnts_attach_rsp *rsp)
 {
 	unsigned n = 0, m = 0;
-	char *v = xget(c, c->be, GNTS_XS_EVENT_CHANNEL, &n);
-	char *b = xget(c, c->fe, GNTS_XS_BACKEND_ID, &m);
+	char *v = gnts_xc_get(c, XBT_NULL, c->be, GNTS_XS_EVENT_CHANNEL, &n);
+	char *b = gnts_xc_get(c, XBT_NULL, c->fe, GNTS_XS_BACKEND_ID, &m);
 	char esc[GNTS_ESC_LEN(16)];
 	uint32_t port, dom;
 
@@ -425,7 +180,7 @@ xen_cli_attach(const struct gnts_cli_cfg *cfg, struct gnts_attach_req *req,
 	 * domain: pid, a per-process count and the clock (a reused pid
 	 * starts its count again, at another time).  At most 23 bytes. */
 	snprintf(rid, sizeof(rid), "%x.%x.%x", (unsigned)getpid() & 0xffffff,
-		 ++rid_seq & 0xffff, (unsigned)(now_ns() & 0xffffffffu));
+		 ++rid_seq & 0xffff, (unsigned)(gnts_xc_now_ns() & 0xffffffffu));
 	snprintf(num, sizeof(num), "%u", req->alloc_bufs);
 	/* request-bell always, "0" too: a stale "1" of an earlier NF of
 	 * the device would make the core offer a port nobody binds. */
@@ -440,20 +195,20 @@ xen_cli_attach(const struct gnts_cli_cfg *cfg, struct gnts_attach_req *req,
 			 strerror(-rc));
 		goto fail;
 	}
-	rc = wait_answer(c, rid, cfg->timeout_ms, err, errlen);
+	rc = gnts_xc_wait_answer(c, rid, cfg->timeout_ms, err, errlen);
 	if (rc == 0)
-		rc = read_geometry(c, rsp, err, errlen);
+		rc = gnts_xc_read_geometry(c, rsp, err, errlen);
 	if (rc == 0)
-		rc = read_refs(c, err, errlen);
+		rc = gnts_xc_read_refs(c, err, errlen);
 	if (rc < 0)
 		goto fail;
 	if (req->flags & GNTS_REQ_BELL)
 		bind_bell(c, rsp);
-	(void)xget_str(c, c->be, GNTS_XS_NF_NAME, req->name,
+	(void)gnts_xc_get_str(c, c->be, GNTS_XS_NF_NAME, req->name,
 		       sizeof(req->name));
-	(void)xget_str(c, c->be, GNTS_XS_SERVICE, req->service,
+	(void)gnts_xc_get_str(c, c->be, GNTS_XS_SERVICE, req->service,
 		       sizeof(req->service));
-	(void)xget_str(c, c->be, GNTS_XS_TRUST_GROUP, req->group,
+	(void)gnts_xc_get_str(c, c->be, GNTS_XS_TRUST_GROUP, req->group,
 		       sizeof(req->group));
 	*impl = c;
 	return 0;
@@ -545,7 +300,7 @@ static int
 xen_cli_alive(void *impl, char *err, size_t errlen)
 {
 	struct gnts_xen_client *c = impl;
-	uint64_t now = now_ns();
+	uint64_t now = gnts_xc_now_ns();
 	long st, status;
 
 	if (c->gone_status != 0)
@@ -553,13 +308,13 @@ xen_cli_alive(void *impl, char *err, size_t errlen)
 	if (now < c->next_check_ns)
 		return 1;
 	c->next_check_ns = now + CHECK_EVERY_NS;
-	st = xget_num(c, c->be, GNTS_XS_STATE);
+	st = gnts_xc_get_num(c, c->be, GNTS_XS_STATE);
 	if (st == GNTS_XB_CONNECTED)
 		return 1;
-	if (xget_str(c, c->be, GNTS_XS_DETACH_REASON, err, errlen) < 0 ||
+	if (gnts_xc_get_str(c, c->be, GNTS_XS_DETACH_REASON, err, errlen) < 0 ||
 	    err[0] == '\0')
 		snprintf(err, errlen, "backend state %ld", st);
-	status = xget_num(c, c->be, GNTS_XS_DETACH_STATUS);
+	status = gnts_xc_get_num(c, c->be, GNTS_XS_DETACH_STATUS);
 	/* detach-status is a negative errno; anything else means reset */
 	c->gone_status = (status == -ESHUTDOWN) ? -ESHUTDOWN : -ECONNRESET;
 	return 0;
