@@ -14,24 +14,20 @@
  * plain `xl destroy` through its @releaseDomain watch.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
 #include <xenstore.h>
 
 #include <gntshare/proto.h>
 #include <gntshare/xen.h>
 
+#include "nfdom.h"
 #include "nfv_cfg.h"
+#include "xl_run.h"
 #include "xs_dev.h"
-
-static const char *xl = "xl";
 
 static void
 usage(FILE *f)
@@ -53,113 +49,6 @@ usage(FILE *f)
 		"--version: the version.  Exit status: 0, 2 for a usage error,\n"
 		"1 for any other error.\n",
 		NFV_MAX_INSTANCES);
-}
-
-static int
-read_file(const char *path, char **data, size_t *len)
-{
-	FILE *f = fopen(path, "r");
-	size_t cap = 4096, n = 0;
-	char *b;
-
-	if (f == NULL) {
-		ERR("cannot read %s: %s", path, strerror(errno));
-		return -1;
-	}
-	b = malloc(cap);
-	while (b != NULL) {
-		size_t k = fread(b + n, 1, cap - n, f);
-
-		n += k;
-		if (k == 0)
-			break;
-		if (n == cap) {
-			char *nb = cap > (1u << 20) ? NULL : realloc(b, cap * 2);
-
-			if (nb == NULL) {
-				free(b);
-				b = NULL;
-				break;
-			}
-			b = nb;
-			cap *= 2;
-		}
-	}
-	fclose(f);
-	if (b == NULL) {
-		ERR("%s: larger than 1 MiB", path);
-		return -1;
-	}
-	*data = b;
-	*len = n;
-	return 0;
-}
-
-/* Run argv; with @p out, capture the first line of its stdout and drop
- * its stderr (a query: the caller says what a failure means, in one
- * line; only a program that cannot run is said here). */
-static int
-run(char *const argv[], char *out, size_t outlen)
-{
-	int fd[2], st, err = 2;
-	pid_t pid;
-
-	if (out != NULL && pipe(fd) < 0)
-		return -1;
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		if (out != NULL) {
-			int nul = open("/dev/null", O_WRONLY);
-
-			err = fcntl(2, F_DUPFD_CLOEXEC, 3);
-			dup2(fd[1], 1);
-			if (nul >= 0)
-				dup2(nul, 2);
-			close(fd[0]);
-			close(fd[1]);
-		}
-		execvp(argv[0], argv);
-		dprintf(err, "xnv-xl: cannot run %s: %s\n", argv[0],
-			strerror(errno));
-		_exit(127);
-	}
-	if (out != NULL) {
-		ssize_t n;
-
-		close(fd[1]);
-		n = read(fd[0], out, outlen - 1);
-		out[n > 0 ? n : 0] = '\0';
-		out[strcspn(out, "\n")] = '\0';
-		close(fd[0]);
-	}
-	if (waitpid(pid, &st, 0) < 0)
-		return -1;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-}
-
-static int
-domid_of(const char *name)
-{
-	char *argv[] = { (char *)xl, "domid", (char *)name, NULL };
-	char out[32];
-	long v;
-	char *e;
-
-	if (run(argv, out, sizeof(out)) != 0)
-		return -1;
-	v = strtol(out, &e, 10);
-	return (e == out || *e != '\0' || v <= 0 ||
-		v > GNTS_XEN_MAX_DOMID) ? -1 : (int)v;
-}
-
-static int
-xl_simple(const char *verb, const char *name)
-{
-	char *argv[] = { (char *)xl, (char *)verb, (char *)name, NULL };
-
-	return run(argv, NULL, 0);
 }
 
 /* create's options, up to CFG (what follows CFG is xl's).  Returns -1 and
@@ -211,7 +100,7 @@ load_cfg(const char *path, struct nfv_cfg *c)
 	size_t len;
 	int rc;
 
-	if (read_file(path, &data, &len) < 0)
+	if (xl_read_file(path, &data, &len) < 0)
 		return -1;
 	rc = nfv_cfg_parse(path, data, len, stderr, c, err, sizeof(err));
 	free(data);
@@ -231,7 +120,7 @@ xl_create_argv(int argc, char **argv, int first)
 
 	if (xargv == NULL)
 		return NULL;
-	xargv[0] = (char *)xl;
+	xargv[0] = (char *)xl_bin;
 	xargv[1] = "create";
 	xargv[2] = "-p";
 	for (i = first; i < argc; i++)
@@ -303,68 +192,7 @@ print_plan(const struct nfv_cfg *c, char *const xargv[], double timeout)
 	       c->instances - 1, gnts_xb_state_str(GNTS_XB_INITIALISING));
 	printf("3. wait up to %.0f s for xnv-core to accept them "
 	       "(state 2)\n4. run: %s unpause <domid> (the domid of %s, "
-	       "read once after step 1)\n", timeout, xl, c->name);
-}
-
-/* Register the devices of the paused domain @p domid (-1: xl made none),
- * wait for xnv-core, unpause.  0, or -1 with the domain destroyed. */
-static int
-register_and_start(struct xs_handle *xs, const struct nfv_cfg *c, int domid,
-		   int bdom, double timeout)
-{
-	int i, rc = domid < 0 ? -1 : 0;
-	char id[16];
-
-	/* From here on by domid: a name could meanwhile name another. */
-	snprintf(id, sizeof(id), "%d", domid);
-	if (rc < 0)
-		ERR("xl created no domain named %s", c->name);
-	for (i = 0; rc == 0 && i < c->instances; i++)
-		if ((rc = xs_dev_register(xs, c, domid, bdom, i)) < 0)
-			ERR("cannot write XenStore nodes of device %d: %s", i,
-			    strerror(errno));
-	if (rc == 0)
-		rc = xs_dev_wait_core(xs, domid, bdom, c->instances, timeout);
-	if (rc == 0 && xl_simple("unpause", id) != 0) {
-		ERR("xl unpause %s (domid %d) failed", c->name, domid);
-		rc = -1;
-	}
-	if (rc < 0) {
-		if (domid > 0) {
-			(void)xl_simple("destroy", id);
-			xs_dev_unregister(xs, domid, bdom);
-		}
-		ERR("domain %s destroyed", c->name);
-	}
-	return rc;
-}
-
-/* The domid of nfv_backend's domain; -1 said why, before any domain is
- * made. */
-static int
-driver_domain(const struct nfv_cfg *c)
-{
-	int bdom = domid_of(c->backend);
-
-	if (bdom < 0)
-		ERR("nfv_backend = \"%s\": no domain of that name (start the "
-		    "driver domain and its xnv-core first); no domain created",
-		    c->backend);
-	return bdom;
-}
-
-/* Let driver domain @p bdom see domains die: its core forgets an NF
- * domain's devices on @releaseDomain, as Dom0's does, and xenstored
- * tells only Dom0 and whom Dom0 lets read that node.  0, or -1 said why. */
-static int
-allow_release(struct xs_handle *xs, const struct nfv_cfg *c, int bdom)
-{
-	if (bdom > 0 && xs_dev_allow_release(xs, bdom) < 0) {
-		ERR("cannot let domain %s (%d) watch @releaseDomain: %s; no "
-		    "domain created", c->backend, bdom, strerror(errno));
-		return -1;
-	}
-	return 0;
+	       "read once after step 1)\n", timeout, xl_bin, c->name);
 }
 
 /* xl create -p, register, wait, unpause.  Returns the exit status. */
@@ -375,7 +203,7 @@ create_and_register(const struct nfv_cfg *c, char *const xargv[],
 	struct xs_handle *xs;
 	int rc, domid, bdom = 0;
 
-	if (c->backend[0] != '\0' && (bdom = driver_domain(c)) < 0)
+	if (c->backend[0] != '\0' && (bdom = nfdom_backend(c)) < 0)
 		return 1;
 	xs = xs_open(0);
 	if (xs == NULL) {
@@ -383,18 +211,18 @@ create_and_register(const struct nfv_cfg *c, char *const xargv[],
 		    strerror(errno));
 		return 1;
 	}
-	if (allow_release(xs, c, bdom) < 0) {
+	if (nfdom_allow_release(xs, c, bdom) < 0) {
 		xs_close(xs);
 		return 1;
 	}
-	rc = run(xargv, NULL, 0);
+	rc = xl_run(xargv, NULL, 0);
 	if (rc != 0) {
 		ERR("xl create failed (exit %d)", rc);
 		xs_close(xs);
 		return 1;
 	}
-	domid = domid_of(c->name);
-	rc = register_and_start(xs, c, domid, bdom, timeout);
+	domid = xl_domid(c->name);
+	rc = nfdom_start(xs, c, domid, bdom, timeout);
 	xs_close(xs);
 	if (rc < 0)
 		return 1;
@@ -439,7 +267,7 @@ cmd_destroy(int argc, char **argv)
 		ERR("destroy: expected exactly one domain name");
 		return 2;
 	}
-	domid = domid_of(argv[1]);
+	domid = xl_domid(argv[1]);
 	if (domid < 0) {
 		ERR("no domain named %s", argv[1]);
 		return 1;
@@ -532,7 +360,7 @@ int
 main(int argc, char **argv)
 {
 	if (getenv("XNV_XL") != NULL && getenv("XNV_XL")[0] != '\0')
-		xl = getenv("XNV_XL");
+		xl_bin = getenv("XNV_XL");
 	if (argc < 2 || strcmp(argv[1], "--help") == 0 ||
 	    strcmp(argv[1], "-h") == 0) {
 		usage(argc < 2 ? stderr : stdout);

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* An NF domain's devices handed to xnv-core (nfdom.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "nfdom.h"
+#include "xl_run.h"
+#include "xs_dev.h"
+
+/* Register the devices of the paused domain @p domid (-1: xl made none),
+ * wait for xnv-core, unpause.  0, or -1 with the domain destroyed. */
+int
+nfdom_start(struct xs_handle *xs, const struct nfv_cfg *c, int domid,
+		   int bdom, double timeout)
+{
+	int i, rc = domid < 0 ? -1 : 0;
+	char id[16];
+
+	/* From here on by domid: a name could meanwhile name another. */
+	snprintf(id, sizeof(id), "%d", domid);
+	if (rc < 0)
+		ERR("xl created no domain named %s", c->name);
+	for (i = 0; rc == 0 && i < c->instances; i++)
+		if ((rc = xs_dev_register(xs, c, domid, bdom, i)) < 0)
+			ERR("cannot write XenStore nodes of device %d: %s", i,
+			    strerror(errno));
+	if (rc == 0)
+		rc = xs_dev_wait_core(xs, domid, bdom, c->instances, timeout);
+	if (rc == 0 && xl_simple("unpause", id) != 0) {
+		ERR("xl unpause %s (domid %d) failed", c->name, domid);
+		rc = -1;
+	}
+	if (rc < 0) {
+		if (domid > 0) {
+			(void)xl_simple("destroy", id);
+			xs_dev_unregister(xs, domid, bdom);
+		}
+		ERR("domain %s destroyed", c->name);
+	}
+	return rc;
+}
+
+/* The domid of nfv_backend's domain; -1 said why, before any domain is
+ * made. */
+int
+nfdom_backend(const struct nfv_cfg *c)
+{
+	int bdom = xl_domid(c->backend);
+
+	if (bdom < 0)
+		ERR("nfv_backend = \"%s\": no domain of that name (start the "
+		    "driver domain and its xnv-core first); no domain created",
+		    c->backend);
+	return bdom;
+}
+
+/* Let driver domain @p bdom see domains die: its core forgets an NF
+ * domain's devices on @releaseDomain, as Dom0's does, and xenstored
+ * tells only Dom0 and whom Dom0 lets read that node.  0, or -1 said why. */
+int
+nfdom_allow_release(struct xs_handle *xs, const struct nfv_cfg *c, int bdom)
+{
+	if (bdom > 0 && xs_dev_allow_release(xs, bdom) < 0) {
+		ERR("cannot let domain %s (%d) watch @releaseDomain: %s; no "
+		    "domain created", c->backend, bdom, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
