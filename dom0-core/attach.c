@@ -447,6 +447,7 @@ xnv_rec_detach(struct xnv_core *c, struct xnv_nfrec *nf, const char *why)
 	xnv_service_leave(svc, nf->instance, nf->id);
 	gnts_srv_detach(c->srv, nf->dom, c->shutting_down ||
 			nf->detach_code == GNTS_DETACH_SHUTDOWN ? -ESHUTDOWN :
+			nf->detach_code == GNTS_DETACH_SUSPEND ? -EAGAIN :
 			-ECONNRESET, why);
 	gnts_revoke_domain(nf->dom);
 	/* What it handed back before it went (its tx ring) is the core's:
@@ -489,6 +490,20 @@ xnv_rec_death(void *ctx, gnts_peer_t dom)
 
 	if (nf != NULL)
 		xnv_rec_detach(c, nf, gnts_srv_death_words(c->srv));
+}
+
+void
+xnv_rec_suspend(void *ctx, gnts_peer_t dom, const char *why)
+{
+	struct xnv_core *c = ctx;
+	struct xnv_nfrec *nf = nf_by_dom(c, dom);
+
+	/* As any detach (what it held comes home once it unmapped), but it
+	 * is told to come back: GNTS_DETACH_SUSPEND, status -EAGAIN. */
+	if (nf != NULL) {
+		nf->detach_code = GNTS_DETACH_SUSPEND;
+		xnv_rec_detach(c, nf, why);
+	}
 }
 
 void

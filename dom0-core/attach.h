@@ -65,6 +65,9 @@ int xnv_rec_attach(void *ctx, gnts_peer_t dom,
 		   const struct gnts_attach_req *req, struct gnts_bell *bell,
 		   struct gnts_attach_rsp *rsp, char *err, size_t errlen);
 void xnv_rec_death(void *ctx, gnts_peer_t dom);
+/* struct gnts_srv_cb suspend: its domain is being saved or migrated:
+ * detached with GNTS_DETACH_SUSPEND, so that it attaches again. */
+void xnv_rec_suspend(void *ctx, gnts_peer_t dom, const char *why);
 int xnv_rec_check(void *ctx, const struct gnts_attach_req *req, char *err,
 		  size_t errlen);
 void xnv_rec_map_denied(void *ctx, gnts_peer_t dom, gnts_ref_t ref,

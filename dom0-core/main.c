@@ -110,6 +110,7 @@ open_backend(struct xnv_core *c, const char *kind, char *err, size_t errlen)
 		.check = xnv_rec_check,
 		.attach = xnv_rec_attach,
 		.death = xnv_rec_death,
+		.suspend = xnv_rec_suspend,
 		.map_denied = xnv_rec_map_denied,
 		.domain_gone = xnv_dom_gone,
 	};

@@ -16,6 +16,13 @@
  * coming back would only repeat that.  Off by default: an NF's state may
  * not fit a new core's config, and a supervisor restarting the NF is the
  * usual answer; see <xnv/nf.h>.
+ *
+ * A save or migration of the NF's domain (Xen, xnv-xl save / migrate) is
+ * different: the core lets go of the NF telling it to come back
+ * (GNTS_DETACH_SUSPEND, detach-status -EAGAIN), the NF unmaps everything
+ * (the domain must not map another domain's grants when it is saved) and
+ * attaches again through the same device once its domain runs again,
+ * with or without --reattach: its process was frozen and carries on.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -35,6 +42,8 @@ code_words(uint32_t code)
 				    "too long)";
 	case GNTS_DETACH_HOARD: return "quarantined: held its quota of "
 				"buffers and returned none for too long";
+	case GNTS_DETACH_SUSPEND: return "its domain is being saved or "
+				  "migrated";
 	default: return "detached (see xnv-core's log)";
 	}
 }
@@ -90,11 +99,22 @@ libxnv_gone_rc(const struct xnv_nf *nf)
 	return gnts_cli_gone_status(nf->cli) == -ESHUTDOWN ? 0 : -ECONNRESET;
 }
 
+/* The core let go because the domain is being saved or migrated. */
+static int
+suspended(const struct xnv_nf *nf)
+{
+	return nf->cli != NULL && (nf->gone_code == GNTS_DETACH_SUSPEND ||
+				   gnts_cli_gone_status(nf->cli) == -EAGAIN);
+}
+
 int
 libxnv_may_reattach(const struct xnv_nf *nf)
 {
 	/* Only where the backend allows it (host: a new connection; xen:
-	 * the domain's device is re-requested by restarting the NF). */
+	 * the domain's device is re-requested by restarting the NF), or
+	 * after a save or migration. */
+	if (suspended(nf))
+		return 1;
 	return nf->reattach && nf->cli != NULL &&
 	       (gnts_cli_flags(nf->cli) & GNTS_CLI_REATTACH) &&
 	       (nf->gone_code == GNTS_DETACH_NONE ||
@@ -129,7 +149,15 @@ libxnv_wait_core(struct xnv_nf *nf, char *err, size_t errlen)
 				     &nf->cli, err, errlen);
 		/* Nobody there (yet), or a core going away (it may be
 		 * shutting down as we connect): try again.  A core that
-		 * answers and refuses will refuse again. */
+		 * answers and refuses will refuse again.  Resuming: the
+		 * domain still suspending (-EHOSTDOWN), or running again
+		 * with its devices not registered yet (-ENODEV, -ENOENT):
+		 * asked every 100 ms, a XenStore read or two. */
+		if (nf->resuming && (rc == -ENODEV || rc == -ENOENT ||
+				     rc == -EHOSTDOWN)) {
+			sleep_ms(100);
+			continue;
+		}
 		if (rc != -EHOSTDOWN && rc != -ECONNRESET &&
 		    rc != -ETIMEDOUT && rc != -ESHUTDOWN)
 			return rc;
@@ -145,10 +173,19 @@ libxnv_reattach(struct xnv_nf *nf)
 	char err[GNTS_ERR_LEN];
 	int rc;
 
+	nf->resuming = suspended(nf);
+	if (nf->resuming && gnts_cli_device(nf->cli) >= 0)
+		nf->cfg.dev = gnts_cli_device(nf->cli);	/* the same one */
 	let_go(nf);
-	LOG(INFO, "%s: --reattach: waiting for xnv-core at %s", nf->name,
-	    nf->sock);
+	if (nf->resuming)
+		LOG(INFO, "%s: waiting for the domain to run again (saved or "
+		    "migrated), to attach through device %d", nf->name,
+		    nf->cfg.dev);
+	else
+		LOG(INFO, "%s: --reattach: waiting for xnv-core at %s",
+		    nf->name, nf->sock);
 	rc = libxnv_wait_core(nf, err, sizeof(err));
+	nf->resuming = 0;
 	if (rc == 0) {
 		rc = libxnv_map(nf);
 		if (rc < 0)

@@ -58,6 +58,7 @@ struct xnv_nf {
 	struct gnts_ring_ctl *ctl;	/* control line of the ring region */
 	uint32_t gone_code;		/* GNTS_DETACH_* once the core let go */
 	int reattach;
+	int resuming;			/* waiting out a save or migration */
 	struct gnts_attach_req req;	/* to attach again */
 	char sock[108];			/* sun_path (cfg.socket points here) */
 	/* stats.c: the NF's own counters, kept here and mirrored into the

@@ -140,6 +140,12 @@ gnts_cli_watch_fd(const struct gnts_cli *c)
 	return c->ops->watch_fd != NULL ? c->ops->watch_fd(c->impl) : -1;
 }
 
+int
+gnts_cli_device(const struct gnts_cli *c)
+{
+	return c->ops->device != NULL ? c->ops->device(c->impl) : -1;
+}
+
 void
 gnts_cli_close(struct gnts_cli *c)
 {

@@ -57,7 +57,8 @@ gnts_srv_backend(const char *kind)
 	return NULL;
 }
 
-enum job_kind { JOB_CHECK, JOB_ATTACH, JOB_DEATH, JOB_MAP_DENIED, JOB_GONE };
+enum job_kind { JOB_CHECK, JOB_ATTACH, JOB_DEATH, JOB_MAP_DENIED, JOB_GONE,
+		JOB_SUSPEND };
 
 /* A callback handed to the owner's thread; lives on the poster's stack. */
 struct job {
@@ -135,6 +136,9 @@ run_job(struct gnts_srv *s, struct job *j)
 	case JOB_GONE:
 		cb->domain_gone(s->owner_ctx, j->domain);
 		return 0;
+	case JOB_SUSPEND:
+		cb->suspend(s->owner_ctx, j->peer, j->why);
+		return 0;
 	}
 	return -EINVAL;
 }
@@ -210,6 +214,14 @@ cb_map_denied(void *ctx, gnts_peer_t peer, gnts_ref_t ref, const char *why)
 {
 	struct job j = { .kind = JOB_MAP_DENIED, .peer = peer, .ref = ref,
 			 .why = why };
+
+	(void)hand_over(ctx, &j);
+}
+
+static void
+cb_suspend(void *ctx, gnts_peer_t peer, const char *why)
+{
+	struct job j = { .kind = JOB_SUSPEND, .peer = peer, .why = why };
 
 	(void)hand_over(ctx, &j);
 }
@@ -362,6 +374,7 @@ gnts_srv_open(const char *kind, const struct gnts_srv_cfg *cfg,
 			      NULL,
 		.domain_gone = cfg->cb->domain_gone != NULL ?
 			       cb_domain_gone : NULL,
+		.suspend = cfg->cb->suspend != NULL ? cb_suspend : NULL,
 	};
 	mine.cb = &cb;
 	mine.ctx = s;

@@ -119,6 +119,24 @@ pick_device(struct gnts_xen_client *c, int devid, char *err, size_t errlen)
 	return -ENODEV;
 }
 
+/* The domain is being saved or migrated (xnv-xl wrote the backend's
+ * suspend node): no attach until it is gone, or until this domain runs
+ * again elsewhere with devices of its own (after a restore the frontend's
+ * backend node names a backend directory without it).  -EHOSTDOWN (ask
+ * again later), else 0. */
+static int
+suspended(struct gnts_xen_client *c, char *err, size_t errlen)
+{
+	char why[16];
+
+	if (gnts_xc_get_str(c, c->be, GNTS_XS_SUSPEND, why, sizeof(why)) < 0)
+		return 0;
+	snprintf(err, errlen, "the domain is being saved or migrated (%s/%s "
+		 "is there): attaching once it runs again", c->be,
+		 GNTS_XS_SUSPEND);
+	return -EHOSTDOWN;
+}
+
 /* Our end of the doorbell the core offers (xen.h, "Doorbells"), bound
  * to its domain; the values are untrusted (gnts_xen_bell_parse).  A bad
  * one, or a bind Xen refuses, costs one line and the NF polls. */
@@ -174,6 +192,8 @@ xen_cli_attach(const struct gnts_cli_cfg *cfg, struct gnts_attach_req *req,
 		goto fail;
 	}
 	rc = pick_device(c, cfg->dev, err, errlen);
+	if (rc == 0)
+		rc = suspended(c, err, errlen);
 	if (rc < 0)
 		goto fail;
 	/* A fresh request id: the core's answer names it.  Unique in the
@@ -316,7 +336,8 @@ xen_cli_alive(void *impl, char *err, size_t errlen)
 		snprintf(err, errlen, "backend state %ld", st);
 	status = gnts_xc_get_num(c, c->be, GNTS_XS_DETACH_STATUS);
 	/* detach-status is a negative errno; anything else means reset */
-	c->gone_status = (status == -ESHUTDOWN) ? -ESHUTDOWN : -ECONNRESET;
+	c->gone_status = (status == -ESHUTDOWN || status == -EAGAIN) ?
+			 (int)status : -ECONNRESET;
 	return 0;
 }
 
@@ -359,9 +380,22 @@ xen_cli_bell(void *impl)
 	return ((struct gnts_xen_client *)impl)->bell;
 }
 
+/* The number N of our frontend directory, "device/xnv/N". */
+static int
+xen_cli_device(const void *impl)
+{
+	const struct gnts_xen_client *c = impl;
+	const char *n = c->fe + sizeof(GNTS_XS_FRONTEND_DIR);
+
+	return strncmp(c->fe, GNTS_XS_FRONTEND_DIR "/",
+		       sizeof(GNTS_XS_FRONTEND_DIR)) == 0 ? atoi(n) : -1;
+}
+
 /* The domain's config names the NF; its device is re-requested by
  * restarting the NF (the core may have new refs): no in-process
- * re-attach.  No watch_fd (a watch needs libxenstore's reader thread):
+ * re-attach after a core went away.  A save or migration of the domain
+ * is the exception: libxnv attaches again through the same device once
+ * the domain runs again (GNTS_DETACH_SUSPEND).  No watch_fd (a watch needs libxenstore's reader thread):
  * the core kicks a detached NF awake; only a core that dies without
  * detaching waits for libxnv's next alive(), once a second. */
 const struct gnts_cli_ops gnts_xen_cli_ops = {
@@ -375,4 +409,5 @@ const struct gnts_cli_ops gnts_xen_cli_ops = {
 	.gone_status = xen_cli_gone_status,
 	.close = xen_cli_close,
 	.bell = xen_cli_bell,
+	.device = xen_cli_device,
 };

@@ -101,6 +101,7 @@ static void
 drop_connection(struct gnts_xen_server *s, struct xdev *d)
 {
 	d->attached = 0;
+	d->suspending = 0;
 	gnts_region_destroy(d->dir);	/* ends its grant */
 	d->dir = NULL;
 	if (s->cb.death != NULL)
@@ -225,6 +226,32 @@ do_check(struct gnts_xen_server *s, struct xdev *d, int be)
 		set_state(s, d, GNTS_XB_INITWAIT);
 }
 
+/* xnv-xl asks for attached device @p d to be let go, its domain about
+ * to be saved or migrated (its backend's suspend node: Dom0 writes it,
+ * never the guest): the owner detaches the NF telling it to come back
+ * (struct gnts_srv_cb suspend), once.  1 if asked. */
+static int
+suspend_asked(struct gnts_xen_server *s, struct xdev *d)
+{
+	char what[16], why[96];
+
+	if (gnts_xs_read(s, d->be, GNTS_XS_SUSPEND, what, sizeof(what)) < 0)
+		return 0;
+	if (d->suspending)
+		return 1;
+	d->suspending = 1;
+	snprintf(why, sizeof(why), "its domain is being %s (xnv-xl): it "
+		 "attaches again once the domain runs again",
+		 strcmp(what, "migrate") == 0 ? "migrated" : "saved");
+	gnts_log(GNTS_LOG_INFO, "domain %u device %u: %s", d->domid, d->devid,
+		 why);
+	if (s->cb.suspend != NULL)
+		s->cb.suspend(s->ctx, d->dom, why);
+	else
+		drop_connection(s, d);
+	return 1;
+}
+
 /* The guest asks again (a request-id the backend has not answered)
  * while the core still counts it connected: the NF that had it went
  * without closing the device (or the core missed its Closed). */
@@ -250,6 +277,8 @@ gnts_xen_step(struct gnts_xen_server *s, struct xdev *d)
 	be = xread_num(s, d->be, GNTS_XS_STATE);
 	fe = xread_num(s, d->fe, GNTS_XS_STATE);
 
+	if (d->attached && suspend_asked(s, d))
+		return;
 	if (d->attached) {
 		int again = fe == GNTS_XB_INITIALISED && new_request(s, d);
 
@@ -282,7 +311,12 @@ gnts_xen_step(struct gnts_xen_server *s, struct xdev *d)
 				 sizeof(done)) == 0 &&
 		    strcmp(rid, done) == 0)
 			return;
-		do_attach(s, d);
+		if (gnts_xs_read(s, d->be, GNTS_XS_SUSPEND, rid,
+				 sizeof(rid)) == 0)
+			refuse(s, d, "the domain is being saved or migrated: "
+			       "attach once it runs again");
+		else
+			do_attach(s, d);
 	}
 }
 

@@ -24,6 +24,8 @@ struct xdev {
 	int used;
 	int fresh;		/* first seen by this server: re-check it */
 	int attached;
+	int suspending;		/* attached, asked to let go for a save or
+				 * migration: the owner was told once */
 	uint16_t domid;
 	uint8_t devid;
 	gnts_peer_t dom;

@@ -198,7 +198,11 @@ const char *xnv_version(void);
  * Idle polling backs off as --idle-sleep says (default: then sleeps on
  * the doorbell until the core has packets for it).
  * With --reattach it waits for the next core when this one goes away,
- * and goes on.
+ * and goes on.  In a Xen domain being saved or migrated (xnv-xl save,
+ * migrate) it unmaps everything when the core lets go and attaches again
+ * through the same device once the domain runs again, with or without
+ * --reattach (buffers in hand and unsent packets are lost, as at any
+ * detach).
  * @return 0 after a requested stop or when the core shut down cleanly,
  *   -ECONNRESET when the core died or detached this NF (reason on stderr),
  *   -EPROTO when the core's ring indices are impossible, or the error of
@@ -211,7 +215,8 @@ int xnv_nf_run(struct xnv_nf *nf, xnv_handler_t handler, void *ctx);
  * 32 packets) and push pending xnv_pkt_send() packets.  For NFs that run
  * their own loop (traffic generators).
  * @return packets handled (0 if none were waiting), or -ECONNRESET (the
- *   core is gone), -EPROTO.
+ *   core is gone, or let go of the NF for a save or migration of its
+ *   domain: only xnv_nf_run() comes back after one), -EPROTO.
  */
 int xnv_nf_poll(struct xnv_nf *nf, xnv_handler_t handler, void *ctx);
 

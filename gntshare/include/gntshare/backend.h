@@ -71,6 +71,11 @@ struct gnts_srv_cb {
 	/* A peer is gone (hang-up, bye, closed device, dead domain, or
 	 * detached by the core). */
 	void (*death)(void *ctx, gnts_peer_t peer);
+	/* xen: the domain of attached peer @p peer is about to be saved or
+	 * migrated (@p why, one line): detach it so that it comes back
+	 * (GNTS_DETACH_SUSPEND; the detach's status -EAGAIN).  NULL: the
+	 * peer is simply detached, as by death(). */
+	void (*suspend)(void *ctx, gnts_peer_t peer, const char *why);
 	/* A MAP request was refused (host); may be NULL. */
 	void (*map_denied)(void *ctx, gnts_peer_t peer, gnts_ref_t ref,
 			   const char *why);
@@ -235,7 +240,9 @@ struct gnts_cli_ops {
 	void (*unmap)(void *impl, void *va, size_t size);
 	/* 1 while the core keeps us, 0 once it let go (reason in @p err). */
 	int (*alive)(void *impl, char *err, size_t errlen);
-	/* After alive() said 0: -ESHUTDOWN for a clean stop of the core. */
+	/* After alive() said 0: -ESHUTDOWN for a clean stop of the core,
+	 * -EAGAIN when the domain is being saved or migrated (xen: attach
+	 * again once it runs again), else -ECONNRESET. */
 	int (*gone_status)(const void *impl);
 	/* Say goodbye, unmap what is left, free. */
 	void (*close)(void *impl);
@@ -247,6 +254,10 @@ struct gnts_cli_ops {
 	 * ask alive()), so that a sleeper need not wake to ask; -1 or a
 	 * NULL op: none, ask alive() now and then. */
 	int (*watch_fd)(void *impl);
+	/* The device attached through (xen: the domain's device number, to
+	 * attach through the same one after a resume); -1 or a NULL op:
+	 * the backend has no devices. */
+	int (*device)(const void *impl);
 };
 
 struct gnts_cli;
@@ -270,6 +281,8 @@ unsigned gnts_cli_flags(const struct gnts_cli *c);
 struct gnts_bell *gnts_cli_bell(const struct gnts_cli *c);
 /** struct gnts_cli_ops watch_fd, or -1. */
 int gnts_cli_watch_fd(const struct gnts_cli *c);
+/** struct gnts_cli_ops device, or -1. */
+int gnts_cli_device(const struct gnts_cli *c);
 /** Close (NULL: nothing). */
 void gnts_cli_close(struct gnts_cli *c);
 /** The backends this build has ("host, xen"). */

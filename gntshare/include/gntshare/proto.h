@@ -128,6 +128,9 @@ enum gnts_detach_code {
 	GNTS_DETACH_HEARTBEAT = 3,	/* heartbeat stood still too long */
 	GNTS_DETACH_OTHER = 4,		/* anything else (see the core's log) */
 	GNTS_DETACH_HOARD = 5,		/* held its buffer quota, returned none */
+	GNTS_DETACH_SUSPEND = 6,	/* its domain is being saved or migrated
+					 * (xen): unmap, then attach again once
+					 * the domain runs again */
 };
 
 #define GNTS_RING_CTL_OFF GNTS_CACHE_LINE	/* right after the header */
@@ -373,6 +376,12 @@ struct gnts_msg {
 #define GNTS_XS_ERROR         "error"
 #define GNTS_XS_DETACH_REASON "detach-reason"
 #define GNTS_XS_DETACH_STATUS "detach-status"
+/* backend, written by xnv-xl in Dom0 (never by the guest): the domain is
+ * about to be saved or migrated ("save", "migrate"): the core detaches
+ * the device's NF (GNTS_DETACH_SUSPEND, detach-status -EAGAIN) and
+ * attaches none while the node exists; the NF waits for it to go (or for
+ * the device of the domain it runs in after a restore) to attach again */
+#define GNTS_XS_SUSPEND       "suspend"
 
 enum gnts_xenbus_state {
 	GNTS_XB_UNKNOWN = 0,

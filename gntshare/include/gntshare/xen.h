@@ -36,8 +36,14 @@
  *                                  when it asked and one could be bound;
  *                                  removed when not
  *     on detach (core):
- *       detach-reason, detach-status (negative errno, -ESHUTDOWN = clean)
+ *       detach-reason, detach-status (negative errno, -ESHUTDOWN = clean,
+ *                                  -EAGAIN = come back after a resume)
  *       error                      why a connection was refused
+ *     by xnv-xl in Dom0, never the guest:
+ *       suspend = "save"|"migrate" the domain is about to be saved or
+ *                                  migrated: the core lets the NF go
+ *                                  (GNTS_DETACH_SUSPEND) and attaches
+ *                                  none while the node is there
  *   /local/domain/<domid>/device/xnv/<devid>/        the guest writes
  *       backend, backend-id        (written by xnv-xl, read by the guest:
  *                                  it maps backend-id's grants and binds
@@ -61,6 +67,15 @@
  * core revokes and sets Closed (6), and attaches the next NF of that device
  * when the frontend goes to Initialised again.  When the core detaches an
  * NF it writes detach-reason/-status and sets Closing (5) then Closed (6).
+ *
+ * Save and migration (xnv-xl save / migrate): xnv-xl writes the suspend
+ * node of each device; the core detaches the NF as above with
+ * GNTS_DETACH_SUSPEND in the ring's control line and detach-status
+ * -EAGAIN; the NF unmaps everything, sets Closed and waits; xnv-xl waits
+ * for that, then runs xl.  The NF attaches again (Initialised) once its
+ * frontend's backend directory has no suspend node: the node removed
+ * (the save or migration failed, or xl save -c kept the domain), or the
+ * domain resumed with a new domid whose devices xnv-xl registered anew.
  *
  * Doorbells (bell.h), as netfront/netback: an NF that writes
  * request-bell "1" gets one event channel per device.  The core binds
