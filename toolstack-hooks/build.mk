@@ -2,6 +2,7 @@
 # the domain configs, libxenstore registers the NF devices.
 XNVXL_SRC := toolstack-hooks/xnv-xl.c toolstack-hooks/nfv_cfg.c \
              toolstack-hooks/xl_run.c toolstack-hooks/nfdom.c \
+             toolstack-hooks/suspend.c \
              toolstack-hooks/xs_dev.c
 # gntshare's strict XenStore number parser (xen_keys.c), shared with the core
 XNVXL_OBJ := $(XNVXL_SRC:%.c=$(B)/obj/%.o) $(B)/obj/gntshare/xen_keys.o

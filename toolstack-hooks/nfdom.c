@@ -8,11 +8,9 @@
 #include "xl_run.h"
 #include "xs_dev.h"
 
-/* Register the devices of the paused domain @p domid (-1: xl made none),
- * wait for xnv-core, unpause.  0, or -1 with the domain destroyed. */
 int
 nfdom_start(struct xs_handle *xs, const struct nfv_cfg *c, int domid,
-		   int bdom, double timeout)
+	    int bdom, double timeout, int keep)
 {
 	int i, rc = domid < 0 ? -1 : 0;
 	char id[16];
@@ -20,7 +18,7 @@ nfdom_start(struct xs_handle *xs, const struct nfv_cfg *c, int domid,
 	/* From here on by domid: a name could meanwhile name another. */
 	snprintf(id, sizeof(id), "%d", domid);
 	if (rc < 0)
-		ERR("xl created no domain named %s", c->name);
+		ERR("xl made no domain named %s", c->name);
 	for (i = 0; rc == 0 && i < c->instances; i++)
 		if ((rc = xs_dev_register(xs, c, domid, bdom, i)) < 0)
 			ERR("cannot write XenStore nodes of device %d: %s", i,
@@ -31,13 +29,17 @@ nfdom_start(struct xs_handle *xs, const struct nfv_cfg *c, int domid,
 		ERR("xl unpause %s (domid %d) failed", c->name, domid);
 		rc = -1;
 	}
-	if (rc < 0) {
-		if (domid > 0) {
+	if (rc < 0 && domid > 0) {
+		xs_dev_unregister(xs, domid, bdom);
+		if (!keep)
 			(void)xl_simple("destroy", id);
-			xs_dev_unregister(xs, domid, bdom);
-		}
-		ERR("domain %s destroyed", c->name);
 	}
+	if (rc < 0 && keep && domid > 0)
+		ERR("domain %s (domid %d) left paused, without NF devices: "
+		    "xnv-xl register %s once xnv-core can take them, or xl "
+		    "destroy %s", c->name, domid, c->name, c->name);
+	else if (rc < 0)
+		ERR("domain %s destroyed", c->name);
 	return rc;
 }
 

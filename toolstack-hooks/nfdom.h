@@ -10,9 +10,11 @@
 
 /** Register the NF devices of the paused domain @p domid (-1: xl made
  *  none) with xnv-core in domain @p bdom, wait up to @p timeout s for its
- *  answer, unpause.  0, or -1 said why, with the domain destroyed. */
+ *  answer, unpause.  0, or -1 said why, with the domain destroyed (a new
+ *  one: create), or with @p keep left paused without devices (a restored
+ *  or migrated one: its only copy). */
 int nfdom_start(struct xs_handle *xs, const struct nfv_cfg *c, int domid,
-		int bdom, double timeout);
+		int bdom, double timeout, int keep);
 
 /** The domid of @p c's nfv_backend domain; -1 said why (one line). */
 int nfdom_backend(const struct nfv_cfg *c);

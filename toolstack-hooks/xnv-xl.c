@@ -5,6 +5,7 @@
  *   xnv-xl create [--dry-run] [--timeout SEC] CFG [xl create args]
  *   xnv-xl destroy NAME
  *   xnv-xl list
+ *   xnv-xl save | restore | migrate | register ...   (suspend.c)
  *
  * create: checks the config's nfv_* keys (nfv_cfg.c) before anything
  * starts, runs `xl create -p` (paused), registers the domain's NF devices
@@ -26,22 +27,37 @@
 
 #include "nfdom.h"
 #include "nfv_cfg.h"
+#include "suspend.h"
 #include "xl_run.h"
 #include "xs_dev.h"
 
-static void
-usage(FILE *f)
+void
+xnv_xl_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: xnv-xl create [--dry-run] [--timeout SEC] CFG [xl create args]\n"
 		"       xnv-xl destroy NAME\n"
 		"       xnv-xl list\n"
+		"       xnv-xl save [--timeout SEC] [-c] NAME FILE\n"
+		"       xnv-xl restore [--timeout SEC] FILE\n"
+		"       xnv-xl migrate [--timeout SEC] [-s SSHCOMMAND] NAME HOST\n"
+		"       xnv-xl register [--timeout SEC] NAME nfv_KEY=VALUE...\n"
 		"create   check CFG's nfv_* keys, xl create -p, register the NF\n"
 		"         devices with xnv-core (XenStore), wait for its answer,\n"
 		"         unpause.  --dry-run checks and prints the plan only.\n"
 		"         --timeout: seconds to wait for xnv-core (default 10).\n"
 		"destroy  xl destroy NAME and remove its NF devices.\n"
 		"list     NF domains: domid, name, service, group, device states.\n"
+		"save     have xnv-core let NAME's NFs go (they unmap its grants\n"
+		"         and wait), xl save [-c] NAME FILE, its NF devices into\n"
+		"         FILE.nfv; --timeout: for the NFs too (default 10).\n"
+		"restore  xl restore -p FILE, register FILE.nfv's devices, unpause:\n"
+		"         the NFs attach again.\n"
+		"migrate  as save, then xl migrate -p [-s SSHCOMMAND] NAME HOST and\n"
+		"         xnv-xl register on HOST through SSHCOMMAND (default ssh);\n"
+		"         HOST localhost without -s: no ssh, all in this Dom0.\n"
+		"register register the NF devices of NAME, which exists paused\n"
+		"         (migrated here), as create would, and unpause it.\n"
 		"Keys: nfv_trust_group (required), nfv_service (required),\n"
 		"      nfv_instances (1..%d, default 1), nfv_backend (the\n"
 		"      driver domain xnv-core runs in; default Dom0).\n"
@@ -78,7 +94,7 @@ create_opts(int argc, char **argv, int *dry, double *timeout)
 				return 2;
 			}
 			break;
-		case 'h': usage(stdout); return 0;
+		case 'h': xnv_xl_usage(stdout); return 0;
 		default:
 			ERR("create: unknown or incomplete option '%s' (see "
 			    "--help)", argv[optind - 1]);
@@ -222,7 +238,7 @@ create_and_register(const struct nfv_cfg *c, char *const xargv[],
 		return 1;
 	}
 	domid = xl_domid(c->name);
-	rc = nfdom_start(xs, c, domid, bdom, timeout);
+	rc = nfdom_start(xs, c, domid, bdom, timeout, 0);
 	xs_close(xs);
 	if (rc < 0)
 		return 1;
@@ -359,11 +375,13 @@ cmd_list(void)
 int
 main(int argc, char **argv)
 {
+	int rc;
+
 	if (getenv("XNV_XL") != NULL && getenv("XNV_XL")[0] != '\0')
 		xl_bin = getenv("XNV_XL");
 	if (argc < 2 || strcmp(argv[1], "--help") == 0 ||
 	    strcmp(argv[1], "-h") == 0) {
-		usage(argc < 2 ? stderr : stdout);
+		xnv_xl_usage(argc < 2 ? stderr : stdout);
 		return argc < 2 ? 2 : 0;
 	}
 	if (strcmp(argv[1], "--version") == 0) {
@@ -376,7 +394,10 @@ main(int argc, char **argv)
 		return cmd_destroy(argc - 1, argv + 1);
 	if (strcmp(argv[1], "list") == 0 && argc == 2)
 		return cmd_list();
-	ERR("unknown command '%s' (create, destroy, list; see --help)",
-	    argv[1]);
+	rc = xnv_xl_suspend_cmd(argv[1], argc - 1, argv + 1);
+	if (rc >= 0)
+		return rc;
+	ERR("unknown command '%s' (create, destroy, list, save, restore, "
+	    "migrate, register; see --help)", argv[1]);
 	return 2;
 }

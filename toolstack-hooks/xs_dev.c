@@ -221,3 +221,119 @@ xs_dev_allow_release(struct xs_handle *xs, int bdom)
 	return xs_set_permissions(xs, XBT_NULL, "@releaseDomain", q,
 				  (unsigned)k) ? 0 : -1;
 }
+
+/* "<dir>/<n>/<leaf>" of device @p n, as a number, or -1. */
+static int
+dev_num(struct xs_handle *xs, const char *dir, int n, const char *leaf)
+{
+	char path[128], *v;
+	unsigned len = 0;
+	uint32_t x;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/%d/%s", dir, n, leaf);
+	v = xs_read(xs, XBT_NULL, path, &len);
+	rc = v != NULL && gnts_xs_uint(v, len, 100, &x) == 0 ? (int)x : -1;
+	free(v);
+	return rc;
+}
+
+/* A node's value into @p out (at most @p len - 1 bytes, else ""). */
+static void
+node_str(struct xs_handle *xs, const char *dir, const char *leaf, char *out,
+	 size_t len)
+{
+	char *v = xs_dev_node(xs, dir, leaf);
+
+	snprintf(out, len, "%s", v != NULL && strlen(v) < len ? v : "");
+	free(v);
+}
+
+int
+xs_dev_read(struct xs_handle *xs, int domid, struct nfv_cfg *c, int *bdom)
+{
+	char dir[80], be[96], path[64];
+	int n;
+
+	*bdom = xs_dev_backend(xs, domid);
+	dom_dir(dir, sizeof(dir), *bdom, domid);
+	for (n = 0; n < NFV_MAX_INSTANCES; n++)
+		if (dev_num(xs, dir, n, GNTS_XS_STATE) < 0)
+			break;
+	c->instances = n;
+	if (n == 0)
+		return 0;
+	snprintf(be, sizeof(be), "%s/0", dir);
+	node_str(xs, be, GNTS_XS_SERVICE, c->service, sizeof(c->service));
+	node_str(xs, be, GNTS_XS_TRUST_GROUP, c->group, sizeof(c->group));
+	c->backend[0] = '\0';
+	if (*bdom != 0) {
+		snprintf(path, sizeof(path), "/local/domain/%d", *bdom);
+		node_str(xs, path, "name", c->backend, sizeof(c->backend));
+	}
+	return n;
+}
+
+int
+xs_dev_suspend(struct xs_handle *xs, int domid, int bdom, int n,
+	       const char *what)
+{
+	char dir[80], path[128];
+	xs_transaction_t t;
+	int i, rc, tries;
+
+	dom_dir(dir, sizeof(dir), bdom, domid);
+	for (tries = 0; tries < 16; tries++) {
+		t = xs_transaction_start(xs);
+		if (t == XBT_NULL)
+			return -1;
+		for (i = 0, rc = 0; i < n; i++) {
+			snprintf(path, sizeof(path), "%s/%d/%s", dir, i,
+				 GNTS_XS_SUSPEND);
+			if (what != NULL)
+				rc |= xs_write(xs, t, path, what,
+					       (unsigned)strlen(what)) ? 0 : -1;
+			else
+				(void)xs_rm(xs, t, path);
+		}
+		if (xs_transaction_end(xs, t, rc != 0))
+			return rc;
+		if (errno != EAGAIN)
+			return -1;
+	}
+	return -1;
+}
+
+int
+xs_dev_wait_let_go(struct xs_handle *xs, int domid, int bdom, int n,
+		   double timeout, char *why, size_t len)
+{
+	struct timespec ts = { 0, 20000000 };
+	char dir[80], fe[80];
+	double waited = 0;
+	int i, b = -1, f = -1;
+
+	dom_dir(dir, sizeof(dir), bdom, domid);
+	snprintf(fe, sizeof(fe), "/local/domain/%d/%s", domid,
+		 GNTS_XS_FRONTEND_DIR);
+	for (;;) {
+		for (i = 0; i < n; i++) {
+			b = dev_num(xs, dir, i, GNTS_XS_STATE);
+			f = dev_num(xs, fe, i, GNTS_XS_STATE);
+			/* the core has not detached it yet, or its NF still
+			 * maps (it writes Closed after unmapping) */
+			if (b == GNTS_XB_CONNECTED || b == GNTS_XB_CLOSING ||
+			    f == GNTS_XB_CONNECTED)
+				break;
+		}
+		if (i == n)
+			return 0;
+		if (waited >= timeout) {
+			snprintf(why, len, "device %d: backend state %d, "
+				 "frontend state %d", i, b, f);
+			return -1;
+		}
+		nanosleep(&ts, NULL);
+		waited += 0.02;
+	}
+}

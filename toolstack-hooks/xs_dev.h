@@ -38,6 +38,24 @@ void xs_dev_unregister(struct xs_handle *xs, int domid, int bdom);
  *  goes).  @return 0 or -1 (errno). */
 int xs_dev_allow_release(struct xs_handle *xs, int bdom);
 
+/** What domain @p domid's devices were registered with, read back from
+ *  their nodes: @p c's service, group, instances (the devices found) and
+ *  backend (the serving domain's name; "" for Dom0), its domid in
+ *  *@p bdom.  @return the number of devices (0: none). */
+int xs_dev_read(struct xs_handle *xs, int domid, struct nfv_cfg *c, int *bdom);
+
+/** Write @p what ("save", "migrate") into the suspend node of each of
+ *  @p domid's @p n devices (xnv-core lets their NFs go and attaches none),
+ *  or remove it (@p what NULL: they attach again).  0 or -1 (errno). */
+int xs_dev_suspend(struct xs_handle *xs, int domid, int bdom, int n,
+		   const char *what);
+
+/** Wait up to @p timeout s until no device of the @p n is connected any
+ *  more on either side (the core detached its NF, which unmapped).
+ *  0, or -1 with the device and its states in @p why. */
+int xs_dev_wait_let_go(struct xs_handle *xs, int domid, int bdom, int n,
+		       double timeout, char *why, size_t len);
+
 /** "<dir>/<leaf>" read (free it), or NULL if missing. */
 char *xs_dev_node(struct xs_handle *xs, const char *dir, const char *leaf);
 

@@ -155,6 +155,18 @@ def test_bad_config_is_refused_before_anything(tmp_path, case, dry):
     (["create", "--bogus", "a.cfg"], "unknown or incomplete option '--bogus'"),
     (["create", "/nonexistent.cfg"], "cannot read /nonexistent.cfg"),
     (["destroy"], "destroy: expected exactly one domain name"),
+    (["save", "nf-b"], "save: expected a domain name and a file"),
+    (["save", "--timeout", "0", "nf-b", "f"], "--timeout 0: expected seconds > 0"),
+    (["save", "-x", "nf-b", "f"], "save: unknown or incomplete option '-x'"),
+    (["restore"], "restore: expected the file xnv-xl save wrote"),
+    (["migrate", "nf-b"], "migrate: expected a domain name and a host"),
+    (["migrate", "-s"], "migrate: unknown or incomplete option '-s'"),
+    (["register", "nf-b"], "register: expected a domain name and its nfv_KEY=VALUE"),
+    (["register", "nf-b", "memory=4", "x"], "register: 'memory=4': expected nfv_KEY=VALUE"),
+    (["register", "nf-b", "nfv_trust_group=blue", "nfv_servce=x"],
+     "register:3: unknown key 'nfv_servce'"),
+    (["register", "nf-b", "nfv_trust_group=blue", "nfv_instances=99"],
+     "nfv_service is missing"),
 ])
 def test_bad_command_line(tmp_path, args, msg):
     p, ran = xnv_xl(tmp_path, *args)
@@ -162,9 +174,48 @@ def test_bad_command_line(tmp_path, args, msg):
     assert msg in p.stderr, p.stderr
 
 
+def test_restore_needs_the_registration(tmp_path):
+    """xnv-xl save writes FILE.nfv beside xl's image; restore without it
+    says so in one line and runs no xl (a domain without NF devices is
+    restored by xl itself)."""
+    img = tmp_path / "nf.save"
+    img.write_bytes(b"not read")
+    p, ran = xnv_xl(tmp_path, "restore", str(img))
+    assert p.returncode == 1 and not ran
+    assert p.stderr.count("\n") == 1, p.stderr
+    assert f"no registration of NF devices next to {img}" in p.stderr
+    (tmp_path / "nf.save.nfv").write_text('name = "nf-b"\nnfv_service = "fwd-b"\n')
+    p, ran = xnv_xl(tmp_path, "restore", str(img))
+    assert p.returncode == 1 and not ran
+    assert "nfv_trust_group is missing" in p.stderr and "not restored" in p.stderr
+
+
+def test_register_checks_before_asking_xl(tmp_path):
+    """register builds the registration from nfv_KEY=VALUE arguments with
+    the one nfv_* parser; a good one then looks the domain up (xl domid),
+    a bad one never gets that far."""
+    calls = tmp_path / "xl-calls"
+    fake = tmp_path / "fake-xl"
+    fake.write_text(f'#!/bin/sh\necho "$*" >> {calls}\nexit 1\n')
+    fake.chmod(0o755)
+    env = {**os.environ, "XNV_XL": str(fake)}
+    p = subprocess.run([str(XL_BIN), "register", "nf-b", "nfv_trust_group=blue",
+                        "nfv_service=fwd-b", "nfv_instances=2", "nfv_backend=drv"],
+                       capture_output=True, text=True, timeout=scaled(20), env=env)
+    assert p.returncode == 1 and p.stderr.strip() == "xnv-xl: no domain named nf-b", p.stderr
+    assert calls.read_text() == "domid nf-b\n"
+    p = subprocess.run([str(XL_BIN), "register", "nf-b", 'nfv_trust_group=bl"ue',
+                        "nfv_service=fwd-b"], capture_output=True, text=True,
+                       timeout=scaled(20), env=env)
+    assert p.returncode == 2 and "nothing registered" in p.stderr
+    assert calls.read_text() == "domid nf-b\n"
+
+
 def test_help(tmp_path):
     p, _ = xnv_xl(tmp_path, "--help")
     assert p.returncode == 0 and "nfv_instances" in p.stdout
+    for cmd in ("save", "restore", "migrate", "register"):
+        assert f"xnv-xl {cmd} [--timeout SEC]" in p.stdout, cmd
 
 
 def test_bad_backend_options():
