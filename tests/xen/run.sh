@@ -15,7 +15,8 @@
 # XT_INSTALL (1; 0: skip instead of installing the Xen suite's packages)
 # XT_ONLY (empty: every check; doorbell: the NFs' doorbells alone, with
 # what they need: core, nf-a, nf-b, the blue chain, the clean shutdown;
-# driver: the driver domain's checks alone, nf-driver.sh)
+# driver: the driver domain's checks alone, nf-driver.sh; migrate: save,
+# restore and migration of an NF domain alone, nf-migrate.sh)
 # XT_BENCH (0; 1: make bench-xen: bench/xen/tcg/scenario.sh instead of the
 # checks, XB_SIZES XB_REPS XB_WIN XB_WARM passed to it) XT_CACHE (XT_OUT/cache)
 set -uo pipefail
@@ -38,8 +39,8 @@ pvh=${XT_PVH:-0}
 bench=${XT_BENCH:-0}
 only=${XT_ONLY:-}
 case $only in
-""|doorbell|driver) ;;
-*) echo "XT_ONLY=$only: want doorbell or driver (or nothing: every check)" >&2; exit 2 ;;
+""|doorbell|driver|migrate) ;;
+*) echo "XT_ONLY=$only: want doorbell, driver or migrate (or nothing: every check)" >&2; exit 2 ;;
 esac
 qmem=${XT_QEMU_MEM:-3072}
 xenbin=/usr/lib/xen-4.17/bin
@@ -232,15 +233,19 @@ busybox_root "$r0"
 mkdir -p "$r0"/{usr/sbin,usr/bin,lib/x86_64-linux-gnu,lib64,domU,etc}
 bins="$xenbin/xl $xenbin/xenstored $xenbin/xenconsoled $xenbin/xen-init-dom0"
 cp -L $bins "$r0/usr/sbin/"
+# xl save / restore / migrate run libxl's helper from where libxl was built
+# to find it (nf-migrate.sh)
+mkdir -p "$r0$xenbin"
+cp -L "$xenbin/libxl-save-helper" "$r0$xenbin/"
 cp -L /usr/bin/xenstore "$r0/usr/bin/"
 for a in read write ls list rm exists watch chmod; do ln -s xenstore "$r0/usr/bin/xenstore-$a"; done
-for l in $(ldd $bins /usr/bin/xenstore | awk '/=> \//{ print $3 }' | sort -u); do
+for l in $(ldd $bins "$xenbin/libxl-save-helper" /usr/bin/xenstore | awk '/=> \//{ print $3 }' | sort -u); do
 	cp -L "$l" "$r0/lib/x86_64-linux-gnu/"
 done
 cp "$kdir"/modules/*.ko "$kbo/gntshare.ko" "$r0/lib/modules/"
 cp "$bld/xt-dom0" "$bld/xt-pcapcmp" "$bld/xt-ctl" "$here/nf-scenario.sh" "$here/nf-flood.sh" \
-	"$here/nf-hostile.sh" "$here/nf-bell.sh" "$here/nf-driver.sh" "$here/xt-lib.sh" \
-	"$r0/usr/bin/"
+	"$here/nf-hostile.sh" "$here/nf-bell.sh" "$here/nf-driver.sh" "$here/nf-migrate.sh" \
+	"$here/xt-ssh" "$here/xt-lib.sh" "$r0/usr/bin/"
 dyn="$top/build/bin/xnv-core $top/build/bin/xnv-xl" pmdl="net_null net_pcap mempool_ring"
 if [ "$bench" = 1 ]; then
 	# iproute2's ip: busybox's cannot make veth pairs or bridges
@@ -305,6 +310,11 @@ sed -e 's#tx_pcap=/tmp/out.pcap#tx_pcap=/tmp/out-fallback.pcap#' \
 	-e 's#^\[core\]#[core]\non_hostile = pause#' "$r0/nf/xnv.ini" >"$r0/nf/xnv-fallback.ini"
 sed -e 's#tx_pcap=/tmp/out.pcap#tx_pcap=/tmp/out-destroy.pcap#' \
 	-e 's#^\[core\]#[core]\non_hostile = destroy#' "$r0/nf/xnv.ini" >"$r0/nf/xnv-destroy.ini"
+# nf-migrate.sh: nin -> fwd-a -> fwd-b -> nout, fwd-b's domain saved,
+# restored and migrated while nin sends
+awk '/^\[/ { keep = ($0 ~ /^\[(core|group blue|port nin|port nout|service fwd-[ab])\]/) } keep' \
+	"$r0/nf/xnv.ini" | sed 's/^chain = fwd-c -> nout/chain = fwd-a -> fwd-b -> nout/' \
+	>"$r0/nf/xnv-migrate.ini"
 cp "$kdir/vmlinux" "$out/domU-initrd.cpio.gz" "$r0/domU/"
 mv "$r0/domU/domU-initrd.cpio.gz" "$r0/domU/initrd.cpio.gz"
 for g in 1 2; do
@@ -341,6 +351,7 @@ nfdom nf-h blue fwd-h hostile; nfdom nf-hb blue fwd-h break
 nfdom nf-bad blue fwd-a nf servce; nfdom nf-nosvc blue nosuch nf
 nfdom nf-fl blue fwd-c flood
 nfdom nf-k blue fwd-h kick; nfdom nf-s blue fwd-s sleeper
+nfdom nf-m blue fwd-b nf	# nf-migrate.sh: saved, restored, migrated
 # nf-driver.sh: a driver domain (drv-init.sh) serves nf-da and nf-db
 nfdom nf-da blue fwd-a nf service 'nfv_backend = "drv"'
 nfdom nf-db blue fwd-b nf service 'nfv_backend = "drv"'
@@ -452,7 +463,10 @@ expected="module-loads domains-created device grant-bad-arguments
 	fallback-pools-released fallback-core-exits-cleanly fallback-chain-intact
 	hostile-destroyed core-refuses-without-grant-modules
 	driver-core-starts driver-unknown-refused driver-nfs-attach driver-chain-forwards
-	driver-xnv-xl-list driver-sees-domain-destroyed driver-core-exits-cleanly"
+	driver-xnv-xl-list driver-sees-domain-destroyed driver-core-exits-cleanly
+	plain-xl-save-restore-loses-devices save-lets-go save-restore-reattaches
+	register-paused-domain save-checkpoint-nfs-return migrate-refused-nfs-return
+	migrate-fails-as-for-any-pv-domain migrate-pools-full"
 [ "$pvh" = 1 ] && expected="$expected pools-on-hugepages"
 [ "$only" = doorbell ] && expected="module-loads core-starts nf-in-domu-attaches
 	blue-chain-forwards blue-domus-zero-copy doorbell-nf-sleeps-wakes
@@ -461,6 +475,9 @@ expected="module-loads domains-created device grant-bad-arguments
 [ "$only" = driver ] && expected="module-loads driver-core-starts driver-unknown-refused
 	driver-nfs-attach driver-chain-forwards driver-xnv-xl-list driver-sees-domain-destroyed
 	driver-core-exits-cleanly"
+[ "$only" = migrate ] && expected="module-loads plain-xl-save-restore-loses-devices save-lets-go
+	save-restore-reattaches register-paused-domain save-checkpoint-nfs-return
+	migrate-refused-nfs-return migrate-fails-as-for-any-pv-domain migrate-pools-full"
 if [ "$bench" = 1 ]; then
 	expected="module-loads netfront-network netfront-vif netfront-guest"
 	for z in ${XB_SIZES:-64 1024}; do expected="$expected xnv-$z-forwards netfront-$z-forwards"; done
