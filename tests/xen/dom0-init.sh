@@ -4,7 +4,7 @@
 # xt_scale= (XT_SCALE: the timeouts' factor, xt-lib.sh)
 # (xt_bench=1: make bench-xen, bench/xen/tcg/scenario.sh instead of the tests;
 # xt_only=doorbell: nf-scenario.sh's doorbell part alone, xt_only=driver:
-# nf-driver.sh alone; XT_ONLY)
+# nf-driver.sh alone, xt_only=pvh: nf-pvh.sh alone; XT_ONLY)
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 export LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu:/lib/x86_64-linux-gnu
 mount -t proc proc /proc; mount -t sysfs sysfs /sys; mount -t devtmpfs devtmpfs /dev
@@ -55,6 +55,13 @@ if grep -q xt_bench=1 /proc/cmdline; then	# make bench-xen
 fi
 if grep -q xt_only=driver /proc/cmdline; then	# XT_ONLY=driver
 	nf-driver.sh || RC=1
+	echo "XT: t=$(up)s xt-dom0 finished rc=$RC"
+	[ $RC = 0 ] || dump
+	echo "XT-DONE rc=$RC"
+	poweroff -f
+fi
+if grep -q xt_only=pvh /proc/cmdline; then	# XT_ONLY=pvh: a PVH NF domain
+	nf-pvh.sh || RC=1
 	echo "XT: t=$(up)s xt-dom0 finished rc=$RC"
 	[ $RC = 0 ] || dump
 	echo "XT-DONE rc=$RC"

@@ -15,7 +15,9 @@
 # XT_INSTALL (1; 0: skip instead of installing the Xen suite's packages)
 # XT_ONLY (empty: every check; doorbell: the NFs' doorbells alone, with
 # what they need: core, nf-a, nf-b, the blue chain, the clean shutdown;
-# driver: the driver domain's checks alone, nf-driver.sh)
+# driver: the driver domain's checks alone, nf-driver.sh; pvh: an NF in a
+# PVH DomU, nf-pvh.sh, QEMU's CPU with AMD-V then) XT_PVH_HAP (1; 0: the PVH
+# DomU on shadow paging, hap = 0, and no nested paging in QEMU's CPU)
 # XT_BENCH (0; 1: make bench-xen: bench/xen/tcg/scenario.sh instead of the
 # checks, XB_SIZES XB_REPS XB_WIN XB_WARM passed to it) XT_CACHE (XT_OUT/cache)
 set -uo pipefail
@@ -35,11 +37,12 @@ sc() { awk -v s="$scale" -v t="$1" 'BEGIN { printf "%d\n", t * s + 0.999 }'; }
 tmo=${XT_TIMEOUT:-$(sc 1560)}
 wd=${XT_WATCHDOG:-$(sc 1500)}
 pvh=${XT_PVH:-0}
+pvhhap=${XT_PVH_HAP:-1}
 bench=${XT_BENCH:-0}
 only=${XT_ONLY:-}
 case $only in
-""|doorbell|driver) ;;
-*) echo "XT_ONLY=$only: want doorbell or driver (or nothing: every check)" >&2; exit 2 ;;
+""|doorbell|driver|pvh) ;;
+*) echo "XT_ONLY=$only: want doorbell, driver or pvh (or nothing: every check)" >&2; exit 2 ;;
 esac
 qmem=${XT_QEMU_MEM:-3072}
 xenbin=/usr/lib/xen-4.17/bin
@@ -239,7 +242,7 @@ for l in $(ldd $bins /usr/bin/xenstore | awk '/=> \//{ print $3 }' | sort -u); d
 done
 cp "$kdir"/modules/*.ko "$kbo/gntshare.ko" "$r0/lib/modules/"
 cp "$bld/xt-dom0" "$bld/xt-pcapcmp" "$bld/xt-ctl" "$here/nf-scenario.sh" "$here/nf-flood.sh" \
-	"$here/nf-hostile.sh" "$here/nf-bell.sh" "$here/nf-driver.sh" "$here/xt-lib.sh" \
+	"$here/nf-hostile.sh" "$here/nf-bell.sh" "$here/nf-driver.sh" "$here/nf-pvh.sh" "$here/xt-lib.sh" \
 	"$r0/usr/bin/"
 dyn="$top/build/bin/xnv-core $top/build/bin/xnv-xl" pmdl="net_null net_pcap mempool_ring"
 if [ "$bench" = 1 ]; then
@@ -345,6 +348,12 @@ nfdom nf-k blue fwd-h kick; nfdom nf-s blue fwd-s sleeper
 nfdom nf-da blue fwd-a nf service 'nfv_backend = "drv"'
 nfdom nf-db blue fwd-b nf service 'nfv_backend = "drv"'
 nfdom nf-dnone blue fwd-a nf service 'nfv_backend = "nosuch"'
+# nf-pvh.sh: the same NF domain as nf-a but PVH; its whole boot log on its
+# console (no quiet)
+hapline=""
+[ "$pvhhap" = 0 ] && hapline="hap = 0"
+nfdom nf-pvh blue fwd-a nf service "$hapline"
+sed -i -e 's/^type = "pv"$/type = "pvh"/' -e 's/ quiet / /' "$r0/domU/nf-pvh.cfg"
 cat >"$r0/domU/drv.cfg" <<-EOF
 	name = "drv"
 	type = "pv"
@@ -414,6 +423,11 @@ if [ "$pvh" = 1 ]; then
 	machine="-machine q35 -device intel-iommu,intremap=on" cpu=qemu64,+svm,+npt
 	xenpvh=" dom0=pvh"
 	dom0cmd="$dom0cmd hugepages=160 xt_pvh=1"
+elif [ "$only" = pvh ]; then
+	# a PVH DomU is an HVM container: Xen needs AMD-V (SVM) for it, and
+	# nested paging (NPT) for hap; the PV suite keeps qemu64 as it was
+	cpu=qemu64,+svm
+	[ "$pvhhap" = 1 ] && cpu=$cpu,+npt
 fi
 # bench boot: a second Dom0 vCPU for netback, the traffic side on the first
 d0cpus=1
@@ -458,6 +472,8 @@ expected="module-loads domains-created device grant-bad-arguments
 	blue-chain-forwards blue-domus-zero-copy doorbell-nf-sleeps-wakes
 	doorbell-rebind-after-reattach doorbell-kick-flood-counted doorbell-sleeper-no-stall
 	doorbells-closed core-exits-cleanly blue-chain-intact nfs-see-core-shutdown"
+[ "$only" = pvh ] && expected="module-loads pvh-domu-boots pvh-nf-attaches pvh-chain-forwards
+	pvh-doorbell pvh-core-exits-cleanly"
 [ "$only" = driver ] && expected="module-loads driver-core-starts driver-unknown-refused
 	driver-nfs-attach driver-chain-forwards driver-xnv-xl-list driver-sees-domain-destroyed
 	driver-core-exits-cleanly"
