@@ -38,12 +38,12 @@ P=$(xl domid nf-pvh 2>/dev/null)
 # kernel says "Hypervisor detected: Xen HVM" (an HVM container) and
 # "Xen HVM callback vector for event delivery is enabled".
 booted() { grep -q '^xt: guest type' $CON 2>/dev/null; }
-wait_for 150 booted
+[ $xrc = 0 ] && wait_for 150 booted
 gt=$(grep -o '^xt: guest type.*' $CON | head -n 1 | tr -d '\r')
 ty=$(xl list -l nf-pvh 2>/dev/null | grep -o '"type": "[a-z]*"' | head -n 1)
 [ $xrc = 0 ] && [ "$ty" = '"type": "pvh"' ] &&
 	echo "$gt" | grep -q '^xt: guest type PVH; Hypervisor detected: Xen HVM;'
-check pvh-domu-boots $? "xnv-xl create exit $xrc, nf-pvh dom${P:-?}, xl list -l: ${ty:-no domain}; its console: '${gt:-nothing like it; $(console 15)}'"
+check pvh-domu-boots $? "xnv-xl create exit $xrc$([ $xrc = 0 ] || echo " ($(grep -v '^Parsing config' /tmp/xl-pvh.log | tr '\n' ' ' | cut -c1-600))"), nf-pvh dom${P:-?}, xl list -l: ${ty:-no domain}; its console: '${gt:-nothing like it; $(console 15)}'"
 [ $RC = 0 ] || stop "nf-pvh did not come up as PVH"
 
 wait_for 150 attached nf-pvh.0

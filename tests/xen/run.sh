@@ -426,7 +426,8 @@ if [ "$pvh" = 1 ]; then
 elif [ "$only" = pvh ]; then
 	# a PVH DomU is an HVM container: Xen needs AMD-V (SVM) for it, and
 	# nested paging (NPT) for hap; the PV suite keeps qemu64 as it was
-	cpu=qemu64,+svm
+	# (loglvl: Xen's own account of building and running it in run.log.txt)
+	cpu=qemu64,+svm xenpvh=" loglvl=all guest_loglvl=all"
 	[ "$pvhhap" = 1 ] && cpu=$cpu,+npt
 fi
 # bench boot: a second Dom0 vCPU for netback, the traffic side on the first
