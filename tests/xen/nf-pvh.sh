@@ -60,6 +60,27 @@ seen="port out tx $(col out 3)/$N; nf-pvh.0 rx/tx $(col nf-pvh.0 3)/$(col nf-pvh
 	[ "$(col nf-b.0 4)" = "$N" ] && [ "$(grp blue 8)" = 0 ]
 fwd=$?
 
+# ---- sustained traffic through it -------------------------------------------
+# (the PVH Dom0 of make check-xen-pvh triple-faulted once traffic ran): the
+# null port nin, paced to 2000 packets/s, through nf-pvh and nf-b for 10
+# samples a second apart; nout's tx must grow with no pause over `scaled 5`
+tel /xnv/chain/set "nin fwd-a->fwd-b->nout" >/tmp/tel-chain.out 2>&1
+r0=$(col nf-pvh.0 3)
+stall_reset
+samples=0 first="" u0=$(up)
+while [ $samples -lt 10 ]; do
+	snap; t=$(col nout 3)
+	stall_see $t
+	first=${first:-$t} samples=$((samples + 1))
+	sleep 1
+done
+r1=$(col nf-pvh.0 3) x1=$(col nf-pvh.0 4) u1=$(up)
+tel /xnv/chain/set "nin fwd-c->nout" >/dev/null 2>&1	# no instance: dropped
+xs=$(xl list nf-pvh 2>/dev/null | awk 'NR == 2 { print $5 }')
+case $xs in *[scd]*|"") false ;; esac &&
+	stall_ok && [ "$t" -gt "$first" ] 2>/dev/null && [ "$r1" -gt "$r0" ] 2>/dev/null
+check pvh-under-traffic $? "nin -> nf-pvh -> nf-b -> nout: nout tx $first -> $t in $samples samples over $(awk -v a=$u0 -v b=$u1 'BEGIN { printf "%.0f", b - a }') s (longest stall $STALL_MAX s, at most $(scaled 5)), nf-pvh.0 rx $r0 -> $r1 tx $x1; nf-pvh's xl state '$xs'$([ "$t" -gt "${first:-0}" ] 2>/dev/null || echo "; chain set: '$(tr '\n' ' ' </tmp/tel-chain.out | cut -c1-100)'")"
+
 # ---- clean shutdown: the core's last table, the NFs told -------------------
 kill -TERM $CORE; wait $CORE; crc=$?
 # the table the core prints as it exits, after its NFs left

@@ -474,7 +474,7 @@ expected="module-loads domains-created device grant-bad-arguments
 	doorbell-rebind-after-reattach doorbell-kick-flood-counted doorbell-sleeper-no-stall
 	doorbells-closed core-exits-cleanly blue-chain-intact nfs-see-core-shutdown"
 [ "$only" = pvh ] && expected="module-loads pvh-domu-boots pvh-nf-attaches pvh-chain-forwards
-	pvh-doorbell pvh-core-exits-cleanly"
+	pvh-under-traffic pvh-doorbell pvh-core-exits-cleanly"
 [ "$only" = driver ] && expected="module-loads driver-core-starts driver-unknown-refused
 	driver-nfs-attach driver-chain-forwards driver-xnv-xl-list driver-sees-domain-destroyed
 	driver-core-exits-cleanly"
