@@ -29,6 +29,8 @@ if ! wait_for 60 grep -q "NFs attach from Xen domains" $LOG; then
 fi
 
 # ---- the PVH domain: built by Xen as PVH, the kernel says so too ----------
+secs() { awk -v a=$1 -v b=$(up) 'BEGIN { printf "%.0f", b - a }'; }
+c0=$(up)
 xnv-xl create /domU/nf-pvh.cfg >/tmp/xl-pvh.log 2>&1
 xrc=$?
 P=$(xl domid nf-pvh 2>/dev/null)
@@ -47,12 +49,16 @@ check pvh-domu-boots $? "xnv-xl create exit $xrc$([ $xrc = 0 ] || echo " ($(grep
 [ $RC = 0 ] || stop "nf-pvh did not come up as PVH"
 
 wait_for 150 attached nf-pvh.0
-check pvh-nf-attaches $? "at t=$(up)s: $(tr '\n' ' ' </tmp/xl-pvh.log | cut -c1-120); $(grep -o 'NF nf-pvh.0 attached.*' $LOG | cut -c1-200)"
+check pvh-nf-attaches $? "$(secs $c0) s after xnv-xl create: $(tr '\n' ' ' </tmp/xl-pvh.log | cut -c1-120); $(grep -o 'NF nf-pvh.0 attached.*' $LOG | cut -c1-200)"
 [ $RC = 0 ] || stop "its NF did not attach"
 
 # ---- the chain through it and a PV NF ---------------------------------------
+c0=$(up)
 xnv-xl create /domU/nf-b.cfg >/tmp/xl-b.log 2>&1
-wait_for 150 attached nf-b.0 && wait_for 240 port_out_done
+wait_for 150 attached nf-b.0
+fwd=$?
+echo "XT: t=$(up)s nf-b (PV) attached $(secs $c0) s after xnv-xl create"
+[ $fwd = 0 ] && wait_for 240 port_out_done
 fwd=$?
 snap
 seen="port out tx $(col out 3)/$N; nf-pvh.0 rx/tx $(col nf-pvh.0 3)/$(col nf-pvh.0 4), nf-b.0 (PV) $(col nf-b.0 3)/$(col nf-b.0 4); group blue copied-in $(grp blue 8)"
