@@ -43,11 +43,12 @@ if [ -n "$fz" ]; then
 	passed=$((passed + $(echo "$fz" | grep -oE '[0-9]+ passed' | grep -oE '[0-9]+')))
 	failed=$((failed + $(echo "$fz" | grep -oE '[0-9]+ failed' | grep -oE '[0-9]+')))
 fi
-# xen: "XEN: N passed, N failed" or "SKIP: ..."
-xen=$(grep -hE '^XEN: [0-9]+ passed, [0-9]+ failed' "$log.xen" | tail -1)
+# xen: "XEN: N passed, N failed" or "SKIP: ..." per boot (make check-xen
+# boots twice: the PV suite, then the PVH one)
+xen=$(grep -hE '^XEN: [0-9]+ passed, [0-9]+ failed' "$log.xen")
 if [ -n "$xen" ]; then
-	passed=$((passed + $(echo "$xen" | grep -oE '[0-9]+ passed' | grep -oE '[0-9]+')))
-	failed=$((failed + $(echo "$xen" | grep -oE '[0-9]+ failed' | grep -oE '[0-9]+')))
+	passed=$((passed + $(echo "$xen" | grep -oE '[0-9]+ passed' | grep -oE '[0-9]+' | awk '{s+=$1} END {print s+0}')))
+	failed=$((failed + $(echo "$xen" | grep -oE '[0-9]+ failed' | grep -oE '[0-9]+' | awk '{s+=$1} END {print s+0}')))
 elif grep -q '^SKIP' "$log.xen"; then
 	skipped=$((skipped + 1))
 fi

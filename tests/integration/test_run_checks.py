@@ -76,3 +76,17 @@ def test_a_suite_dying_uncounted_still_fails(tmp_path):
     rc, lines = run_checks(tmp_path, suites)
     assert rc == 1
     assert lines[-1] == "check: 14 passed, 1 failed, 1 skipped"
+
+
+def test_both_xen_boots_counted(tmp_path):
+    """make check-xen boots twice (the PV suite, then the PVH one): each
+    boot's closing line counts."""
+    suites = dict(FAILING, unit=("[  PASSED  ] 1 test(s).\n", 0),
+                  integration=("===== 1 passed in 2.0s =====\n", 0),
+                  xen=("XEN: ok - core-starts\nXEN: 60 passed, 0 failed\n"
+                       "XEN: FAIL - migrate-pvh-localhost: away\nXEN: 9 passed, 1 failed\n", 1),
+                  fuzz=("FUZZ: 4 passed, 0 failed\n", 0))
+    rc, lines = run_checks(tmp_path, suites)
+    assert rc == 1
+    assert lines[-1] == "check: 79 passed, 1 failed, 1 skipped"
+    assert "check: xen failed: XEN: FAIL - migrate-pvh-localhost: away" in lines

@@ -4,7 +4,8 @@
 # xt_scale= (XT_SCALE: the timeouts' factor, xt-lib.sh)
 # (xt_bench=1: make bench-xen, bench/xen/tcg/scenario.sh instead of the tests;
 # xt_only=doorbell: nf-scenario.sh's doorbell part alone, xt_only=driver:
-# nf-driver.sh alone, xt_only=migrate: nf-migrate.sh alone; XT_ONLY)
+# nf-driver.sh alone, xt_only=migrate: nf-migrate.sh alone, xt_only=pvh:
+# nf-pvh.sh and nf-migrate.sh pvh; XT_ONLY)
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 export LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu:/lib/x86_64-linux-gnu
 mount -t proc proc /proc; mount -t sysfs sysfs /sys; mount -t devtmpfs devtmpfs /dev
@@ -53,22 +54,15 @@ if grep -q xt_bench=1 /proc/cmdline; then	# make bench-xen
 	echo "XT-DONE rc=$RC"
 	poweroff -f
 fi
-if grep -q xt_only=migrate /proc/cmdline; then	# XT_ONLY=migrate
-	nf-migrate.sh || RC=1
-	echo "XT: t=$(up)s xt-dom0 finished rc=$RC"
-	[ $RC = 0 ] || dump
-	echo "XT-DONE rc=$RC"
-	poweroff -f
-fi
-if grep -q xt_only=driver /proc/cmdline; then	# XT_ONLY=driver
-	nf-driver.sh || RC=1
-	echo "XT: t=$(up)s xt-dom0 finished rc=$RC"
-	[ $RC = 0 ] || dump
-	echo "XT-DONE rc=$RC"
-	poweroff -f
-fi
-if grep -q xt_only= /proc/cmdline; then	# XT_ONLY: part of the NF scenario
-	nf-scenario.sh || RC=1
+# XT_ONLY: one phase alone (XT_ONLY=doorbell: nf-scenario.sh's part of it)
+only=$(sed -n 's/.*xt_only=\([a-z]*\).*/\1/p' /proc/cmdline)
+if [ -n "$only" ]; then
+	case $only in
+	migrate) nf-migrate.sh pv || RC=1 ;;
+	driver) nf-driver.sh || RC=1 ;;
+	pvh) nf-pvh.sh || RC=1; nf-migrate.sh pvh || RC=1 ;;
+	*) nf-scenario.sh || RC=1 ;;
+	esac
 	echo "XT: t=$(up)s xt-dom0 finished rc=$RC"
 	[ $RC = 0 ] || dump
 	echo "XT-DONE rc=$RC"
@@ -82,7 +76,7 @@ if [ $RC = 0 ] && [ -n "$D1" ] && [ -n "$D2" ]; then
 	echo "XT: t=$(up)s grant tests finished rc=$RC"
 	nf-scenario.sh || RC=1
 	nf-driver.sh || RC=1
-	nf-migrate.sh || RC=1
+	nf-migrate.sh pv || RC=1
 else
 	echo "XT-CHECK FAIL domains-created: xl create rc=$RC"; RC=1
 fi

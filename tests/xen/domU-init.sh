@@ -21,6 +21,8 @@
 #        sleep word set and never cleared, until Dom0 says stop
 export PATH=/sbin:/bin
 mount -t proc proc /proc; mount -t sysfs sysfs /sys; mount -t devtmpfs devtmpfs /dev
+# how Xen built this domain and how the kernel came up (nf-pvh.sh reads it)
+echo "xt: guest type $(cat /sys/hypervisor/guest_type 2>/dev/null); $(dmesg | grep -oE 'Hypervisor detected: .*|Booting paravirtualized kernel on .*|Xen HVM callback vector .*' | tr '\n' ';')"
 insmod /lib/modules/xen-gntdev.ko
 insmod /lib/modules/xen-evtchn.ko	# /dev/xen/evtchn: NFs' doorbells
 D=120 ROLE=xt SCALE=1

@@ -1,13 +1,21 @@
 #!/bin/sh
 # Save, restore and migration of an NF domain (tests/xen): xnv-core in
-# Dom0 (gntshare module loaded again: the fallback phase unloaded it),
-# chain nin -> fwd-a (nf-a) -> fwd-b (nf-m) -> nout, nin paced.  nf-m is
-# saved and restored, migrated to localhost, and migrated through an "ssh"
-# (xt-ssh: runs the command here, as ssh would run it there) while nin
-# keeps sending.  Run in Dom0 by dom0-init.sh after nf-driver.sh (or
-# alone: XT_ONLY=migrate).  Prints "XT-CHECK ok|FAIL <name>..." lines.
+# Dom0 (the gntshare module loaded again if the fallback phase unloaded
+# it), chain nin -> fwd-a (nf-a) -> fwd-b ($M) -> nout, nin paced.
+#   nf-migrate.sh pv    $M = nf-m, PV: plain xl save + restore, xnv-xl
+#                       save + restore, register, save -c, and a migration
+#                       Debian's Xen refuses for any PV domain
+#   nf-migrate.sh pvh   $M = nf-mp, PVH (QEMU's CPU with AMD-V and nested
+#                       paging: XT_ONLY=pvh): migrated to localhost, and
+#                       through an "ssh" (xt-ssh: runs the command here,
+#                       as ssh would run it there)
+# while nin keeps sending.  Run in Dom0 by dom0-init.sh after nf-driver.sh
+# (pv), or after nf-pvh.sh (pvh).  Prints "XT-CHECK ok|FAIL <name>..." lines.
+KIND=${1:-pv}
+M=nf-m
+[ "$KIND" = pvh ] && M=nf-mp
 . /usr/bin/xt-lib.sh
-echo "XT: t=$(up)s save/restore/migrate phase"
+echo "XT: t=$(up)s save/restore/migrate phase ($KIND: $M)"
 LOG=/tmp/core-migrate.log
 [ -e /dev/xen/gntshare ] || insmod /lib/modules/gntshare.ko
 lsmod | grep -q '^xen_gntalloc' || insmod /lib/modules/xen-gntalloc.ko limit=4096
@@ -15,45 +23,45 @@ xnv-core --no-huge -m 128 -l 0 -- --config /nf/xnv-migrate.ini --backend xen >$L
 CORE=$!
 finish() {	# what follows a failed step cannot run: tidy up, say so
 	echo "XT: migrate phase stopped: $1"
-	for d in nf-a nf-m; do xl destroy $d 2>/dev/null; done
+	for d in nf-a $M; do xl destroy $d 2>/dev/null; done
 	kill -TERM $CORE; wait $CORE
 	exit 1
 }
 wait_for 60 grep -q "NFs attach from Xen domains" $LOG || finish "core did not start"
 xnv-xl create /domU/nf-a.cfg >/dev/null 2>&1
-xnv-xl create /domU/nf-m.cfg >/dev/null 2>&1
+xnv-xl create /domU/$M.cfg >/dev/null 2>&1
 # the attached NF's row (a departed one of the same name stays listed)
 live() { awk -v p="$1" -v c="$2" '$1 == p && $NF == "attached" { print $c }' /tmp/snap; }
 lost() { awk '$1 == "core" && $2 == "drops:" { for (i = 3; i < NF; i += 2) if ($i == "no_instance") print $(i + 1) }' /tmp/snap; }
 flows() { snap; [ "$(col nout 3)" -gt "${1:-0}" ] 2>/dev/null; }
-wait_for 150 attached nf-a.0 && wait_for 150 attached nf-m.0 && wait_for 60 flows
-[ $? = 0 ] || finish "nf-a and nf-m did not attach, or nin -> nf-a -> nf-m -> nout did not flow: $(tail -n 3 $LOG | tr '\n' ' ')"
-CON=/var/log/xen/console/guest-nf-m.log
+wait_for 150 attached nf-a.0 && wait_for 150 attached $M.0 && wait_for 60 flows
+[ $? = 0 ] || finish "nf-a and $M did not attach, or nin -> nf-a -> $M -> nout did not flow: $(tail -n 3 $LOG | tr '\n' ' ')"
+CON=/var/log/xen/console/guest-$M.log
 
 # away VERB CHECK WANT CMD...: run CMD (an xnv-xl save, restore,
-# migrate...) while sampling nf-a, wait for nf-m's NF to attach again, and
+# migrate...) while sampling nf-a, wait for $M's NF to attach again, and
 # see what was lost while it was away and that nothing is lost after.
-# WANT: new (CMD succeeds, nf-m is a new domain), same (CMD succeeds, the
+# WANT: new (CMD succeeds, $M is a new domain), same (CMD succeeds, the
 # same domain runs on: save -c), refused (CMD fails, exit 1, the same
 # domain runs on and its NF attaches again).
 away() {
 	local verb=$1 what=$2 want=$3 n0 t0 t1 rc a0 l0 l1 l2 o1 d0 d1 sv ok
 	shift 3
-	d0=$(xl domid nf-m 2>/dev/null)
-	n0=$(grep -c "NF nf-m.0 attached" $LOG)
+	d0=$(xl domid $M 2>/dev/null)
+	n0=$(grep -c "NF $M.0 attached" $LOG)
 	snap; a0=$(live nf-a.0 3) l0=$(lost)
 	t0=$(up)
 	"$@" >/tmp/mig.out 2>&1; rc=$?
 	[ $rc = 0 ] || grep -avE '^xc: (progress|info)' /tmp/mig.out | tail -n 12 | sed "s/^/XT: $what: /"
 	stall_reset
-	again() { snap; stall_see "$(live nf-a.0 3)"; [ "$(grep -c "NF nf-m.0 attached" $LOG)" -gt $n0 ]; }
+	again() { snap; stall_see "$(live nf-a.0 3)"; [ "$(grep -c "NF $M.0 attached" $LOG)" -gt $n0 ]; }
 	wait_for 300 again
 	# counted from a table taken after the attach: what came before it
 	t1=$(up); snap; l1=$(lost); o1=$(col nout 3)
-	d1=$(xl domid nf-m 2>/dev/null)
+	d1=$(xl domid $M 2>/dev/null)
 	wait_for 60 flows $o1
 	sleep 2; snap; l2=$(lost)
-	sv=$(grep -o "NF nf-m.0 (Xen domain $d0 device 0) detached: [^;]*" $LOG | tail -n 1)
+	sv=$(grep -o "NF $M.0 (Xen domain $d0 device 0) detached: [^;]*" $LOG | tail -n 1)
 	case $want in
 	new) [ $rc = 0 ] && [ -n "$d1" ] && [ "$d1" != "$d0" ] ;;
 	same) [ $rc = 0 ] && [ "$d1" = "$d0" ] ;;
@@ -63,66 +71,67 @@ away() {
 	# nin's rate is 2000/s: what was lost is bounded by the time away
 	[ $ok = 0 ] && [ "$(live nf-a.0 3)" -gt "$a0" ] && stall_ok &&
 		echo "$sv" | grep -q "its domain is being $verb" &&
-		[ "$l1" -gt "$l0" ] && [ "$l2" = "$l1" ] && [ "$(live nf-m.0 3)" -gt 0 ] &&
+		[ "$l1" -gt "$l0" ] && [ "$l2" = "$l1" ] && [ "$(live $M.0 3)" -gt 0 ] &&
 		awk -v l=$((l1 - l0)) -v a="$t0" -v b="$t1" 'BEGIN { exit !(l <= 2000 * (b - a + 2) + 512) }' &&
 		kill -0 $CORE && ! grep -q "xnv-forwarder exited" $CON
 	ok=$?
-	[ $ok = 0 ] || grep -a 'nf-m\|no_instance' $LOG | grep -v '^ ' | tail -n 6 | sed "s/^/XT: $what: core: /"
-	check "$what" $ok "$( (grep -a 'xc: error' /tmp/mig.out | head -n 1; tail -n 1 /tmp/mig.out) | tr '\n' ' ' | cut -c1-220)(exit $rc); dom$d0 -> dom${d1:-?}; '$(echo "$sv" | cut -c1-110)'; away $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }') s, $((l1 - l0)) packets dropped for lack of an instance meanwhile, $((l2 - l1)) after; nf-a rx $a0 -> $(live nf-a.0 3) (longest pause ${STALL_MAX} s); nf-m rx since $(live nf-m.0 3); the NF process went on: $(grep -c 'waiting for the domain to run again' $CON) waits, $(grep -c 'xnv-forwarder exited' $CON) exits"
+	[ $ok = 0 ] || grep -a "$M\|no_instance" $LOG | grep -v '^ ' | tail -n 6 | sed "s/^/XT: $what: core: /"
+	check "$what" $ok "$( (grep -a 'xc: error' /tmp/mig.out | head -n 1; tail -n 1 /tmp/mig.out) | tr '\n' ' ' | cut -c1-220)(exit $rc); dom$d0 -> dom${d1:-?}; '$(echo "$sv" | cut -c1-110)'; away $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }') s, $((l1 - l0)) packets dropped for lack of an instance meanwhile, $((l2 - l1)) after; nf-a rx $a0 -> $(live nf-a.0 3) (longest pause ${STALL_MAX} s); $M rx since $(live $M.0 3); the NF process went on: $(grep -c 'waiting for the domain to run again' $CON) waits, $(grep -c 'xnv-forwarder exited' $CON) exits"
 }
 
+if [ "$KIND" = pv ]; then
 # ---- plain xl save / restore: what xl alone does to an NF domain ------------
 # xl saves it with its NF attached (the image holds the NF's mappings of
 # Dom0's pages); the core sees the domain die and takes its buffers back;
 # xl restore makes a domain without NF devices, which the core never sees.
-d0=$(xl domid nf-m)
-n0=$(grep -c "NF nf-m.0 attached" $LOG)
-out=$(xl save nf-m /tmp/plain.save 2>&1); rc=$?
-wait_for 60 finished nf-m.0
+d0=$(xl domid $M)
+n0=$(grep -c "NF $M.0 attached" $LOG)
+out=$(xl save $M /tmp/plain.save 2>&1); rc=$?
+wait_for 60 finished $M.0
 fin=$?
 out2=$(xl restore /tmp/plain.save 2>&1); rc2=$?
-d1=$(xl domid nf-m 2>/dev/null)
+d1=$(xl domid $M 2>/dev/null)
 sleep "$(scaled 10)"
 devs=$(xenstore-list /local/domain/0/backend/xnv/$d1 2>/dev/null | wc -l)
 fe=$(xenstore-list /local/domain/$d1/device/xnv 2>/dev/null | wc -l)
 [ $rc = 0 ] && [ $fin = 0 ] && [ $rc2 = 0 ] && [ -n "$d1" ] && [ "$devs" = 0 ] && [ "$fe" = 0 ] &&
-	[ "$(grep -c "NF nf-m.0 attached" $LOG)" = "$n0" ]
-check plain-xl-save-restore-loses-devices $? "xl save exit $rc, then '$(grep -o "NF nf-m.0 (Xen domain $d0 device 0) detached: [^;]*" $LOG | cut -c1-110)'; xl restore exit $rc2: dom$d0 -> dom${d1:-?} with $devs backend and $fe frontend xnv devices, never attached again; in it then: '$(grep -aE 'BUG|Oops|fault|panic|xnv-forwarder|nf-m' $CON | tail -n 3 | tr '\n' ' ' | cut -c1-300)'"
-xl destroy nf-m 2>/dev/null
+	[ "$(grep -c "NF $M.0 attached" $LOG)" = "$n0" ]
+check plain-xl-save-restore-loses-devices $? "xl save exit $rc, then '$(grep -o "NF $M.0 (Xen domain $d0 device 0) detached: [^;]*" $LOG | cut -c1-110)'; xl restore exit $rc2: dom$d0 -> dom${d1:-?} with $devs backend and $fe frontend xnv devices, never attached again; in it then: '$(grep -aE 'BUG|Oops|fault|panic|xnv-forwarder|$M' $CON | tail -n 3 | tr '\n' ' ' | cut -c1-300)'"
+xl destroy $M 2>/dev/null
 rm -f /tmp/plain.save
-wait_for 30 no_domain nf-m
-xnv-xl create /domU/nf-m.cfg >/dev/null 2>&1
-wait_for 150 sh -c "[ \$(grep -c 'NF nf-m.0 attached' $LOG) -gt $n0 ]" && wait_for 60 flows "$(col nout 3)" ||
-	finish "nf-m did not attach again after xnv-xl create"
+wait_for 30 no_domain $M
+xnv-xl create /domU/$M.cfg >/dev/null 2>&1
+wait_for 150 sh -c "[ \$(grep -c 'NF $M.0 attached' $LOG) -gt $n0 ]" && wait_for 60 flows "$(col nout 3)" ||
+	finish "$M did not attach again after xnv-xl create"
 
 # ---- xnv-xl save, xnv-xl restore ------------------------------------------
 # saved (the image and FILE.nfv there, the domain gone), away 2 s, restored
 save_restore() {
-	xnv-xl save --timeout "$(scaled 60)" nf-m /tmp/nf-m.save >/tmp/save.out 2>&1
+	xnv-xl save --timeout "$(scaled 60)" $M /tmp/$M.save >/tmp/save.out 2>&1
 	SAVED=$?
-	[ $SAVED = 0 ] && [ -s /tmp/nf-m.save ] && no_domain nf-m &&
-		grep -q 'nfv_service = "fwd-b"' /tmp/nf-m.save.nfv || { SAVED=1; return 1; }
+	[ $SAVED = 0 ] && [ -s /tmp/$M.save ] && no_domain $M &&
+		grep -q 'nfv_service = "fwd-b"' /tmp/$M.save.nfv || { SAVED=1; return 1; }
 	sleep 2
-	xnv-xl restore --timeout "$(scaled 60)" /tmp/nf-m.save
+	xnv-xl restore --timeout "$(scaled 60)" /tmp/$M.save
 }
 away saved save-restore-reattaches new save_restore
-check save-lets-go $SAVED "$(grep -v '^xc: ' /tmp/save.out | tr '\n' ' ' | cut -c1-200); $(grep -o "NF nf-m.0 (Xen domain [0-9]* device 0) detached.*" $LOG | tail -n 1 | cut -c1-160)"
+check save-lets-go $SAVED "$(grep -v '^xc: ' /tmp/save.out | tr '\n' ' ' | cut -c1-200); $(grep -o "NF $M.0 (Xen domain [0-9]* device 0) detached.*" $LOG | tail -n 1 | cut -c1-160)"
 
 # ---- what migrate runs at the receiving end: register a paused domain -------
 # the image restored paused by plain xl, then `xnv-xl register` through a
 # stand-in for ssh (the command line migrate sends to another host)
 save_register() {
-	xnv-xl save --timeout "$(scaled 60)" nf-m /tmp/nf-m.save >/dev/null &&
-		xl restore -p /tmp/nf-m.save &&
-		xt-ssh xt-other-host "xnv-xl register --timeout $(scaled 60) nf-m" \
+	xnv-xl save --timeout "$(scaled 60)" $M /tmp/$M.save >/dev/null &&
+		xl restore -p /tmp/$M.save &&
+		xt-ssh xt-other-host "xnv-xl register --timeout $(scaled 60) $M" \
 			"'nfv_trust_group=blue' 'nfv_service=fwd-b' 'nfv_instances=1'"
 }
 away saved register-paused-domain new save_register
-rm -f /tmp/nf-m.save /tmp/nf-m.save.nfv
+rm -f /tmp/$M.save /tmp/$M.save.nfv
 
 # ---- save -c: the domain runs on, its NFs attach again ---------------------
-away saved save-checkpoint-nfs-return same xnv-xl save --timeout "$(scaled 60)" -c nf-m /tmp/nf-m.save
-rm -f /tmp/nf-m.save /tmp/nf-m.save.nfv
+away saved save-checkpoint-nfs-return same xnv-xl save --timeout "$(scaled 60)" -c $M /tmp/$M.save
+rm -f /tmp/$M.save /tmp/$M.save.nfv
 
 # ---- migrate: this Xen cannot live-migrate a PV domain ------------------------
 # Debian's hypervisor is built without shadow paging (CONFIG_SHADOW_PAGING),
@@ -133,16 +142,23 @@ wait_for 120 sh -c "xenstore-read /local/domain/\$(xl domid guest1)/data/ready >
 out=$(xl migrate -s "" guest1 "xl migrate-receive" 2>&1); grc=$?
 xl destroy guest1 2>/dev/null
 echo "$out" | grep -avE '^xc: (progress|info)' | tail -n 8 | sed 's/^/XT: plain PV guest1: /'
-away migrated migrate-refused-nfs-return refused xnv-xl migrate --timeout "$(scaled 60)" nf-m localhost
+away migrated migrate-refused-nfs-return refused xnv-xl migrate --timeout "$(scaled 60)" $M localhost
 [ $grc != 0 ] && echo "$out" | grep -q 'Failed to enable logdirty' && grep -q 'Failed to enable logdirty' /tmp/mig.out
-check migrate-fails-as-for-any-pv-domain $? "plain xl migrate of guest1 (no NF): exit $grc, '$(echo "$out" | grep -a -m1 logdirty | cut -c1-100)'; xnv-xl migrate of nf-m: '$(grep -a -m1 logdirty /tmp/mig.out | cut -c1-100)'; $(xl info 2>/dev/null | grep -m1 xen_version | tr -s ' ')"
+check migrate-fails-as-for-any-pv-domain $? "plain xl migrate of guest1 (no NF): exit $grc, '$(echo "$out" | grep -a -m1 logdirty | cut -c1-100)'; xnv-xl migrate of $M: '$(grep -a -m1 logdirty /tmp/mig.out | cut -c1-100)'; $(xl info 2>/dev/null | grep -m1 xen_version | tr -s ' ')"
+else
+# ---- a PVH domain migrates (HAP's log-dirty mode) ---------------------------
+away migrated migrate-pvh-localhost new xnv-xl migrate --timeout "$(scaled 60)" $M localhost
+away migrated migrate-pvh-via-ssh new xnv-xl migrate --timeout "$(scaled 60)" -s xt-ssh $M xt-other-host
+fi
 
 # ---- pools full once the domains are gone, clean exit ------------------------
-xnv-xl destroy nf-m >/dev/null 2>&1; xnv-xl destroy nf-a >/dev/null 2>&1
+POOLS=migrate-pools-full
+[ "$KIND" = pvh ] && POOLS=migrate-pvh-pools-full
+xnv-xl destroy $M >/dev/null 2>&1; xnv-xl destroy nf-a >/dev/null 2>&1
 home() { snap; [ "$(grp blue 4)" = "$(grp blue 6)" ]; }
 wait_for 60 home
 ok=$?
 kill -TERM $CORE; wait $CORE; crc=$?
 [ $ok = 0 ] && [ $crc = 0 ]
-check migrate-pools-full $? "blue $(grp blue 6)/$(grp blue 4) free after nf-m's departures ($(grep -c 'NF nf-m.0 (Xen domain [0-9]* device 0) detached' $LOG) detach lines, $(grep -o 'buffers reclaimed' $LOG | wc -l) reclaims); core exit $crc; $(grep -o 'drops:.*' $LOG | tail -1 | cut -c1-120)"
+check "$POOLS" $? "blue $(grp blue 6)/$(grp blue 4) free after $M's departures ($(grep -c "NF $M.0 (Xen domain [0-9]* device 0) detached" $LOG) detach lines, $(grep -o 'buffers reclaimed' $LOG | wc -l) reclaims); core exit $crc; $(grep -o 'drops:.*' $LOG | tail -1 | cut -c1-120)"
 exit $RC
