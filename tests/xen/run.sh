@@ -368,7 +368,10 @@ nfdom nf-pvh blue fwd-a nf service "$hapline"
 sed -i -e 's/^type = "pv"$/type = "pvh"/' -e 's/ quiet / /' "$r0/domU/nf-pvh.cfg"
 # nf-migrate.sh pvh: a PVH NF domain for fwd-b, migrated (HAP's log-dirty)
 nfdom nf-mp blue fwd-b nf service "$hapline"
-sed -i 's/^type = "pv"$/type = "pvh"/' "$r0/domU/nf-mp.cfg"
+# a crash or reboot ends it (xl's default restart would make a new domain
+# without NF devices: xnv-xl registers them only at create)
+sed -i -e 's/^type = "pv"$/type = "pvh"/' -e '$a on_crash = "destroy"' \
+	-e '$a on_reboot = "destroy"' "$r0/domU/nf-mp.cfg"
 cat >"$r0/domU/drv.cfg" <<-EOF
 	name = "drv"
 	type = "pv"
