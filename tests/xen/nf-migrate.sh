@@ -86,6 +86,16 @@ away() {
 	check "$what" $ok "$( (grep -a 'xc: error' /tmp/mig.out | head -n 1; tail -n 1 /tmp/mig.out) | tr '\n' ' ' | cut -c1-220)(exit $rc); dom$d0 -> dom${d1:-?}; '$(echo "$sv" | cut -c1-110)'; away $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }') s, $((l1 - l0)) packets dropped for lack of an instance meanwhile, $((l2 - l1)) after; nf-a rx $a0 -> $(live nf-a.0 3) (longest pause ${STALL_MAX} s); $M rx since $(live $M.0 3); the NF process went on: $(grep -c 'waiting for the domain to run again' $CON) waits, $(grep -c 'xnv-forwarder exited' $CON) exits"
 }
 
+# saved (the image and FILE.nfv there, the domain gone), away 2 s, restored
+save_restore() {
+	xnv-xl save --timeout "$(scaled 60)" $M /tmp/$M.save >/tmp/save.out 2>&1
+	SAVED=$?
+	[ $SAVED = 0 ] && [ -s /tmp/$M.save ] && no_domain $M &&
+		grep -q 'nfv_service = "fwd-b"' /tmp/$M.save.nfv || { SAVED=1; return 1; }
+	sleep 2
+	xnv-xl restore --timeout "$(scaled 60)" /tmp/$M.save
+}
+
 if [ "$KIND" = pv ]; then
 # ---- plain xl save / restore: what xl alone does to an NF domain ------------
 # xl saves it with its NF attached (the image holds the NF's mappings of
@@ -112,15 +122,6 @@ wait_for 150 sh -c "[ \$(grep -c 'NF $M.0 attached' $LOG) -gt $n0 ]" && wait_for
 	finish "$M did not attach again after xnv-xl create"
 
 # ---- xnv-xl save, xnv-xl restore ------------------------------------------
-# saved (the image and FILE.nfv there, the domain gone), away 2 s, restored
-save_restore() {
-	xnv-xl save --timeout "$(scaled 60)" $M /tmp/$M.save >/tmp/save.out 2>&1
-	SAVED=$?
-	[ $SAVED = 0 ] && [ -s /tmp/$M.save ] && no_domain $M &&
-		grep -q 'nfv_service = "fwd-b"' /tmp/$M.save.nfv || { SAVED=1; return 1; }
-	sleep 2
-	xnv-xl restore --timeout "$(scaled 60)" /tmp/$M.save
-}
 away saved save-restore-reattaches new save_restore
 check save-lets-go $SAVED "$(grep -v '^xc: ' /tmp/save.out | tr '\n' ' ' | cut -c1-200); $(grep -o "NF $M.0 (Xen domain [0-9]* device 0) detached.*" $LOG | tail -n 1 | cut -c1-160)"
 
@@ -152,10 +153,18 @@ echo "$out" | grep -avE '^xc: (progress|info)' | tail -n 8 | sed 's/^/XT: plain 
 away migrated migrate-refused-nfs-return refused xnv-xl migrate --timeout "$(scaled 60)" $M localhost
 [ $grc != 0 ] && echo "$out" | grep -q 'Failed to enable logdirty' && grep -q 'Failed to enable logdirty' /tmp/mig.out
 check migrate-fails-as-for-any-pv-domain $? "plain xl migrate of guest1 (no NF): exit $grc, '$(echo "$out" | grep -a -m1 logdirty | cut -c1-100)'; xnv-xl migrate of $M: '$(grep -a -m1 logdirty /tmp/mig.out | cut -c1-100)'; $(xl info 2>/dev/null | grep -m1 xen_version | tr -s ' ')"
+
+# ---- to another host: xnv-xl's whole migrate, xl's transfer stood in for ----
+# let go, `xl migrate -p -s xt-ssh nf-m xt-other-host` (xt-xl: a save
+# and a paused restore in this Dom0, which this Xen can do for PV), then
+# xnv-xl register at the "other host" through the -s transport (xt-ssh)
+away migrated migrate-via-ssh-stood-in new env XNV_XL=xt-xl xnv-xl migrate \
+	--timeout "$(scaled 60)" -s xt-ssh $M xt-other-host
 else
-# ---- a PVH domain migrates (HAP's log-dirty mode) ---------------------------
+# ---- a PVH domain saved and restored, then migrated (HAP's log-dirty) -------
+away saved save-restore-pvh new save_restore
+rm -f /tmp/$M.save /tmp/$M.save.nfv
 away migrated migrate-pvh-localhost new xnv-xl migrate --timeout "$(scaled 60)" $M localhost
-away migrated migrate-pvh-via-ssh new xnv-xl migrate --timeout "$(scaled 60)" -s xt-ssh $M xt-other-host
 fi
 
 # ---- pools full once the domains are gone, clean exit ------------------------

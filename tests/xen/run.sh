@@ -249,7 +249,7 @@ done
 cp "$kdir"/modules/*.ko "$kbo/gntshare.ko" "$r0/lib/modules/"
 cp "$bld/xt-dom0" "$bld/xt-pcapcmp" "$bld/xt-ctl" "$here/nf-scenario.sh" "$here/nf-flood.sh" \
 	"$here/nf-hostile.sh" "$here/nf-bell.sh" "$here/nf-driver.sh" "$here/nf-migrate.sh" \
-	"$here/nf-pvh.sh" "$here/xt-ssh" "$here/xt-lib.sh" "$r0/usr/bin/"
+	"$here/nf-pvh.sh" "$here/xt-ssh" "$here/xt-xl" "$here/xt-lib.sh" "$r0/usr/bin/"
 dyn="$top/build/bin/xnv-core $top/build/bin/xnv-xl" pmdl="net_null net_pcap mempool_ring"
 if [ "$bench" = 1 ]; then
 	# iproute2's ip: busybox's cannot make veth pairs or bridges
@@ -488,7 +488,7 @@ expected="module-loads domains-created device grant-bad-arguments
 	driver-xnv-xl-list driver-sees-domain-destroyed driver-core-exits-cleanly
 	plain-xl-save-restore-loses-devices save-lets-go save-restore-reattaches
 	register-paused-domain save-checkpoint-nfs-return migrate-refused-nfs-return
-	migrate-fails-as-for-any-pv-domain migrate-pools-full"
+	migrate-fails-as-for-any-pv-domain migrate-via-ssh-stood-in migrate-pools-full"
 [ "$pvh" = 1 ] && expected="$expected pools-on-hugepages"
 [ "$only" = doorbell ] && expected="module-loads core-starts nf-in-domu-attaches
 	blue-chain-forwards blue-domus-zero-copy doorbell-nf-sleeps-wakes
@@ -496,13 +496,14 @@ expected="module-loads domains-created device grant-bad-arguments
 	doorbells-closed core-exits-cleanly blue-chain-intact nfs-see-core-shutdown"
 [ "$only" = pvh ] && expected="module-loads pvh-domu-boots pvh-nf-attaches pvh-chain-forwards
 	pvh-under-traffic pvh-doorbell pvh-core-exits-cleanly migrate-pvh-localhost
-	migrate-pvh-via-ssh migrate-pvh-pools-full"
+	save-restore-pvh migrate-pvh-pools-full"
 [ "$only" = driver ] && expected="module-loads driver-core-starts driver-unknown-refused
 	driver-nfs-attach driver-chain-forwards driver-xnv-xl-list driver-sees-domain-destroyed
 	driver-core-exits-cleanly"
 [ "$only" = migrate ] && expected="module-loads plain-xl-save-restore-loses-devices save-lets-go
 	save-restore-reattaches register-paused-domain save-checkpoint-nfs-return
-	migrate-refused-nfs-return migrate-fails-as-for-any-pv-domain migrate-pools-full"
+	migrate-refused-nfs-return migrate-fails-as-for-any-pv-domain migrate-via-ssh-stood-in
+	migrate-pools-full"
 if [ "$bench" = 1 ]; then
 	expected="module-loads netfront-network netfront-vif netfront-guest"
 	for z in ${XB_SIZES:-64 1024}; do expected="$expected xnv-$z-forwards netfront-$z-forwards"; done
