@@ -164,7 +164,9 @@ else
 # ---- a PVH domain saved and restored, then migrated (HAP's log-dirty) -------
 away saved save-restore-pvh new save_restore
 rm -f /tmp/$M.save /tmp/$M.save.nfv
-away migrated migrate-pvh-localhost new xnv-xl migrate --timeout "$(scaled 60)" $M localhost
+# live migration of a PVH guest: only with XT_PVH_MIGRATE=1 (README)
+grep -q xt_pvh_migrate=1 /proc/cmdline &&
+	away migrated migrate-pvh-localhost new xnv-xl migrate --timeout "$(scaled 60)" $M localhost
 fi
 
 # ---- pools full once the domains are gone, clean exit ------------------------
