@@ -18,7 +18,8 @@
 #   make check-fuzz   what make check fuzzes: corpora replayed, short runs
 #   make fuzz         libFuzzer harnesses; FUZZ_SECONDS=600 for longer runs;
 #                     fuzz-build: build the harnesses only
-#   make check-xen    the Xen suite alone; check-xen-pvh: PVH Dom0, hugepage pools
+#   make check-xen    the Xen suite alone (PV); not in check: check-xen-pvh-domu
+#                     (NFs in PVH DomUs), check-xen-pvh (PVH Dom0, hugepage pools)
 #   make soak         SOAK_SECONDS (600) of mixed traffic with NF churn (not in check)
 #   make bench-smoke  raw ring vs 1-NF path, one line of ratio at the end
 #   make bench        every system side by side (bench/README.md)
@@ -49,7 +50,7 @@ XEN_LIBS := $(shell pkg-config --libs xenstore xengnttab xenevtchn 2>/dev/null)
 # the core's side also pauses / destroys hostile domains through libxl
 XEN_SRV_LIBS := $(XEN_LIBS) $(shell pkg-config --libs xenlight xentoollog 2>/dev/null)
 
-.PHONY: all deps demo demo-fabric check check-unit check-integration check-xen check-xen-pvh soak \
+.PHONY: all deps demo demo-fabric check check-unit check-integration check-xen check-xen-pvh check-xen-pvh-domu soak \
         bench-smoke bench bench-xen install clean help fuzz fuzz-build check-fuzz check-san
 all:
 

@@ -15,13 +15,17 @@ check-integration: all
 	@if [ ! -x $(PYTHON) ]; then echo "check-integration: no venv, run 'make deps'" >&2; exit 1; fi
 	cd tests/integration && XNV_BUILD=$(CURDIR)/$(B) $(PYTHON) -m pytest -v $(PYTEST_ARGS)
 
-# Two boots: the PV suite, then a PVH NF domain (QEMU's CPU with AMD-V and
-# nested paging, which the PV suite does without) and its migration; each
-# ends with its own "XEN: N passed, N failed" line.
+# The PV suite (one boot).  The PVH NF domains' boot is check-xen-pvh-domu,
+# not part of make check: QEMU's emulated AMD-V crashes PVH guests now and
+# then (tests/xen/README.md, "PVH NF domains").
 check-xen: all
-	@rc=0; bash tests/xen/run.sh || rc=1; \
+	bash tests/xen/run.sh
+
+# Optional (not in make check): NFs in PVH DomUs, QEMU's CPU with AMD-V and
+# nested paging; ends with its own "XEN: N passed, N failed" line.
+check-xen-pvh-domu: all
 	XT_ONLY=pvh XT_OUT=$(CURDIR)/$(B)/xen-pvh XT_CACHE=$(CURDIR)/$(B)/xen/cache \
-		bash tests/xen/run.sh || rc=1; exit $$rc
+		bash tests/xen/run.sh
 
 # The unit and host integration suites again, built with ASan + UBSan into
 # build-san/ (make check runs this; `make check SAN=1` is all-SAN already).

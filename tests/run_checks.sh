@@ -44,7 +44,7 @@ if [ -n "$fz" ]; then
 	failed=$((failed + $(echo "$fz" | grep -oE '[0-9]+ failed' | grep -oE '[0-9]+')))
 fi
 # xen: "XEN: N passed, N failed" or "SKIP: ..." per boot (make check-xen
-# boots twice: the PV suite, then the PVH one)
+# boots once; a log of several boots, with check-xen-pvh-domu, adds up)
 xen=$(grep -hE '^XEN: [0-9]+ passed, [0-9]+ failed' "$log.xen")
 if [ -n "$xen" ]; then
 	passed=$((passed + $(echo "$xen" | grep -oE '[0-9]+ passed' | grep -oE '[0-9]+' | awk '{s+=$1} END {print s+0}')))

@@ -79,7 +79,7 @@ def test_a_suite_dying_uncounted_still_fails(tmp_path):
 
 
 def test_both_xen_boots_counted(tmp_path):
-    """make check-xen boots twice (the PV suite, then the PVH one): each
+    """A Xen log of two boots (check-xen, then check-xen-pvh-domu): each
     boot's closing line counts."""
     suites = dict(FAILING, unit=("[  PASSED  ] 1 test(s).\n", 0),
                   integration=("===== 1 passed in 2.0s =====\n", 0),

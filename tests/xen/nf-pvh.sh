@@ -11,6 +11,8 @@ LOG=/tmp/core.log
 . /usr/bin/xt-lib.sh
 CON=/var/log/xen/console/guest-nf-pvh.log
 console() { tail -n "${1:-20}" $CON 2>/dev/null | tr '\n' ' ' | cut -c1-1500; }
+# what Xen said of a guest it lost (a triple fault, a crash), for a failure
+xen_lost() { xl dmesg 2>/dev/null | grep -aiE 'triple fault|crash' | tail -n 2 | tr '\n' ' ' | cut -c1-300; }
 port_out_done() { snap; [ "$(col out 3)" = "$N" ]; }
 stop() {	# the checks after a failed one cannot run: tidy up, say so
 	echo "XT: PVH phase stopped: $1; nf-pvh's console: $(console 40)"
@@ -92,7 +94,7 @@ ex=$(grep -o 'xnv-forwarder exited.*' $CON | head -n 1 | tr -d '\r')
 check pvh-core-exits-cleanly $? "SIGTERM: exit $crc; its last table: blue $(grp blue 6)/$(grp blue 4) free; nf-pvh: '${ex:-no exit line}'"
 cmp=$(xt-pcapcmp /nf/in.pcap /tmp/out.pcap 2>&1)
 [ $? = 0 ] && [ $fwd = 0 ]
-check pvh-chain-forwards $? "$seen; xt-pcapcmp: $cmp"
+check pvh-chain-forwards $? "$seen; xt-pcapcmp: $cmp$([ $fwd = 0 ] || echo "; Xen: '$(xen_lost)'; nf-pvh's console: $(console 8)")"
 
 # The core gave nf-pvh an event channel, and the NF, as it stopped, counted
 # the wake-ups it got from it (it slept on it while nf-b booted)
