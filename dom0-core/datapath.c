@@ -67,14 +67,9 @@ copy_to_pool(struct xnv_core *c, struct rte_mbuf *m, uint16_t to)
 	rte_memcpy(rte_pktmbuf_mtod(n, void *), rte_pktmbuf_mtod(m, void *),
 		   m->data_len);
 	dst = xnv_priv(n);
-	dst->chain = src->chain;
-	dst->in_port = src->in_port;
-	dst->step = src->step;
-	dst->tgt_kind = src->tgt_kind;
-	dst->tgt_id = src->tgt_id;
-	dst->hash = src->hash;
+	dst->route = src->route;
+	dst->desc_hi = src->desc_hi;
 	dst->rx_tsc = src->rx_tsc;
-	dst->verdict_nf = src->verdict_nf;
 	c->copies[c->pools[src->pool].group][g]++;
 	c->pools[g].copies_in++;
 	rte_pktmbuf_free(m);
@@ -162,14 +157,16 @@ send_nf(struct xnv_core *c, struct xnv_nfrec *nf, struct rte_mbuf **m,
 	uint16_t *owner = c->pools[nf->pool].owner;
 	unsigned i, k, spills = 0;
 
+	/* The second half of each descriptor is ready in the private area
+	 * (written at rx); the first gathered: its buffer, and where in it
+	 * the frame is now. */
 	for (i = 0; i < n; i++) {
 		struct xnv_mbuf_priv *pv = xnv_priv(m[i]);
 
-		d[i] = (struct gnts_desc){
-			.buf = pv->buf, .off = m[i]->data_off,
-			.len = m[i]->data_len, .dst = pv->in_port,
-			.hash = pv->hash,
-		};
+		d[i].buf = pv->buf;
+		d[i].off = m[i]->data_off;
+		d[i].len = m[i]->data_len;
+		memcpy(&d[i].action, &pv->desc_hi, sizeof(pv->desc_hi));
 	}
 	k = gnts_ring_enqueue_burst(&nf->rx, d, n);
 	if (nf->rx.broken) {
@@ -190,15 +187,14 @@ send_nf(struct xnv_core *c, struct xnv_nfrec *nf, struct rte_mbuf **m,
 	return k;
 }
 
-/* Target + pool of a packet, and whether an NF's verdict chose it (the
- * policy, resolve()), as one comparable key.  The packets of one
- * delivery come from one source: one NF at most. */
-static inline uint32_t
+/* Target + pool of a packet, and which NF's verdict chose it (the
+ * policy, resolve()), as one comparable key: the route word with its
+ * target and verdict, the pool in place of its chain (step and pick
+ * cleared).  Never UINT64_MAX (verdict_nf <= XNV_MAX_NFS). */
+static inline uint64_t
 target_key(const struct xnv_mbuf_priv *pv)
 {
-	return (uint32_t)(pv->verdict_nf != 0) << 31 |
-	       (uint32_t)pv->tgt_kind << 28 | (uint32_t)pv->pool << 16 |
-	       pv->tgt_id;
+	return xnv_route_target(pv->route) | XNV_ROUTE_AT(chain, pv->pool);
 }
 
 /* Packets a policy refused (resolve()) are freed: each is charged to the
@@ -309,7 +305,8 @@ void
 xnv_deliver(struct xnv_core *c, struct xnv_pending *pd, struct rte_mbuf **m,
 	    unsigned n, uint64_t since, uint64_t now)
 {
-	uint32_t d, dj = 0, key;
+	uint64_t key;
+	uint32_t d, dj = 0;
 	unsigned i, j, k;
 	int reuse, reuse_j = 0;
 
@@ -318,15 +315,15 @@ xnv_deliver(struct xnv_core *c, struct xnv_pending *pd, struct rte_mbuf **m,
 		return;
 	d = resolve(c, &m[0], &reuse);
 	for (i = 0; i < n; i = j, d = dj, reuse = reuse_j) {
-		key = reuse ? target_key(xnv_priv(m[i])) : UINT32_MAX;
+		key = reuse ? target_key(xnv_priv(m[i])) : UINT64_MAX;
 		for (j = i + 1; j < n; j++) {
-			if (key != UINT32_MAX &&
+			if (key != UINT64_MAX &&
 			    target_key(xnv_priv(m[j])) == key)
 				continue;
 			dj = resolve(c, &m[j], &reuse_j);
 			if (dj != d)
 				break;
-			key = reuse_j ? target_key(xnv_priv(m[j])) : UINT32_MAX;
+			key = reuse_j ? target_key(xnv_priv(m[j])) : UINT64_MAX;
 		}
 		k = send_run(c, d, &m[i], j - i, now);
 		if (k < j - i) {
@@ -429,6 +426,9 @@ xnv_rx_port(struct xnv_core *c, uint16_t idx, uint64_t now)
 	struct rte_mbuf *m[GNTS_BURST_MAX];
 	uint16_t chain[GNTS_BURST_MAX];
 	unsigned n, i, kept = 0, want = c->cfg.burst;
+	uint32_t cur = UINT32_MAX;	/* the chain of route and hop */
+	uint64_t route = 0;		/* the route word its first step gives */
+	uint16_t hop = 0;
 	uint64_t rx_tsc = 0;
 	int flows;
 
@@ -473,8 +473,8 @@ xnv_rx_port(struct xnv_core *c, uint16_t idx, uint64_t now)
 		c->first_rx_tsc = now;
 	c->last_rx_tsc = now;
 	for (i = 0; i < n; i++) {
-		const struct xnv_chain *ch;
 		struct xnv_mbuf_priv *pv;
+		uint32_t hash;
 
 		/* One buffer each, and not empty: an NF is never handed a
 		 * frame it could not return as it got it (proto.h,
@@ -484,19 +484,24 @@ xnv_rx_port(struct xnv_core *c, uint16_t idx, uint64_t now)
 			continue;
 		}
 		pv = xnv_priv(m[i]);
-		ch = &c->chains[chain[i]].ch;
-		pv->chain = chain[i];
-		pv->in_port = idx;
-		pv->step = 0;
-		pv->pick = XNV_PICK_AFFINITY;
-		pv->verdict_nf = 0;
-		xnv_take_step(c, m[i], pv, &ch->s[0]);
+		if (chain[i] != cur) {	/* mostly one chain a burst */
+			const struct xnv_step *s0 = &c->chains[chain[i]].ch.s[0];
+
+			cur = chain[i];
+			route = xnv_route(chain[i], 0, s0);
+			hop = s0->hop;
+		}
+		/* Its first step (xnv_take_step()), the word made once. */
+		pv->route = route;
+		if (unlikely(hop != 0))
+			xnv_fabric_push(c, m[i], pv, hop);
 		/* With flow rules, xnv_flows_classify() already hashed the
 		 * key it parsed (when the NIC gave no hash). */
 		if (m[i]->ol_flags & RTE_MBUF_F_RX_RSS_HASH)
-			pv->hash = m[i]->hash.rss;
-		else if (!flows)
-			pv->hash = 0;
+			hash = m[i]->hash.rss;
+		else
+			hash = flows ? pv->hash : 0;
+		pv->desc_hi = xnv_desc_hi(idx, hash);
 		pv->rx_tsc = rx_tsc;
 		m[kept++] = m[i];
 	}

@@ -10,46 +10,60 @@
 #include "core.h"
 #include "validate.h"
 
-/* Apply a valid verdict; @return 1 if the packet goes on, 0 if freed. */
-static int
+/* An NF's own choice of target (OUT, TO_SERVICE): the route word keeps
+ * the packet's chain and step, names the target and the NF; its NF (if
+ * a service) is picked afresh.  @return the word. */
+static inline uint64_t
+verdict_target(struct xnv_mbuf_priv *pv, const struct xnv_nfrec *nf,
+	       uint8_t kind, uint16_t id)
+{
+	pv->route = XNV_ROUTE_AT(chain, pv->chain) |
+		    XNV_ROUTE_AT(step, pv->step) |
+		    XNV_ROUTE_AT(tgt_kind, kind) | XNV_ROUTE_AT(tgt_id, id) |
+		    XNV_ROUTE_AT(verdict_nf, nf->id + 1u) |
+		    XNV_ROUTE_AT(pick, XNV_PICK_AFFINITY);
+	return pv->route;
+}
+
+/* XNV_NEXT: the next step of the packet's chain.  @return its route
+ * word; 0 if it has no next step (past its chain's end, or made by an NF:
+ * on no chain), and it was freed. */
+static inline uint64_t
+verdict_next(struct xnv_core *c, struct rte_mbuf *m)
+{
+	struct xnv_mbuf_priv *pv = xnv_priv(m);
+	uint16_t chain = pv->chain;
+	uint8_t step = (uint8_t)(pv->step + 1);
+	const struct xnv_chain *ch = &c->chains[chain].ch;
+
+	if (likely(chain != XNV_CHAIN_NONE) && step < ch->n)
+		return xnv_take_step(c, m, pv, chain, step, &ch->s[step]);
+	c->drops[XNV_DROP_CHAIN_END]++;
+	rte_pktmbuf_free(m);
+	return 0;
+}
+
+/* Apply a valid verdict.  @return the packet's route word, 0 if it does
+ * not go on (and was freed). */
+static uint64_t
 apply_verdict(struct xnv_core *c, struct xnv_nfrec *nf, struct rte_mbuf *m,
 	      const struct gnts_desc *d)
 {
 	struct xnv_mbuf_priv *pv = xnv_priv(m);
-	const struct xnv_chain *ch;
 
-	pv->pick = XNV_PICK_AFFINITY;	/* a new step: picked afresh */
-	pv->verdict_nf = 0;
 	switch (d->action) {
+	case GNTS_ACT_NEXT:
+		return verdict_next(c, m);
 	case GNTS_ACT_OUT:
 		/* A fabric port carries only packets with a hop (fabric.h),
 		 * which a chain step gives, not an NF's verdict. */
-		if (unlikely(c->cfg.ports[d->dst].fabric)) {
-			c->drops[XNV_DROP_FABRIC]++;
-			break;
-		}
-		pv->tgt_kind = XNV_STEP_PORT;
-		pv->tgt_id = d->dst;
-		pv->verdict_nf = (uint16_t)(nf->id + 1);
-		return 1;
-	case GNTS_ACT_TO_SERVICE:
-		pv->tgt_kind = XNV_STEP_SERVICE;
-		pv->tgt_id = (uint16_t)c->cfg.service_by_id[d->dst];
-		pv->verdict_nf = (uint16_t)(nf->id + 1);
-		return 1;
-	case GNTS_ACT_NEXT:
-		if (pv->chain == XNV_CHAIN_NONE) {
-			c->drops[XNV_DROP_CHAIN_END]++;
-			break;
-		}
-		ch = &c->chains[pv->chain].ch;
-		if (pv->step + 1u < ch->n) {
-			pv->step++;
-			xnv_take_step(c, m, pv, &ch->s[pv->step]);
-			return 1;
-		}
-		c->drops[XNV_DROP_CHAIN_END]++;
+		if (likely(!c->cfg.ports[d->dst].fabric))
+			return verdict_target(pv, nf, XNV_STEP_PORT, d->dst);
+		c->drops[XNV_DROP_FABRIC]++;
 		break;
+	case GNTS_ACT_TO_SERVICE:
+		return verdict_target(pv, nf, XNV_STEP_SERVICE,
+				      (uint16_t)c->cfg.service_by_id[d->dst]);
 	default:	/* GNTS_ACT_DROP: the NF's own verdict */
 		nf->drops++;
 		break;
@@ -73,13 +87,10 @@ give_empty(struct xnv_core *c, struct xnv_nfrec *nf, uint32_t n)
 		return;
 	for (i = 0; i < n; i++) {
 		struct xnv_mbuf_priv *pv = xnv_priv(m[i]);
+		const struct xnv_step none = { .kind = 0 };
 
-		pv->chain = XNV_CHAIN_NONE;
-		pv->pick = XNV_PICK_AFFINITY;
-		pv->in_port = UINT16_MAX;
-		pv->step = 0;
-		pv->tgt_kind = 0;
-		pv->hash = 0;
+		pv->route = xnv_route(XNV_CHAIN_NONE, 0, &none);
+		pv->desc_hi = xnv_desc_hi(UINT16_MAX, 0);
 		pv->rx_tsc = 0;		/* made by the NF: no rx time */
 		d[i] = (struct gnts_desc){ .buf = pv->buf,
 					   .off = m[i]->data_off };
@@ -167,7 +178,7 @@ take_returns(struct xnv_core *c, struct xnv_nfrec *nf, uint64_t now)
 		m->pkt_len = d[i].len;
 		if (d[i].action != GNTS_ACT_DROP)
 			nf->tx_pkts++;
-		if (apply_verdict(c, nf, m, &d[i]))
+		if (apply_verdict(c, nf, m, &d[i]) != 0)
 			out[k++] = m;
 	}
 	if (k > 0)
