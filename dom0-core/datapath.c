@@ -300,10 +300,12 @@ send_run(struct xnv_core *c, uint32_t dest, struct rte_mbuf **m, unsigned n,
  * Hand @p n packets on, in order, in runs of packets with one destination;
  * park what cannot go yet in @p pd.  A run grows without re-resolving while
  * the next packet has the same target and the destination is reusable.
+ * @p uniform: the caller knows that every packet has the first one's
+ * target_key(), so a reusable destination takes them all at once.
  */
 void
 xnv_deliver(struct xnv_core *c, struct xnv_pending *pd, struct rte_mbuf **m,
-	    unsigned n, uint64_t since, uint64_t now)
+	    unsigned n, uint64_t since, uint64_t now, int uniform)
 {
 	uint64_t key;
 	uint32_t d, dj = 0;
@@ -316,7 +318,7 @@ xnv_deliver(struct xnv_core *c, struct xnv_pending *pd, struct rte_mbuf **m,
 	d = resolve(c, &m[0], &reuse);
 	for (i = 0; i < n; i = j, d = dj, reuse = reuse_j) {
 		key = reuse ? target_key(xnv_priv(m[i])) : UINT64_MAX;
-		for (j = i + 1; j < n; j++) {
+		for (j = uniform && reuse ? n : i + 1; j < n; j++) {
 			if (key != UINT64_MAX &&
 			    target_key(xnv_priv(m[j])) == key)
 				continue;
@@ -352,7 +354,7 @@ xnv_flush_pending(struct xnv_core *c, struct xnv_pending *pd, uint64_t now)
 	if (n == 0)
 		return 0;
 	memcpy(m, pd->m, n * sizeof(m[0]));
-	xnv_deliver(c, pd, m, n, pd->since, now);
+	xnv_deliver(c, pd, m, n, pd->since, now, 0);
 	if (pd->n != 0 && now - pd->since > c->stall_tsc) {
 		c->drops[XNV_DROP_STALL] += pd->n;
 		xnv_free_parked(pd);
@@ -428,7 +430,8 @@ xnv_rx_port(struct xnv_core *c, uint16_t idx, uint64_t now)
 	unsigned n, i, kept = 0, want = c->cfg.burst;
 	uint32_t cur = UINT32_MAX;	/* the chain of route and hop */
 	uint64_t route = 0;		/* the route word its first step gives */
-	uint16_t hop = 0;
+	uint16_t hop = 0, pool = c->cfg.ports[idx].group, odd = 0;
+	unsigned chains = 0;
 	uint64_t rx_tsc = 0;
 	int flows;
 
@@ -490,7 +493,9 @@ xnv_rx_port(struct xnv_core *c, uint16_t idx, uint64_t now)
 			cur = chain[i];
 			route = xnv_route(chain[i], 0, s0);
 			hop = s0->hop;
+			chains++;
 		}
+		odd |= pv->pool ^ pool;
 		/* Its first step (xnv_take_step()), the word made once. */
 		pv->route = route;
 		if (unlikely(hop != 0))
@@ -505,7 +510,11 @@ xnv_rx_port(struct xnv_core *c, uint16_t idx, uint64_t now)
 		pv->rx_tsc = rx_tsc;
 		m[kept++] = m[i];
 	}
-	xnv_deliver(c, &p->pend, m, kept, now, now);
+	/* One chain, no hop to push (a failed push changes the target)
+	 * and the port's own pool (a driver's mbufs come from the pool it
+	 * was given): every packet has the first one's target. */
+	xnv_deliver(c, &p->pend, m, kept, now, now,
+		    chains == 1 && hop == 0 && odd == 0);
 	return n;
 }
 

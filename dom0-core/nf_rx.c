@@ -137,6 +137,7 @@ take_returns(struct xnv_core *c, struct xnv_nfrec *nf, uint64_t now)
 	uint16_t tag = (uint16_t)(nf->id + 1);
 	unsigned n, i, k = 0, n_bad = 0;
 	enum xnv_bad last_bad = XNV_OK;
+	uint64_t route, first = 0, odd = 0;	/* out[]'s route words */
 
 	n = gnts_ring_dequeue_burst(&nf->tx, d, c->cfg.burst);
 	if (nf->tx.broken) {
@@ -178,11 +179,18 @@ take_returns(struct xnv_core *c, struct xnv_nfrec *nf, uint64_t now)
 		m->pkt_len = d[i].len;
 		if (d[i].action != GNTS_ACT_DROP)
 			nf->tx_pkts++;
-		if (apply_verdict(c, nf, m, &d[i]) != 0)
+		route = apply_verdict(c, nf, m, &d[i]);
+		if (route != 0) {
+			first = k == 0 ? route : first;
+			odd |= route ^ first;
 			out[k++] = m;
+		}
 	}
+	/* Every buffer is of the NF's pool: the same target and verdict
+	 * make the same target_key(). */
 	if (k > 0)
-		xnv_deliver(c, &nf->pend, out, k, now, now);
+		xnv_deliver(c, &nf->pend, out, k, now, now,
+			    xnv_route_target(odd) == 0);
 	if (unlikely(n_bad != 0)) {
 		nf->bad += n_bad;
 		c->drops[XNV_DROP_BAD_DESC] += n_bad;
