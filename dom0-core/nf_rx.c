@@ -123,80 +123,151 @@ refill(struct xnv_core *c, struct xnv_nfrec *nf)
 		xnv_rec_quarantine(c, nf, "free ring consumer index impossible");
 }
 
+/* What one burst of returns came to (take_burst()). */
+struct returns {
+	unsigned taken;		/* buffers the core owns again */
+	unsigned tx;		/* of which valid and not dropped by the NF */
+	unsigned n_bad;		/* descriptors that failed a check */
+	enum xnv_bad last_bad;	/* the kind of the last of them */
+	int uniform;		/* every packet out has the first one's
+				 * target (xnv_deliver()) */
+};
+
+/*
+ * The mbuf of each descriptor's buffer into @p mb, its header and private
+ * area fetched: they were last touched a ring's worth of packets ago.  An
+ * index out of range gets buffer 0's, never used: the validation refuses
+ * the descriptor before its mbuf is looked at.
+ */
+static inline void
+fetch_mbufs(const struct xnv_pool *pool, const struct gnts_desc *d,
+	    struct rte_mbuf **mb, unsigned n)
+{
+	const uint32_t n_bufs = pool->n_bufs;
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		mb[i] = xnv_pool_mbuf(pool, d[i].buf < n_bufs ? d[i].buf : 0);
+		rte_prefetch0(mb[i]);
+		rte_prefetch0(xnv_priv(mb[i]));
+	}
+}
+
+/* A returned frame's place in its buffer, as the NF says (validated). */
+static inline void
+set_data(struct rte_mbuf *m, const struct gnts_desc *d)
+{
+	m->data_off = d->off;
+	m->data_len = d->len;
+	m->pkt_len = d->len;
+}
+
+/*
+ * A descriptor that is not the common case (xnv_validate_next()):
+ * xnv_validate() says what it is.  A bad one is counted, and its buffer
+ * freed if it was the NF's; a good one's verdict is applied.  @return the
+ * packet's route word, 0 if it does not go on.
+ */
+static __rte_noinline uint64_t
+take_other(struct xnv_core *c, struct xnv_nfrec *nf,
+	   const struct xnv_pool_view *view, const struct gnts_desc *d,
+	   struct rte_mbuf *m, struct returns *r)
+{
+	enum xnv_bad bad = xnv_validate(d, view, (uint16_t)(nf->id + 1),
+					&c->cfg);
+
+	if (bad != XNV_OK) {
+		nf->bad_kind[bad]++;
+		r->last_bad = bad;
+		r->n_bad++;
+	}
+	if (bad == XNV_BAD_INDEX || bad == XNV_BAD_OWNER)
+		return 0;
+	/* The buffer was the NF's: it is the core's again. */
+	c->pools[nf->pool].owner[d->buf] = 0;
+	r->taken++;
+	if (bad != XNV_OK) {
+		rte_pktmbuf_free(m);
+		return 0;
+	}
+	set_data(m, d);
+	r->tx += d->action != GNTS_ACT_DROP;
+	return apply_verdict(c, nf, m, d);
+}
+
+/*
+ * Validate @p n returned descriptors, give their buffers back to the core
+ * and apply their verdicts; the packets that go on into @p out, their
+ * count returned.  The common case (a NEXT verdict, all well) is one
+ * test and its own short path; anything else is take_other()'s.
+ */
+static unsigned
+take_burst(struct xnv_core *c, struct xnv_nfrec *nf, const struct gnts_desc *d,
+	   struct rte_mbuf **mb, unsigned n, struct rte_mbuf **out,
+	   struct returns *r)
+{
+	const struct xnv_pool *pool = &c->pools[nf->pool];
+	const struct xnv_pool_view view = {
+		.n_bufs = pool->n_bufs, .buf_size = pool->buf_size,
+		.owner = pool->owner,
+	};
+	uint16_t *owner = pool->owner, tag = (uint16_t)(nf->id + 1);
+	uint64_t route, first = 0, odd = 0;	/* out[]'s route words */
+	unsigned i, k = 0;
+
+	for (i = 0; i < n; i++) {
+		if (likely(xnv_validate_next(&d[i], &view, tag))) {
+			/* The buffer was the NF's: it is the core's again. */
+			owner[d[i].buf] = 0;
+			r->taken++;
+			r->tx++;
+			set_data(mb[i], &d[i]);
+			route = verdict_next(c, mb[i]);
+		} else {
+			route = take_other(c, nf, &view, &d[i], mb[i], r);
+		}
+		if (route != 0) {
+			first = k == 0 ? route : first;
+			odd |= route ^ first;
+			out[k++] = mb[i];
+		}
+	}
+	/* Every buffer is of the NF's pool: the same target and verdict
+	 * make the same target_key(). */
+	r->uniform = xnv_route_target(odd) == 0;
+	return k;
+}
+
 /* Dequeue, validate and hand on what the NF returned (nothing parked). */
 static unsigned
 take_returns(struct xnv_core *c, struct xnv_nfrec *nf, uint64_t now)
 {
 	struct gnts_desc d[GNTS_BURST_MAX];
-	struct rte_mbuf *out[GNTS_BURST_MAX];
-	struct xnv_pool *pool = &c->pools[nf->pool];
-	const struct xnv_pool_view view = {
-		.n_bufs = pool->n_bufs, .buf_size = pool->buf_size,
-		.owner = pool->owner,
-	};
-	uint16_t tag = (uint16_t)(nf->id + 1);
-	unsigned n, i, k = 0, n_bad = 0;
-	enum xnv_bad last_bad = XNV_OK;
-	uint64_t route, first = 0, odd = 0;	/* out[]'s route words */
+	struct rte_mbuf *mb[GNTS_BURST_MAX], *out[GNTS_BURST_MAX];
+	struct returns r = { .last_bad = XNV_OK };
+	unsigned n, k;
 
 	n = gnts_ring_dequeue_burst(&nf->tx, d, c->cfg.burst);
 	if (nf->tx.broken) {
 		xnv_rec_quarantine(c, nf, "tx ring producer index impossible");
 		return 0;
 	}
-	/* The headers of returning buffers were last touched a ring's worth
-	 * of packets ago: start fetching all of them (the fields we rewrite,
-	 * and the private area we read) before working on the first. */
-	for (i = 0; i < n; i++)
-		if (d[i].buf < pool->n_bufs) {
-			struct rte_mbuf *m = xnv_pool_mbuf(pool, d[i].buf);
-
-			rte_prefetch0(m);
-			rte_prefetch0(xnv_priv(m));
-		}
-	for (i = 0; i < n; i++) {
-		enum xnv_bad bad = xnv_validate(&d[i], &view, tag, &c->cfg);
-		struct rte_mbuf *m;
-
-		if (unlikely(bad != XNV_OK)) {
-			nf->bad_kind[bad]++;
-			last_bad = bad;
-			n_bad++;
-		}
-		if (bad == XNV_BAD_INDEX || bad == XNV_BAD_OWNER)
-			continue;
-		/* The buffer was the NF's: it is the core's again. */
-		pool->owner[d[i].buf] = 0;
-		nf->held--;
-		nf->returned++;
-		m = xnv_pool_mbuf(pool, d[i].buf);
-		if (bad != XNV_OK) {
-			rte_pktmbuf_free(m);
-			continue;
-		}
-		m->data_off = d[i].off;
-		m->data_len = d[i].len;
-		m->pkt_len = d[i].len;
-		if (d[i].action != GNTS_ACT_DROP)
-			nf->tx_pkts++;
-		route = apply_verdict(c, nf, m, &d[i]);
-		if (route != 0) {
-			first = k == 0 ? route : first;
-			odd |= route ^ first;
-			out[k++] = m;
-		}
-	}
-	/* Every buffer is of the NF's pool: the same target and verdict
-	 * make the same target_key(). */
+	fetch_mbufs(&c->pools[nf->pool], d, mb, n);
+	k = take_burst(c, nf, d, mb, n, out, &r);
+	/* Before the delivery: a chain may lead back to this NF, whose
+	 * quota counts what it holds. */
+	nf->held -= r.taken;
+	nf->returned += r.taken;
+	nf->tx_pkts += r.tx;
 	if (k > 0)
-		xnv_deliver(c, &nf->pend, out, k, now, now,
-			    xnv_route_target(odd) == 0);
-	if (unlikely(n_bad != 0)) {
-		nf->bad += n_bad;
-		c->drops[XNV_DROP_BAD_DESC] += n_bad;
+		xnv_deliver(c, &nf->pend, out, k, now, now, r.uniform);
+	if (unlikely(r.n_bad != 0)) {
+		nf->bad += r.n_bad;
+		c->drops[XNV_DROP_BAD_DESC] += r.n_bad;
 		/* Over its error budget: quarantined, and not polled again. */
 		if (nf->state == XNV_REC_ATTACHED)
-			(void)xnv_rec_charge_bad(c, nf, now, n_bad, last_bad);
+			(void)xnv_rec_charge_bad(c, nf, now, r.n_bad,
+						 r.last_bad);
 	}
 	return n;
 }
