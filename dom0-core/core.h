@@ -77,6 +77,7 @@ enum xnv_drop {
 	XNV_DROP_N
 };
 
+/* How a packet's NF was picked: 0 or 1 (send_nf() adds them up). */
 enum xnv_pick { XNV_PICK_AFFINITY = 0, XNV_PICK_SPILL = 1 };
 
 /*

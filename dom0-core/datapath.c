@@ -149,37 +149,45 @@ resolve(struct xnv_core *c, struct rte_mbuf **mp, int *reuse)
 	}
 }
 
+/*
+ * Describe @p n packets to @p nf and enqueue what its rx ring takes, in
+ * one pass: each descriptor's second half is ready in the private area
+ * (written at rx), the first gathered (its buffer, where the frame is in
+ * it now); each buffer is marked the NF's as it is described.  Those the
+ * ring did not take are marked the core's again at once: whatever reads
+ * the owner table next (this NF's returns, read later in this loop of
+ * the single-threaded core, or a quarantine) sees exactly what the NF
+ * was given.  @return how many it took.
+ */
 static unsigned
 send_nf(struct xnv_core *c, struct xnv_nfrec *nf, struct rte_mbuf **m,
 	unsigned n)
 {
 	struct gnts_desc d[GNTS_BURST_MAX];
 	uint16_t *owner = c->pools[nf->pool].owner;
+	const uint16_t tag = (uint16_t)(nf->id + 1);
 	unsigned i, k, spills = 0;
 
-	/* The second half of each descriptor is ready in the private area
-	 * (written at rx); the first gathered: its buffer, and where in it
-	 * the frame is now. */
 	for (i = 0; i < n; i++) {
-		struct xnv_mbuf_priv *pv = xnv_priv(m[i]);
+		const struct xnv_mbuf_priv *pv = xnv_priv(m[i]);
 
 		d[i].buf = pv->buf;
 		d[i].off = m[i]->data_off;
 		d[i].len = m[i]->data_len;
 		memcpy(&d[i].action, &pv->desc_hi, sizeof(pv->desc_hi));
+		owner[pv->buf] = tag;
+		spills += pv->pick;	/* XNV_PICK_SPILL is 1 */
 	}
 	k = gnts_ring_enqueue_burst(&nf->rx, d, n);
+	for (i = k; i < n; i++) {
+		owner[d[i].buf] = 0;
+		spills -= xnv_priv(m[i])->pick;
+	}
 	if (nf->rx.broken) {
 		xnv_rec_quarantine(c, nf, "rx ring consumer index impossible");
 		return 0;
 	}
 	xnv_bell_rx_done(c, &nf->bell, &nf->rx, nf);
-	/* Single-threaded core: the NF's returns are read later in this
-	 * same loop, so setting the owner after the enqueue is safe. */
-	for (i = 0; i < k; i++) {
-		owner[d[i].buf] = (uint16_t)(nf->id + 1);
-		spills += xnv_priv(m[i])->pick == XNV_PICK_SPILL;
-	}
 	c->services[nf->service].picks_spill += spills;
 	c->services[nf->service].picks_affinity += k - spills;
 	nf->held += k;
