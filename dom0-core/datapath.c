@@ -429,60 +429,33 @@ pace_idle(struct xnv_core *c, const struct xnv_pace *p)
 	return 0;
 }
 
-unsigned
-xnv_rx_port(struct xnv_core *c, uint16_t idx, uint64_t now)
+/*
+ * Give each received packet of port @p idx its first step and the half of
+ * its descriptor an NF will see; reject what no NF may be handed.  Each
+ * takes chain @p chain[i], or when @p chain is NULL (no flow rules, not a
+ * fabric port) the port's @p chain0: one route word for the burst, made
+ * before the loop.  Always inlined, so that the two are two loops.
+ * @return packets kept (in @p m); *@p uniform: all have one target.
+ */
+static __rte_always_inline unsigned
+rx_fill(struct xnv_core *c, uint16_t idx, struct rte_mbuf **m, unsigned n,
+	const uint16_t *chain, uint16_t chain0, int flows, uint64_t rx_tsc,
+	int *uniform)
 {
-	struct xnv_port *p = &c->ports[idx];
-	struct rte_mbuf *m[GNTS_BURST_MAX];
-	uint16_t chain[GNTS_BURST_MAX];
-	unsigned n, i, kept = 0, want = c->cfg.burst;
+	const uint16_t pool = c->cfg.ports[idx].group;
 	uint32_t cur = UINT32_MAX;	/* the chain of route and hop */
 	uint64_t route = 0;		/* the route word its first step gives */
-	uint16_t hop = 0, pool = c->cfg.ports[idx].group, odd = 0;
-	unsigned chains = 0;
-	uint64_t rx_tsc = 0;
-	int flows;
+	uint16_t hop = 0, odd = 0;
+	unsigned i, kept = 0, chains = 0;
 
-	/* Parked packets first, rx stopped or not: they finish the chain
-	 * they were given, or drop after stall_timeout_ms (a chain unset
-	 * while some waited for room used to keep them for ever). */
-	if (xnv_flush_pending(c, &p->pend, now))
-		return 1;	/* waiting for room is not idleness */
-	if (!p->rx_on || !p->started)
-		return 0;
-	if (unlikely(p->pace.cost != 0)) {
-		want = xnv_pace_allow(&p->pace, now - c->start_tsc, want);
-		if (want == 0)	/* paced, nothing due yet */
-			return pace_idle(c, &p->pace);
+	if (chain == NULL) {
+		const struct xnv_step *s0 = &c->chains[chain0].ch.s[0];
+
+		cur = chain0;
+		route = xnv_route(chain0, 0, s0);
+		hop = s0->hop;
+		chains = 1;
 	}
-	n = rte_eth_rx_burst(p->port_id, 0, m, (uint16_t)want);
-	if (n == 0)
-		return 0;
-	if (unlikely(p->pace.cost != 0))
-		xnv_pace_took(&p->pace, n);
-	if (unlikely(p->lat != NULL))
-		rx_tsc = rte_rdtsc();
-	/* The driver wrote the header's first lines; fetch the private
-	 * area of every packet before filling the first. */
-	flows = xnv_flows_active(c);
-	for (i = 0; i < n; i++) {
-		rte_prefetch0(xnv_priv(m[i]));
-		chain[i] = c->port_chain[idx];
-	}
-	p->rx += n;
-	if (unlikely(c->cfg.ports[idx].fabric)) {	/* its hop decides */
-		n = xnv_fabric_rx(c, idx, m, chain, n);
-		flows = 0;
-	}
-	if (unlikely(p->vlan_strip))	/* only ports that asked for it */
-		for (i = 0; i < n; i++)
-			if (m[i]->ol_flags & RTE_MBUF_F_RX_VLAN_STRIPPED)
-				vlan_restore(m[i]);
-	if (flows)
-		xnv_flows_classify(c, m, n, idx, chain);
-	if (c->first_rx_tsc == 0)
-		c->first_rx_tsc = now;
-	c->last_rx_tsc = now;
 	for (i = 0; i < n; i++) {
 		struct xnv_mbuf_priv *pv;
 		uint32_t hash;
@@ -495,7 +468,7 @@ xnv_rx_port(struct xnv_core *c, uint16_t idx, uint64_t now)
 			continue;
 		}
 		pv = xnv_priv(m[i]);
-		if (chain[i] != cur) {	/* mostly one chain a burst */
+		if (chain != NULL && chain[i] != cur) {
 			const struct xnv_step *s0 = &c->chains[chain[i]].ch.s[0];
 
 			cur = chain[i];
@@ -521,8 +494,66 @@ xnv_rx_port(struct xnv_core *c, uint16_t idx, uint64_t now)
 	/* One chain, no hop to push (a failed push changes the target)
 	 * and the port's own pool (a driver's mbufs come from the pool it
 	 * was given): every packet has the first one's target. */
-	xnv_deliver(c, &p->pend, m, kept, now, now,
-		    chains == 1 && hop == 0 && odd == 0);
+	*uniform = chains <= 1 && hop == 0 && odd == 0;
+	return kept;
+}
+
+unsigned
+xnv_rx_port(struct xnv_core *c, uint16_t idx, uint64_t now)
+{
+	struct xnv_port *p = &c->ports[idx];
+	struct rte_mbuf *m[GNTS_BURST_MAX];
+	uint16_t chain[GNTS_BURST_MAX];
+	unsigned n, i, kept, want = c->cfg.burst;
+	uint64_t rx_tsc = 0;
+	int flows, fabric, uniform;
+
+	/* Parked packets first, rx stopped or not: they finish the chain
+	 * they were given, or drop after stall_timeout_ms (a chain unset
+	 * while some waited for room used to keep them for ever). */
+	if (xnv_flush_pending(c, &p->pend, now))
+		return 1;	/* waiting for room is not idleness */
+	if (!p->rx_on || !p->started)
+		return 0;
+	if (unlikely(p->pace.cost != 0)) {
+		want = xnv_pace_allow(&p->pace, now - c->start_tsc, want);
+		if (want == 0)	/* paced, nothing due yet */
+			return pace_idle(c, &p->pace);
+	}
+	n = rte_eth_rx_burst(p->port_id, 0, m, (uint16_t)want);
+	if (n == 0)
+		return 0;
+	if (unlikely(p->pace.cost != 0))
+		xnv_pace_took(&p->pace, n);
+	if (unlikely(p->lat != NULL))
+		rx_tsc = rte_rdtsc();
+	/* The driver wrote the header's first lines; fetch the private
+	 * area of every packet before filling the first. */
+	for (i = 0; i < n; i++)
+		rte_prefetch0(xnv_priv(m[i]));
+	p->rx += n;
+	fabric = c->cfg.ports[idx].fabric;
+	flows = !fabric && xnv_flows_active(c);
+	if (unlikely(fabric || flows))	/* a chain each */
+		for (i = 0; i < n; i++)
+			chain[i] = c->port_chain[idx];
+	if (unlikely(fabric))		/* its hop decides */
+		n = xnv_fabric_rx(c, idx, m, chain, n);
+	if (unlikely(p->vlan_strip))	/* only ports that asked for it */
+		for (i = 0; i < n; i++)
+			if (m[i]->ol_flags & RTE_MBUF_F_RX_VLAN_STRIPPED)
+				vlan_restore(m[i]);
+	if (flows)
+		xnv_flows_classify(c, m, n, idx, chain);
+	if (c->first_rx_tsc == 0)
+		c->first_rx_tsc = now;
+	c->last_rx_tsc = now;
+	if (fabric || flows)
+		kept = rx_fill(c, idx, m, n, chain, 0, flows, rx_tsc, &uniform);
+	else
+		kept = rx_fill(c, idx, m, n, NULL, c->port_chain[idx], 0,
+			       rx_tsc, &uniform);
+	xnv_deliver(c, &p->pend, m, kept, now, now, uniform);
 	return n;
 }
 

@@ -213,14 +213,13 @@ take_burst(struct xnv_core *c, struct xnv_nfrec *nf, const struct gnts_desc *d,
 	};
 	uint16_t *owner = pool->owner, tag = (uint16_t)(nf->id + 1);
 	uint64_t route, first = 0, odd = 0;	/* out[]'s route words */
-	unsigned i, k = 0;
+	unsigned i, k = 0, next = 0;	/* next: the common case's count */
 
 	for (i = 0; i < n; i++) {
 		if (likely(xnv_validate_next(&d[i], &view, tag))) {
 			/* The buffer was the NF's: it is the core's again. */
 			owner[d[i].buf] = 0;
-			r->taken++;
-			r->tx++;
+			next++;
 			set_data(mb[i], &d[i]);
 			route = verdict_next(c, mb[i]);
 		} else {
@@ -232,6 +231,8 @@ take_burst(struct xnv_core *c, struct xnv_nfrec *nf, const struct gnts_desc *d,
 			out[k++] = mb[i];
 		}
 	}
+	r->taken += next;
+	r->tx += next;
 	/* Every buffer is of the NF's pool: the same target and verdict
 	 * make the same target_key(). */
 	r->uniform = xnv_route_target(odd) == 0;
