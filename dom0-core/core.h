@@ -163,6 +163,10 @@ xnv_route(uint16_t chain, uint8_t step, const struct xnv_step *s)
 	       XNV_ROUTE_AT(tgt_kind, s->kind) | XNV_ROUTE_AT(tgt_id, s->id);
 }
 
+/* In a chain version's route words only (chain.c): the step pushes a
+ * hop (fabric.h).  Never in a packet's: its pick byte is 0 or 1. */
+#define XNV_ROUTE_HOP XNV_ROUTE_AT(pick, 0x80)
+
 /* Where a route word sends its packet: its target and whose verdict
  * chose it (not its chain, step or pick). */
 static inline uint64_t

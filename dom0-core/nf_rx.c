@@ -25,19 +25,28 @@ verdict_target(struct xnv_mbuf_priv *pv, const struct xnv_nfrec *nf,
 	return pv->route;
 }
 
-/* XNV_NEXT: the next step of the packet's chain.  @return its route
- * word; 0 if it has no next step (past its chain's end, or made by an NF:
- * on no chain), and it was freed. */
+/* XNV_NEXT: the next step of the packet's chain, its route word made
+ * when the chain version was (chain.c); a step that pushes a hop the
+ * long way (xnv_take_step()).  @return the packet's route word; 0 if it
+ * has no next step (past its chain's end, or made by an NF: on no
+ * chain), and it was freed.  A packet's step is always below its
+ * chain's length, so step + 1 is within the version's route[]. */
 static inline uint64_t
 verdict_next(struct xnv_core *c, struct rte_mbuf *m)
 {
 	struct xnv_mbuf_priv *pv = xnv_priv(m);
 	uint16_t chain = pv->chain;
 	uint8_t step = (uint8_t)(pv->step + 1);
-	const struct xnv_chain *ch = &c->chains[chain].ch;
+	uint64_t route = likely(chain != XNV_CHAIN_NONE) ?
+			 c->chains[chain].route[step] : 0;
 
-	if (likely(chain != XNV_CHAIN_NONE) && step < ch->n)
-		return xnv_take_step(c, m, pv, chain, step, &ch->s[step]);
+	if (likely(route != 0 && !(route & XNV_ROUTE_HOP))) {
+		pv->route = route;
+		return route;
+	}
+	if (route != 0)
+		return xnv_take_step(c, m, pv, chain, step,
+				     &c->chains[chain].ch.s[step]);
 	c->drops[XNV_DROP_CHAIN_END]++;
 	rte_pktmbuf_free(m);
 	return 0;
