@@ -161,6 +161,9 @@ libxnv_wait_core(struct xnv_nf *nf, char *err, size_t errlen)
 		if (rc != -EHOSTDOWN && rc != -ECONNRESET &&
 		    rc != -ETIMEDOUT && rc != -ESHUTDOWN)
 			return rc;
+		if (nf->resuming)	/* the domain runs again, but */
+			LOG(WARNING, "%s: attach: %s; asking again", nf->name,
+			    err);
 		sleep_ms(wait_ms);
 		wait_ms = wait_ms < 500 ? wait_ms * 2 : 1000;
 	}

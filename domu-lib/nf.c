@@ -60,6 +60,8 @@ usage(const char *prog)
 		"                   has an xnv device) (env XNV_BACKEND)\n"
 		"  --dev N          xen: the domain's xnv device to use (default: the\n"
 		"                   first one not connected)\n"
+		"  --attach-timeout S  xen: seconds to wait for the core's answer to\n"
+		"                   an attach (env XNV_ATTACH_TIMEOUT; default 10)\n"
 		"  --idle-sleep M   when idle: poll (never back off; = --busy-poll),\n"
 		"                   adaptive (pause, yield, sleeps up to 200 us) or\n"
 		"                   doorbell (default: adaptive, then sleep until the\n"
@@ -132,6 +134,7 @@ struct attach_opts {
 	const char *sock;
 	const char *backend;
 	const char *service, *group, *name, *alloc, *reattach, *idle;
+	const char *timeout;
 	int dev;
 };
 
@@ -147,7 +150,24 @@ read_env(struct attach_opts *ao)
 	ao->idle = getenv("XNV_IDLE_SLEEP");
 	ao->sock = getenv("XNV_SOCKET");
 	ao->backend = getenv("XNV_BACKEND");
+	ao->timeout = getenv("XNV_ATTACH_TIMEOUT");
 	ao->dev = -1;
+}
+
+/* --attach-timeout: whole seconds, 1 to 3600, into @p ms. */
+static int
+parse_timeout(const char *arg, unsigned *ms)
+{
+	char *e;
+	long v = strtol(arg, &e, 10);
+
+	if (*arg == '\0' || *e != '\0' || v < 1 || v > 3600) {
+		USAGE("--attach-timeout %s: expected seconds from 1 to 3600",
+		      arg);
+		return -EINVAL;
+	}
+	*ms = (unsigned)v * 1000u;
+	return 0;
 }
 
 static int
@@ -181,6 +201,7 @@ read_opts(int end, char **argv, struct xnv_nf *nf, struct attach_opts *ao)
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "backend", required_argument, NULL, 'B' },
 		{ "dev", required_argument, NULL, 'D' },
+		{ "attach-timeout", required_argument, NULL, 'T' },
 		{ "reattach", no_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -201,6 +222,7 @@ read_opts(int end, char **argv, struct xnv_nf *nf, struct attach_opts *ao)
 			if (parse_dev(optarg, &ao->dev) < 0)
 				return -EINVAL;
 			break;
+		case 'T': ao->timeout = optarg; break;
 		case 'b': ao->idle = "poll"; break;
 		case 'I': ao->idle = optarg; break;
 		case 'a': ao->alloc = optarg; break;
@@ -277,6 +299,9 @@ fill_req(const struct attach_opts *ao, const struct gnts_cli_ops *ops,
 	if (ao->alloc != NULL && (rc = parse_alloc(ao->alloc, req)) < 0)
 		return rc;
 	if ((rc = parse_idle(ao->idle, nf)) < 0)
+		return rc;
+	if (ao->timeout != NULL &&
+	    (rc = parse_timeout(ao->timeout, &nf->cfg.timeout_ms)) < 0)
 		return rc;
 	/* Doorbells whatever the policy: a polling NF still kicks a core
 	 * that sleeps. */
@@ -424,6 +449,7 @@ xnv_nf_init(int argc, char **argv, struct xnv_nf **out)
 	if (nf == NULL)
 		return -ENOMEM;
 	memset(&req, 0, sizeof(req));
+	nf->cfg.timeout_ms = ATTACH_TIMEOUT_MS;
 	consumed = parse_args(argc, argv, &req, nf, &ao);
 	if (consumed < 0) {
 		free(nf);
@@ -435,7 +461,6 @@ xnv_nf_init(int argc, char **argv, struct xnv_nf **out)
 	nf->backend = ao.backend;	/* a static string of the backend */
 	nf->cfg.socket = nf->sock;
 	nf->cfg.dev = ao.dev;
-	nf->cfg.timeout_ms = ATTACH_TIMEOUT_MS;
 	nf->req = req;
 	rc = gnts_cli_attach(nf->backend, &nf->cfg, &nf->req, &nf->att,
 			     &nf->cli, err, sizeof(err));

@@ -84,37 +84,41 @@ parse_refs(const char *s, uint32_t *refs, uint32_t n)
 	return *s == '\0' ? 0 : -EPROTO;
 }
 
-/* The backend's state, if its request-id is @p rid, else -1; the two
- * read in one transaction, so a state is never paired with the id of
- * another answer (the core writes both in one transaction too).  The
- * core's reason in @p err with a Closed state. */
+/* "<be>/<node>" == @p rid (the whole value). */
+static int
+id_is(struct gnts_xen_client *c, const char *rid)
+{
+	unsigned m = 0;
+	char *id = gnts_xc_get(c, XBT_NULL, c->be, GNTS_XS_REQUEST_ID, &m);
+	int same = id != NULL && strlen(rid) == m && memcmp(id, rid, m) == 0;
+
+	free(id);
+	return same;
+}
+
+/* The backend's state, if its request-id is @p rid, else -1: the id
+ * read on both sides of the state.  The core writes state and request-id
+ * in one transaction and changes the id only to answer a newer request
+ * of ours, so a state read between two reads of our id is this answer's,
+ * or a later state of it (a detach), never another answer's.  (The
+ * same reads in one transaction missed, for the whole wait, an answer
+ * the core had published: in a PV guest just restored, under QEMU, its
+ * first attach timed out and the second went through; why was not
+ * found.  These reads need no transaction.)  The core's reason in @p err
+ * with a Closed state. */
 static long
 read_answer(struct gnts_xen_client *c, const char *rid, char *err,
 	    size_t errlen)
 {
-	xs_transaction_t t;
-	unsigned n = 0, m = 0, k = 0;
-	char *st, *id, *why;
+	unsigned n = 0, k = 0;
+	char *st, *why;
 	long v = -1;
 
-	t = xs_transaction_start(c->xs);
-	if (t == XBT_NULL)
+	if (!id_is(c, rid))
 		return -1;
-	st = gnts_xc_get(c, t, c->be, GNTS_XS_STATE, &n);
-	id = gnts_xc_get(c, t, c->be, GNTS_XS_REQUEST_ID, &m);
-	why = gnts_xc_get(c, t, c->be, GNTS_XS_ERROR, &k);
-	/* Reads in a transaction are not a snapshot: xenstored checks at
-	 * the end that none of the nodes changed since (else EAGAIN), so
-	 * the transaction is committed, not abandoned, and a changed
-	 * answer is read again at the next poll. */
-	if (!xs_transaction_end(c->xs, t, false)) {
-		free(st);
-		free(id);
-		free(why);
-		return -1;
-	}
-	if (st != NULL && id != NULL && strlen(rid) == m &&
-	    memcmp(id, rid, m) == 0) {
+	st = gnts_xc_get(c, XBT_NULL, c->be, GNTS_XS_STATE, &n);
+	why = gnts_xc_get(c, XBT_NULL, c->be, GNTS_XS_ERROR, &k);
+	if (st != NULL && id_is(c, rid)) {
 		v = n > 0 && n < 3 ? strtol(st, NULL, 10) : -1;
 		if (why != NULL && k > 0)
 			snprintf(err, errlen, "%.*s", (int)k, why);
@@ -122,14 +126,13 @@ read_answer(struct gnts_xen_client *c, const char *rid, char *err,
 			snprintf(err, errlen, "refused");
 	}
 	free(st);
-	free(id);
 	free(why);
 	return v;
 }
 
 /* Wait until the backend answered request @p rid: 0 connected, else the
  * core's refusal in @p err.  Asked every 2 ms at first, then less often
- * (up to every 32 ms): each ask is a transaction, and xenstored serves
+ * (up to every 32 ms): each ask is four reads, and xenstored serves
  * the core and every other guest too.  The time is the clock's: a busy
  * host makes each ask slow, not the wait longer. */
 int
@@ -150,10 +153,16 @@ gnts_xc_wait_answer(struct gnts_xen_client *c, const char *rid,
 		if (st == GNTS_XB_CLOSED)
 			return -ECONNREFUSED;
 		if (gnts_xc_now_ns() >= end) {
+			char id[24] = "none";
+
+			(void)gnts_xc_get_str(c, c->be, GNTS_XS_REQUEST_ID, id,
+					      sizeof(id));
 			snprintf(err, errlen, "xnv-core did not answer within "
-				 "%u ms (backend %s state %ld; is xnv-core "
-				 "running with --backend xen?)", timeout_ms,
-				 c->be, gnts_xc_get_num(c, c->be, GNTS_XS_STATE));
+				 "%u ms (backend %s state %ld, request-id %s, "
+				 "ours %s; is xnv-core running with --backend "
+				 "xen?)", timeout_ms, c->be,
+				 gnts_xc_get_num(c, c->be, GNTS_XS_STATE), id,
+				 rid);
 			return -ETIMEDOUT;
 		}
 		nanosleep(&ts, NULL);

@@ -45,8 +45,8 @@ nfdom_start(struct xs_handle *xs, const struct nfv_cfg *c, int domid,
 
 /* The domid of nfv_backend's domain; -1 said why, before any domain is
  * made. */
-int
-nfdom_backend(const struct nfv_cfg *c)
+static int
+backend_domid(const struct nfv_cfg *c)
 {
 	int bdom = xl_domid(c->backend);
 
@@ -60,8 +60,8 @@ nfdom_backend(const struct nfv_cfg *c)
 /* Let driver domain @p bdom see domains die: its core forgets an NF
  * domain's devices on @releaseDomain, as Dom0's does, and xenstored
  * tells only Dom0 and whom Dom0 lets read that node.  0, or -1 said why. */
-int
-nfdom_allow_release(struct xs_handle *xs, const struct nfv_cfg *c, int bdom)
+static int
+allow_release(struct xs_handle *xs, const struct nfv_cfg *c, int bdom)
 {
 	if (bdom > 0 && xs_dev_allow_release(xs, bdom) < 0) {
 		ERR("cannot let domain %s (%d) watch @releaseDomain: %s; no "
@@ -69,4 +69,25 @@ nfdom_allow_release(struct xs_handle *xs, const struct nfv_cfg *c, int bdom)
 		return -1;
 	}
 	return 0;
+}
+
+struct xs_handle *
+nfdom_open(const struct nfv_cfg *c, int *bdom)
+{
+	struct xs_handle *xs;
+
+	*bdom = 0;
+	if (c->backend[0] != '\0' && (*bdom = backend_domid(c)) < 0)
+		return NULL;
+	xs = xs_open(0);
+	if (xs == NULL) {
+		ERR("cannot connect to XenStore: %s (run in Dom0 as root)",
+		    strerror(errno));
+		return NULL;
+	}
+	if (allow_release(xs, c, *bdom) < 0) {
+		xs_close(xs);
+		return NULL;
+	}
+	return xs;
 }

@@ -16,12 +16,9 @@
 int nfdom_start(struct xs_handle *xs, const struct nfv_cfg *c, int domid,
 		int bdom, double timeout, int keep);
 
-/** The domid of @p c's nfv_backend domain; -1 said why (one line). */
-int nfdom_backend(const struct nfv_cfg *c);
-
-/** Let driver domain @p bdom (0: nothing to do) watch @releaseDomain.
- *  0, or -1 said why. */
-int nfdom_allow_release(struct xs_handle *xs, const struct nfv_cfg *c,
-			int bdom);
+/** XenStore for registering @p c's devices, the serving domain's domid
+ *  in *@p bdom (0 for Dom0, else nfv_backend's, which must run), that
+ *  domain allowed to watch @releaseDomain.  NULL said why (one line). */
+struct xs_handle *nfdom_open(const struct nfv_cfg *c, int *bdom);
 
 #endif

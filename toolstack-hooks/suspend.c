@@ -244,25 +244,16 @@ cmd_save(int argc, char **argv)
 	return rc != 0;
 }
 
-/* Register and start domain @p c->name, which exists paused.  The exit
- * status. */
+/* Register the devices of domain @p c->name, which exists paused, with
+ * the core in @p bdom, and start it; closes @p xs (nfdom_open()).  The
+ * exit status. */
 static int
-start_paused(const struct nfv_cfg *c, double timeout, const char *how)
+start_paused(struct xs_handle *xs, const struct nfv_cfg *c, int bdom,
+	     double timeout, const char *how)
 {
-	struct xs_handle *xs;
-	int bdom = 0, domid, rc;
+	int domid = xl_domid(c->name);
+	int rc = nfdom_start(xs, c, domid, bdom, timeout, 1);
 
-	if (c->backend[0] != '\0' && (bdom = nfdom_backend(c)) < 0)
-		return 1;
-	xs = xs_open(0);
-	if (xs == NULL) {
-		ERR("cannot connect to XenStore: %s (run in Dom0 as root)",
-		    strerror(errno));
-		return 1;
-	}
-	domid = xl_domid(c->name);
-	rc = nfdom_allow_release(xs, c, bdom) < 0 ? -1 :
-	     nfdom_start(xs, c, domid, bdom, timeout, 1);
 	xs_close(xs);
 	if (rc < 0)
 		return 1;
@@ -276,10 +267,11 @@ static int
 cmd_restore(int argc, char **argv)
 {
 	struct sopts o = { 0 };
+	struct xs_handle *xs;
 	struct nfv_cfg c;
 	char path[4096], err[256], *data, *xargv[5];
 	size_t len;
-	int rc;
+	int rc, bdom;
 
 	if ((rc = sopts_parse("restore", argc, argv, "", &o)) >= 0)
 		return rc;
@@ -302,6 +294,9 @@ cmd_restore(int argc, char **argv)
 		ERR("%s; not restored", err);
 		return 1;
 	}
+	xs = nfdom_open(&c, &bdom);	/* its backend domain first */
+	if (xs == NULL)
+		return 1;
 	xargv[0] = (char *)xl_bin;
 	xargv[1] = "restore";
 	xargv[2] = "-p";
@@ -310,9 +305,10 @@ cmd_restore(int argc, char **argv)
 	rc = xl_run(xargv, NULL, 0);
 	if (rc != 0) {
 		ERR("xl restore -p %s failed (exit %d)", argv[optind], rc);
+		xs_close(xs);
 		return 1;
 	}
-	return start_paused(&c, o.timeout, "restored");
+	return start_paused(xs, &c, bdom, o.timeout, "restored");
 }
 
 /* Append " 'a'" to @p buf (@p *n of its @p len used; no blank first
@@ -387,10 +383,11 @@ static int
 cmd_migrate(int argc, char **argv)
 {
 	struct sopts o = { 0 };
+	struct xs_handle *xs;
 	struct nfdom d;
 	char rune[256], *xargv[9];
 	const char *host;
-	int rc, k = 0, local;
+	int rc, k = 0, local, bdom;
 
 	if ((rc = sopts_parse("migrate", argc, argv, "s:", &o)) >= 0)
 		return rc;
@@ -430,9 +427,10 @@ cmd_migrate(int argc, char **argv)
 		    "again" : "");
 	} else if (d.n > 0) {
 		xs_dev_unregister(d.xs, d.domid, d.bdom);	/* the source */
-		rc = local ? start_paused(&d.c, o.timeout, "migrated here") :
-		     register_remote(&d, o.ssh ? o.ssh : "ssh", host,
-				     o.timeout);
+		rc = !local ? register_remote(&d, o.ssh ? o.ssh : "ssh",
+					      host, o.timeout) :
+		     (xs = nfdom_open(&d.c, &bdom)) == NULL ? 1 :
+		     start_paused(xs, &d.c, bdom, o.timeout, "migrated here");
 	}
 	xs_close(d.xs);
 	return rc != 0;
@@ -442,12 +440,13 @@ static int
 cmd_register(int argc, char **argv)
 {
 	struct sopts o = { 0 };
+	struct xs_handle *xs;
 	struct nfv_cfg c;
 	struct nfdom d;
 	char text[1024], err[256];
 	const char *eq, *q;
 	size_t n;
-	int rc, i;
+	int rc, i, bdom;
 
 	if ((rc = sopts_parse("register", argc, argv, "", &o)) >= 0)
 		return rc;
@@ -485,7 +484,9 @@ cmd_register(int argc, char **argv)
 		    argv[optind]);
 		return 1;
 	}
-	return start_paused(&c, o.timeout, "registered");
+	xs = nfdom_open(&c, &bdom);
+	return xs == NULL ? 1 : start_paused(xs, &c, bdom, o.timeout,
+					     "registered");
 }
 
 int

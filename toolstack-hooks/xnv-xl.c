@@ -217,20 +217,11 @@ create_and_register(const struct nfv_cfg *c, char *const xargv[],
 		    double timeout)
 {
 	struct xs_handle *xs;
-	int rc, domid, bdom = 0;
+	int rc, domid, bdom;
 
-	if (c->backend[0] != '\0' && (bdom = nfdom_backend(c)) < 0)
+	xs = nfdom_open(c, &bdom);
+	if (xs == NULL)
 		return 1;
-	xs = xs_open(0);
-	if (xs == NULL) {
-		ERR("cannot connect to XenStore: %s (run in Dom0 as root)",
-		    strerror(errno));
-		return 1;
-	}
-	if (nfdom_allow_release(xs, c, bdom) < 0) {
-		xs_close(xs);
-		return 1;
-	}
 	rc = xl_run(xargv, NULL, 0);
 	if (rc != 0) {
 		ERR("xl create failed (exit %d)", rc);

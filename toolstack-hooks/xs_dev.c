@@ -31,59 +31,88 @@ dom_dir(char *buf, size_t len, int bdom, int domid)
 	snprintf(buf, len, "%s/%d", root, domid);
 }
 
-int
-xs_dev_register(struct xs_handle *xs, const struct nfv_cfg *c, int domid,
-		int bdom, int dev)
+/* Run @p body in a transaction, again while xenstored answers EAGAIN (a
+ * conflicting write meanwhile), at most 16 times.  0, or -1 (errno). */
+static int
+in_transaction(struct xs_handle *xs,
+	       int (*body)(struct xs_handle *, xs_transaction_t, const void *),
+	       const void *arg)
 {
-	/* The backend domain owns its half (the domain reads it) and
-	 * reads the domain's; Dom0 reads and writes everything anyway. */
-	struct xs_permissions be_perm[2] = {
-		{ .id = (unsigned)bdom, .perms = XS_PERM_NONE },
-		{ .id = (unsigned)domid, .perms = XS_PERM_READ },
-	};
-	struct xs_permissions fe_perm[2] = {
-		{ .id = (unsigned)domid, .perms = XS_PERM_NONE },
-		{ .id = (unsigned)bdom, .perms = XS_PERM_READ },
-	};
-	char dir[80], be[96], fe[96], id[16];
 	xs_transaction_t t;
 	int rc, tries;
 
-	dom_dir(dir, sizeof(dir), bdom, domid);
-	snprintf(be, sizeof(be), "%s/%d", dir, dev);
-	snprintf(fe, sizeof(fe), "/local/domain/%d/%s/%d", domid,
-		 GNTS_XS_FRONTEND_DIR, dev);
-	snprintf(id, sizeof(id), "%d", domid);
 	for (tries = 0; tries < 16; tries++) {
 		t = xs_transaction_start(xs);
 		if (t == XBT_NULL)
 			return -1;
-		/* the domain's directory too: the backend removes it when
-		 * the domain is gone */
-		rc = xs_mkdir(xs, t, dir) ? 0 : -1;
-		rc |= xs_set_permissions(xs, t, dir, be_perm, 1) ? 0 : -1;
-		rc |= xs_mkdir(xs, t, be) ? 0 : -1;
-		rc |= xs_set_permissions(xs, t, be, be_perm, 2) ? 0 : -1;
-		rc |= xs_put(xs, t, be, GNTS_XS_FRONTEND, fe);
-		rc |= xs_put(xs, t, be, GNTS_XS_FRONTEND_ID, id);
-		rc |= xs_put(xs, t, be, GNTS_XS_NAME, c->name);
-		rc |= xs_put(xs, t, be, GNTS_XS_SERVICE, c->service);
-		rc |= xs_put(xs, t, be, GNTS_XS_TRUST_GROUP, c->group);
-		rc |= xs_put(xs, t, be, GNTS_XS_STATE, gnts_xb_state_str(GNTS_XB_INITIALISING));
-		rc |= xs_mkdir(xs, t, fe) ? 0 : -1;
-		rc |= xs_set_permissions(xs, t, fe, fe_perm,
-					 bdom != 0 ? 2 : 1) ? 0 : -1;
-		rc |= xs_put(xs, t, fe, GNTS_XS_BACKEND, be);
-		snprintf(id, sizeof(id), "%d", bdom);
-		rc |= xs_put(xs, t, fe, GNTS_XS_BACKEND_ID, id);
-		snprintf(id, sizeof(id), "%d", domid);
-		rc |= xs_put(xs, t, fe, GNTS_XS_STATE, gnts_xb_state_str(GNTS_XB_INITIALISING));
+		rc = body(xs, t, arg);
 		if (xs_transaction_end(xs, t, rc != 0))
 			return rc;
 		if (errno != EAGAIN)
 			return -1;
 	}
 	return -1;
+}
+
+/* One device's nodes, both halves (xs_dev_register()). */
+struct reg {
+	const struct nfv_cfg *c;
+	int domid, bdom;
+	char dir[80], be[96], fe[96];
+};
+
+static int
+reg_body(struct xs_handle *xs, xs_transaction_t t, const void *arg)
+{
+	const struct reg *r = arg;
+	/* The backend domain owns its half (the domain reads it) and
+	 * reads the domain's; Dom0 reads and writes everything anyway. */
+	struct xs_permissions be_perm[2] = {
+		{ .id = (unsigned)r->bdom, .perms = XS_PERM_NONE },
+		{ .id = (unsigned)r->domid, .perms = XS_PERM_READ },
+	};
+	struct xs_permissions fe_perm[2] = {
+		{ .id = (unsigned)r->domid, .perms = XS_PERM_NONE },
+		{ .id = (unsigned)r->bdom, .perms = XS_PERM_READ },
+	};
+	const char *init = gnts_xb_state_str(GNTS_XB_INITIALISING);
+	char id[16], bid[16];
+	int rc;
+
+	snprintf(id, sizeof(id), "%d", r->domid);
+	snprintf(bid, sizeof(bid), "%d", r->bdom);
+	/* the domain's directory too: the backend removes it when the
+	 * domain is gone */
+	rc = xs_mkdir(xs, t, r->dir) ? 0 : -1;
+	rc |= xs_set_permissions(xs, t, r->dir, be_perm, 1) ? 0 : -1;
+	rc |= xs_mkdir(xs, t, r->be) ? 0 : -1;
+	rc |= xs_set_permissions(xs, t, r->be, be_perm, 2) ? 0 : -1;
+	rc |= xs_put(xs, t, r->be, GNTS_XS_FRONTEND, r->fe);
+	rc |= xs_put(xs, t, r->be, GNTS_XS_FRONTEND_ID, id);
+	rc |= xs_put(xs, t, r->be, GNTS_XS_NAME, r->c->name);
+	rc |= xs_put(xs, t, r->be, GNTS_XS_SERVICE, r->c->service);
+	rc |= xs_put(xs, t, r->be, GNTS_XS_TRUST_GROUP, r->c->group);
+	rc |= xs_put(xs, t, r->be, GNTS_XS_STATE, init);
+	rc |= xs_mkdir(xs, t, r->fe) ? 0 : -1;
+	rc |= xs_set_permissions(xs, t, r->fe, fe_perm,
+				 r->bdom != 0 ? 2 : 1) ? 0 : -1;
+	rc |= xs_put(xs, t, r->fe, GNTS_XS_BACKEND, r->be);
+	rc |= xs_put(xs, t, r->fe, GNTS_XS_BACKEND_ID, bid);
+	rc |= xs_put(xs, t, r->fe, GNTS_XS_STATE, init);
+	return rc;
+}
+
+int
+xs_dev_register(struct xs_handle *xs, const struct nfv_cfg *c, int domid,
+		int bdom, int dev)
+{
+	struct reg r = { .c = c, .domid = domid, .bdom = bdom };
+
+	dom_dir(r.dir, sizeof(r.dir), bdom, domid);
+	snprintf(r.be, sizeof(r.be), "%s/%d", r.dir, dev);
+	snprintf(r.fe, sizeof(r.fe), "/local/domain/%d/%s/%d", domid,
+		 GNTS_XS_FRONTEND_DIR, dev);
+	return in_transaction(xs, reg_body, &r);
 }
 
 int
@@ -274,34 +303,40 @@ xs_dev_read(struct xs_handle *xs, int domid, struct nfv_cfg *c, int *bdom)
 	return n;
 }
 
+/* The suspend nodes of a domain's devices (xs_dev_suspend()). */
+struct sus {
+	char dir[80];
+	int n;
+	const char *what;
+};
+
+static int
+sus_body(struct xs_handle *xs, xs_transaction_t t, const void *arg)
+{
+	const struct sus *u = arg;
+	char path[128];
+	int i, rc = 0;
+
+	for (i = 0; i < u->n; i++) {
+		snprintf(path, sizeof(path), "%s/%d/%s", u->dir, i,
+			 GNTS_XS_SUSPEND);
+		if (u->what != NULL)
+			rc |= xs_write(xs, t, path, u->what,
+				       (unsigned)strlen(u->what)) ? 0 : -1;
+		else
+			(void)xs_rm(xs, t, path);
+	}
+	return rc;
+}
+
 int
 xs_dev_suspend(struct xs_handle *xs, int domid, int bdom, int n,
 	       const char *what)
 {
-	char dir[80], path[128];
-	xs_transaction_t t;
-	int i, rc, tries;
+	struct sus u = { .n = n, .what = what };
 
-	dom_dir(dir, sizeof(dir), bdom, domid);
-	for (tries = 0; tries < 16; tries++) {
-		t = xs_transaction_start(xs);
-		if (t == XBT_NULL)
-			return -1;
-		for (i = 0, rc = 0; i < n; i++) {
-			snprintf(path, sizeof(path), "%s/%d/%s", dir, i,
-				 GNTS_XS_SUSPEND);
-			if (what != NULL)
-				rc |= xs_write(xs, t, path, what,
-					       (unsigned)strlen(what)) ? 0 : -1;
-			else
-				(void)xs_rm(xs, t, path);
-		}
-		if (xs_transaction_end(xs, t, rc != 0))
-			return rc;
-		if (errno != EAGAIN)
-			return -1;
-	}
-	return -1;
+	dom_dir(u.dir, sizeof(u.dir), bdom, domid);
+	return in_transaction(xs, sus_body, &u);
 }
 
 int

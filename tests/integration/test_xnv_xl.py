@@ -231,6 +231,12 @@ def test_bad_backend_options():
     p = subprocess.run([str(FWD_BIN), "--backend", "xen", "--dev", "16"],
                        capture_output=True, text=True, timeout=scaled(20))
     assert p.returncode == 2 and "--dev 16: expected a device number" in p.stderr
+    for args, env in ((["--attach-timeout", "0"], {}), ([], {"XNV_ATTACH_TIMEOUT": "1x"})):
+        p = subprocess.run([str(FWD_BIN), "--backend", "xen", *args], capture_output=True,
+                           text=True, timeout=scaled(20), env={**os.environ, **env})
+        assert p.returncode == 2, p.stderr
+        assert "expected seconds from 1 to 3600" in p.stderr and "attach" not in p.stderr.split(
+            "expected")[1], p.stderr
     # In a Xen domain the domain's config names the group and the instance
     for opt, what in (("--group", "trust group"), ("--name", "instance name")):
         p = subprocess.run([str(FWD_BIN), "--backend", "xen", opt, "blue"],

@@ -34,6 +34,9 @@ for a in $(cat /proc/cmdline); do
 	esac
 done
 scaled() { awk -v s="$SCALE" -v t="$1" 'BEGIN { printf "%d", t * s + 0.999 }'; }
+# libxnv waits this long for the core's answer to an attach (10 s by
+# default): TCG on a busy host can make the core's XenStore answer slower
+export XNV_ATTACH_TIMEOUT=$(scaled 10)
 case $ROLE in
 nf)
 	xnv-forwarder

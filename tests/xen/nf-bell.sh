@@ -101,14 +101,7 @@ sp1=$(nf_num $IK bell_spurious) mu1=$(nf_num $IK bell_muted) wk1=$(nf_num $IK be
 # then traffic through the sleeper and nf-a while nf-k still floods
 ks0=$(nf_num $IS bell_kicks) rs0=$(nf_num $IS rx) ra0=$(nf_num $IA2 rx)
 tel /xnv/chain/set "nin fwd-s->fwd-a->nout" >/dev/null
-stall_reset
-samples=0 first=""
-while [ $samples -lt 10 ]; do
-	snap; t=$(col nout 3)
-	stall_see $t
-	first=${first:-$t} samples=$((samples + 1))
-	sleep 1
-done
+sample_nout 10
 ks1=$(nf_num $IS bell_kicks) rs1=$(nf_num $IS rx) cs=$(nf_num $IS bell_capped)
 ra1=$(nf_num $IA2 rx) sp2=$(nf_num $IK bell_spurious) mu2=$(nf_num $IK bell_muted)
 xenstore-write /local/domain/$BL_S/data/stop 1

@@ -72,14 +72,8 @@ fwd=$?
 # samples a second apart; nout's tx must grow with no pause over `scaled 5`
 tel /xnv/chain/set "nin fwd-a->fwd-b->nout" >/tmp/tel-chain.out 2>&1
 r0=$(col nf-pvh.0 3)
-stall_reset
-samples=0 first="" u0=$(up)
-while [ $samples -lt 10 ]; do
-	snap; t=$(col nout 3)
-	stall_see $t
-	first=${first:-$t} samples=$((samples + 1))
-	sleep 1
-done
+u0=$(up)
+sample_nout 10
 r1=$(col nf-pvh.0 3) x1=$(col nf-pvh.0 4) u1=$(up)
 tel /xnv/chain/set "nin fwd-c->nout" >/dev/null 2>&1	# no instance: dropped
 xs=$(xl list nf-pvh 2>/dev/null | awk 'NR == 2 { print $5 }')

@@ -31,6 +31,19 @@ stall_see() {
 		'BEGIN { d = b - a; printf "%.1f", (d > m ? d : m) }')
 }
 stall_ok() { awk -v m=$STALL_MAX -v ok=$(scaled 5) 'BEGIN { exit !(m <= ok) }'; }
+# sample_nout N: N samples of port nout's tx a second apart (snap): the
+# first in $first, the last in $t, $samples taken, the longest pause in
+# STALL_MAX (stall_ok tells whether it was short enough)
+sample_nout() {
+	stall_reset
+	samples=0 first=""
+	while [ $samples -lt $1 ]; do
+		snap; t=$(col nout 3)
+		stall_see $t
+		first=${first:-$t} samples=$((samples + 1))
+		sleep 1
+	done
+}
 # Counters now: SIGUSR1 makes the core print its table; keep the newest.
 snap() {
 	local n=$(grep -c 'xnv-core statistics' $LOG)
