@@ -29,13 +29,22 @@ $(FLOW_COST): $(B)/obj/bench/flow_cost.o $(filter-out %/main.o,$(CORE_OBJ)) $(GN
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $^ $(DPDK_LIBS) $(XEN_SRV_LIBS) $(SYSTEMD_LIBS) -lpcap $(LDSAN)
 
+# core-cost: xnv-core's own data path alone, one thread (bench/README.md,
+# "Where the cycles go"); like flow-cost, linked with the core's objects.
+CORE_COST := $(B)/bench/core-cost
+$(B)/obj/bench/core_cost.o: EXTRA_CFLAGS_bench += $(DPDK_CFLAGS) \
+	-DALLOW_EXPERIMENTAL_API -Idom0-core
+$(CORE_COST): $(B)/obj/bench/core_cost.o $(filter-out %/main.o,$(CORE_OBJ)) $(GNTS_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) -o $@ $^ $(DPDK_LIBS) $(XEN_SRV_LIBS) $(SYSTEMD_LIBS) $(LDSAN)
+
 # wake-floor: one doorbell wake-up alone (bench/doorbell.py runs it).
 WAKE_FLOOR := $(B)/bench/wake-floor
 $(WAKE_FLOOR): $(B)/obj/bench/wake_floor.o $(GNTS_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDSAN) -o $@ $< $(GNTS_LIB)
 
-bench: all $(RING_RT) $(FLOW_COST) $(WAKE_FLOOR)
+bench: all $(RING_RT) $(FLOW_COST) $(CORE_COST) $(WAKE_FLOOR)
 	$(PYTHON) bench/bench.py --build $(B) $(BENCH_ARGS)
 
 # make bench-xen: XenNetVM vs netfront/netback in one emulated Xen boot

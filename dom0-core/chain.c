@@ -43,6 +43,21 @@ collect(struct xnv_core *c)
 	xnv_chain_table_sweep(c->chains, live);
 }
 
+/* The route words of version @p id's steps (the data path's NEXT takes
+ * them as they are: nf_rx.c); a step that pushes a hop is marked
+ * XNV_ROUTE_HOP, so that it is taken the long way. */
+static void
+make_routes(struct xnv_core *c, uint16_t id)
+{
+	struct xnv_chain_slot *t = &c->chains[id];
+	unsigned s;
+
+	for (s = 0; s < RTE_DIM(t->route); s++)
+		t->route[s] = s >= t->ch.n ? 0 :
+			      xnv_route(id, (uint8_t)s, &t->ch.s[s]) |
+			      (t->ch.s[s].hop != 0 ? XNV_ROUTE_HOP : 0);
+}
+
 int
 xnv_chain_new(struct xnv_core *c, const struct xnv_chain *ch)
 {
@@ -52,6 +67,8 @@ xnv_chain_new(struct xnv_core *c, const struct xnv_chain *ch)
 		collect(c);
 		id = xnv_chain_table_get(c->chains, ch);
 	}
+	if (id >= 0)
+		make_routes(c, (uint16_t)id);
 	return id;
 }
 

@@ -22,6 +22,10 @@ struct xnv_chain_slot {
 	struct xnv_chain ch;
 	uint32_t users;			/* ports + flow rules */
 	uint8_t used;
+	/* Not the table's: the route word (dom0-core/core.h) a packet
+	 * taking each step gets, made by chain.c when the version is
+	 * taken; 0 from ch.n on (past the end). */
+	uint64_t route[XNV_MAX_CHAIN + 1];
 };
 
 /** 1 if @p a and @p b have the same steps. */

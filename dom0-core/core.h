@@ -22,6 +22,7 @@
 #ifndef XNV_CORE_H
 #define XNV_CORE_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -76,27 +77,61 @@ enum xnv_drop {
 	XNV_DROP_N
 };
 
-/* Per-mbuf private area (in Dom0-private mbuf headers: trusted). */
+/* How a packet's NF was picked: 0 or 1 (send_nf() adds them up). */
+enum xnv_pick { XNV_PICK_AFFINITY = 0, XNV_PICK_SPILL = 1 };
+
+/*
+ * Per-mbuf private area (in Dom0-private mbuf headers: trusted).  Laid out
+ * for the stores of the data path: where a packet goes (its chain, step,
+ * target, whose verdict chose it, how its NF was picked) is one 64-bit
+ * word, `route`, written whole at rx and at each new step; the second
+ * half of the descriptor an NF is handed (send_nf(): action and flags 0,
+ * dst the input port, the flow hash) is another, `desc_hi`, written whole
+ * at rx.  buf and pool are set once, when the pool is made.
+ */
 struct xnv_mbuf_priv {
+	union {
+		struct {
+			uint16_t chain;	/* chain version (XNV_CHAIN_NONE:
+					 * none) */
+			uint8_t step;	/* current step of the chain */
+			uint8_t tgt_kind;	/* where it goes next:
+						 * XNV_STEP_* */
+			uint16_t tgt_id;	/* service or port index */
+			uint8_t verdict_nf;	/* NF id + 1 whose own verdict
+						 * (OUT, TO_SERVICE) set the
+						 * target; 0: a chain step
+						 * (the operator's) */
+			uint8_t pick;	/* how its NF was picked: XNV_PICK_* */
+		};
+		uint64_t route;
+	};
 	uint32_t buf;		/* buffer index in its pool */
-	uint16_t chain;		/* chain version (XNV_CHAIN_NONE: none) */
-	uint16_t in_port;
-	uint8_t step;		/* current step of the chain */
-	uint8_t tgt_kind;	/* where it goes next: XNV_STEP_* */
-	uint16_t tgt_id;	/* service index or port index */
-	uint32_t hash;		/* flow hash, 0 until computed */
-	uint16_t pool;		/* index of its pool (set once at init) */
-	uint8_t pick;		/* how its NF was picked: XNV_PICK_* */
-	uint8_t pad;
-	uint16_t verdict_nf;	/* NF id + 1 whose own verdict (OUT,
-				 * TO_SERVICE) set the target; 0: a chain
-				 * step (the operator's) */
-	uint8_t pad2[2];
+	uint16_t pool;		/* index of its pool */
+	uint8_t pad[2];
+	union {			/* bytes 8..15 of its gnts_desc to an NF */
+		struct {
+			uint8_t desc_action;	/* 0 */
+			uint8_t desc_flags;	/* 0 */
+			uint16_t in_port;
+			uint32_t hash;	/* flow hash, 0 until computed */
+		};
+		uint64_t desc_hi;
+	};
 	uint64_t rx_tsc;	/* [core] latency: TSC of its rx burst, 0: none */
 };
 
 _Static_assert(sizeof(struct xnv_mbuf_priv) % RTE_MBUF_PRIV_ALIGN == 0,
 	       "mbuf private area must keep mbuf alignment");
+_Static_assert(XNV_MAX_NFS < UINT8_MAX, "verdict_nf holds an NF id + 1");
+_Static_assert(offsetof(struct xnv_mbuf_priv, in_port) -
+	       offsetof(struct xnv_mbuf_priv, desc_hi) ==
+	       offsetof(struct gnts_desc, dst) - 8 &&
+	       offsetof(struct xnv_mbuf_priv, hash) -
+	       offsetof(struct xnv_mbuf_priv, desc_hi) ==
+	       offsetof(struct gnts_desc, hash) - 8 &&
+	       offsetof(struct gnts_desc, action) == 8,
+	       "desc_hi is the second half of a gnts_desc");
 /* config.h needs no DPDK, so it cannot take the value from rte_config.h. */
 _Static_assert(XNV_HEADROOM == RTE_PKTMBUF_HEADROOM,
 	       "XNV_HEADROOM (config.h) must be DPDK's mbuf headroom");
@@ -107,20 +142,67 @@ xnv_priv(struct rte_mbuf *m)
 	return (struct xnv_mbuf_priv *)rte_mbuf_to_priv(m);
 }
 
-/* @p m (private area @p pv) takes step @p s: its next target; a step
- * PORT:HOP tags it with its hop now (fabric.h), so a packet that waits
- * and is sent later is not tagged twice. */
-static inline void
-xnv_take_step(struct xnv_core *c, struct rte_mbuf *m,
-	      struct xnv_mbuf_priv *pv, const struct xnv_step *s)
+/* The words are built in registers: a field's byte offset in the
+ * private area is its place in the word (little endian, as every CPU
+ * DPDK 22.11 builds for). */
+_Static_assert(RTE_BYTE_ORDER == RTE_LITTLE_ENDIAN,
+	       "route and desc_hi words are built little endian");
+#define XNV_ROUTE_AT(field, v) \
+	((uint64_t)(v) << 8 * offsetof(struct xnv_mbuf_priv, field))
+#define XNV_DESC_AT(field, v) ((uint64_t)(v) << 8 * \
+	(offsetof(struct xnv_mbuf_priv, field) - \
+	 offsetof(struct xnv_mbuf_priv, desc_hi)))
+
+/* The route word of a packet on chain @p chain at step @p step, whose
+ * target is @p s: no NF's verdict, its NF to be picked afresh
+ * (XNV_PICK_AFFINITY, 0). */
+static inline uint64_t
+xnv_route(uint16_t chain, uint8_t step, const struct xnv_step *s)
 {
-	pv->tgt_kind = s->kind;
-	pv->tgt_id = s->id;
-	if (unlikely(s->hop != 0))
-		xnv_fabric_push(c, m, pv, s->hop);
+	return XNV_ROUTE_AT(chain, chain) | XNV_ROUTE_AT(step, step) |
+	       XNV_ROUTE_AT(tgt_kind, s->kind) | XNV_ROUTE_AT(tgt_id, s->id);
 }
 
-enum xnv_pick { XNV_PICK_AFFINITY = 0, XNV_PICK_SPILL = 1 };
+/* In a chain version's route words only (chain.c): the step pushes a
+ * hop (fabric.h).  Never in a packet's: its pick byte is 0 or 1. */
+#define XNV_ROUTE_HOP XNV_ROUTE_AT(pick, 0x80)
+
+/* Where a route word sends its packet: its target and whose verdict
+ * chose it (not its chain, step or pick). */
+static inline uint64_t
+xnv_route_target(uint64_t route)
+{
+	return route & (XNV_ROUTE_AT(tgt_kind, UINT8_MAX) |
+			XNV_ROUTE_AT(tgt_id, UINT16_MAX) |
+			XNV_ROUTE_AT(verdict_nf, UINT8_MAX));
+}
+
+/* The desc_hi word of a packet from port @p in_port with flow hash
+ * @p hash (action and flags 0). */
+static inline uint64_t
+xnv_desc_hi(uint16_t in_port, uint32_t hash)
+{
+	return XNV_DESC_AT(in_port, in_port) | XNV_DESC_AT(hash, hash);
+}
+
+/* @p m (private area @p pv) takes step @p step of chain @p chain: its
+ * next target; a step PORT:HOP tags it with its hop now (fabric.h), so a
+ * packet that waits and is sent later is not tagged twice.  @return its
+ * route word now (a failed push made it a drop). */
+static inline uint64_t
+xnv_take_step(struct xnv_core *c, struct rte_mbuf *m,
+	      struct xnv_mbuf_priv *pv, uint16_t chain, uint8_t step,
+	      const struct xnv_step *s)
+{
+	uint64_t route = xnv_route(chain, step, s);
+
+	pv->route = route;
+	if (unlikely(s->hop != 0)) {
+		xnv_fabric_push(c, m, pv, s->hop);
+		route = pv->route;
+	}
+	return route;
+}
 
 struct xnv_core {
 	struct xnv_config cfg;

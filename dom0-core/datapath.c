@@ -67,14 +67,9 @@ copy_to_pool(struct xnv_core *c, struct rte_mbuf *m, uint16_t to)
 	rte_memcpy(rte_pktmbuf_mtod(n, void *), rte_pktmbuf_mtod(m, void *),
 		   m->data_len);
 	dst = xnv_priv(n);
-	dst->chain = src->chain;
-	dst->in_port = src->in_port;
-	dst->step = src->step;
-	dst->tgt_kind = src->tgt_kind;
-	dst->tgt_id = src->tgt_id;
-	dst->hash = src->hash;
+	dst->route = src->route;
+	dst->desc_hi = src->desc_hi;
 	dst->rx_tsc = src->rx_tsc;
-	dst->verdict_nf = src->verdict_nf;
 	c->copies[c->pools[src->pool].group][g]++;
 	c->pools[g].copies_in++;
 	rte_pktmbuf_free(m);
@@ -154,35 +149,45 @@ resolve(struct xnv_core *c, struct rte_mbuf **mp, int *reuse)
 	}
 }
 
+/*
+ * Describe @p n packets to @p nf and enqueue what its rx ring takes, in
+ * one pass: each descriptor's second half is ready in the private area
+ * (written at rx), the first gathered (its buffer, where the frame is in
+ * it now); each buffer is marked the NF's as it is described.  Those the
+ * ring did not take are marked the core's again at once: whatever reads
+ * the owner table next (this NF's returns, read later in this loop of
+ * the single-threaded core, or a quarantine) sees exactly what the NF
+ * was given.  @return how many it took.
+ */
 static unsigned
 send_nf(struct xnv_core *c, struct xnv_nfrec *nf, struct rte_mbuf **m,
 	unsigned n)
 {
 	struct gnts_desc d[GNTS_BURST_MAX];
 	uint16_t *owner = c->pools[nf->pool].owner;
+	const uint16_t tag = (uint16_t)(nf->id + 1);
 	unsigned i, k, spills = 0;
 
 	for (i = 0; i < n; i++) {
-		struct xnv_mbuf_priv *pv = xnv_priv(m[i]);
+		const struct xnv_mbuf_priv *pv = xnv_priv(m[i]);
 
-		d[i] = (struct gnts_desc){
-			.buf = pv->buf, .off = m[i]->data_off,
-			.len = m[i]->data_len, .dst = pv->in_port,
-			.hash = pv->hash,
-		};
+		d[i].buf = pv->buf;
+		d[i].off = m[i]->data_off;
+		d[i].len = m[i]->data_len;
+		memcpy(&d[i].action, &pv->desc_hi, sizeof(pv->desc_hi));
+		owner[pv->buf] = tag;
+		spills += pv->pick;	/* XNV_PICK_SPILL is 1 */
 	}
 	k = gnts_ring_enqueue_burst(&nf->rx, d, n);
+	for (i = k; i < n; i++) {
+		owner[d[i].buf] = 0;
+		spills -= xnv_priv(m[i])->pick;
+	}
 	if (nf->rx.broken) {
 		xnv_rec_quarantine(c, nf, "rx ring consumer index impossible");
 		return 0;
 	}
 	xnv_bell_rx_done(c, &nf->bell, &nf->rx, nf);
-	/* Single-threaded core: the NF's returns are read later in this
-	 * same loop, so setting the owner after the enqueue is safe. */
-	for (i = 0; i < k; i++) {
-		owner[d[i].buf] = (uint16_t)(nf->id + 1);
-		spills += xnv_priv(m[i])->pick == XNV_PICK_SPILL;
-	}
 	c->services[nf->service].picks_spill += spills;
 	c->services[nf->service].picks_affinity += k - spills;
 	nf->held += k;
@@ -190,15 +195,14 @@ send_nf(struct xnv_core *c, struct xnv_nfrec *nf, struct rte_mbuf **m,
 	return k;
 }
 
-/* Target + pool of a packet, and whether an NF's verdict chose it (the
- * policy, resolve()), as one comparable key.  The packets of one
- * delivery come from one source: one NF at most. */
-static inline uint32_t
+/* Target + pool of a packet, and which NF's verdict chose it (the
+ * policy, resolve()), as one comparable key: the route word with its
+ * target and verdict, the pool in place of its chain (step and pick
+ * cleared).  Never UINT64_MAX (verdict_nf <= XNV_MAX_NFS). */
+static inline uint64_t
 target_key(const struct xnv_mbuf_priv *pv)
 {
-	return (uint32_t)(pv->verdict_nf != 0) << 31 |
-	       (uint32_t)pv->tgt_kind << 28 | (uint32_t)pv->pool << 16 |
-	       pv->tgt_id;
+	return xnv_route_target(pv->route) | XNV_ROUTE_AT(chain, pv->pool);
 }
 
 /* Packets a policy refused (resolve()) are freed: each is charged to the
@@ -304,12 +308,15 @@ send_run(struct xnv_core *c, uint32_t dest, struct rte_mbuf **m, unsigned n,
  * Hand @p n packets on, in order, in runs of packets with one destination;
  * park what cannot go yet in @p pd.  A run grows without re-resolving while
  * the next packet has the same target and the destination is reusable.
+ * @p uniform: the caller knows that every packet has the first one's
+ * target_key(), so a reusable destination takes them all at once.
  */
 void
 xnv_deliver(struct xnv_core *c, struct xnv_pending *pd, struct rte_mbuf **m,
-	    unsigned n, uint64_t since, uint64_t now)
+	    unsigned n, uint64_t since, uint64_t now, int uniform)
 {
-	uint32_t d, dj = 0, key;
+	uint64_t key;
+	uint32_t d, dj = 0;
 	unsigned i, j, k;
 	int reuse, reuse_j = 0;
 
@@ -318,15 +325,15 @@ xnv_deliver(struct xnv_core *c, struct xnv_pending *pd, struct rte_mbuf **m,
 		return;
 	d = resolve(c, &m[0], &reuse);
 	for (i = 0; i < n; i = j, d = dj, reuse = reuse_j) {
-		key = reuse ? target_key(xnv_priv(m[i])) : UINT32_MAX;
-		for (j = i + 1; j < n; j++) {
-			if (key != UINT32_MAX &&
+		key = reuse ? target_key(xnv_priv(m[i])) : UINT64_MAX;
+		for (j = uniform && reuse ? n : i + 1; j < n; j++) {
+			if (key != UINT64_MAX &&
 			    target_key(xnv_priv(m[j])) == key)
 				continue;
 			dj = resolve(c, &m[j], &reuse_j);
 			if (dj != d)
 				break;
-			key = reuse_j ? target_key(xnv_priv(m[j])) : UINT32_MAX;
+			key = reuse_j ? target_key(xnv_priv(m[j])) : UINT64_MAX;
 		}
 		k = send_run(c, d, &m[i], j - i, now);
 		if (k < j - i) {
@@ -355,7 +362,7 @@ xnv_flush_pending(struct xnv_core *c, struct xnv_pending *pd, uint64_t now)
 	if (n == 0)
 		return 0;
 	memcpy(m, pd->m, n * sizeof(m[0]));
-	xnv_deliver(c, pd, m, n, pd->since, now);
+	xnv_deliver(c, pd, m, n, pd->since, now, 0);
 	if (pd->n != 0 && now - pd->since > c->stall_tsc) {
 		c->drops[XNV_DROP_STALL] += pd->n;
 		xnv_free_parked(pd);
@@ -422,15 +429,84 @@ pace_idle(struct xnv_core *c, const struct xnv_pace *p)
 	return 0;
 }
 
+/*
+ * Give each received packet of port @p idx its first step and the half of
+ * its descriptor an NF will see; reject what no NF may be handed.  Each
+ * takes chain @p chain[i], or when @p chain is NULL (no flow rules, not a
+ * fabric port) the port's @p chain0: one route word for the burst, made
+ * before the loop.  Always inlined, so that the two are two loops.
+ * @return packets kept (in @p m); *@p uniform: all have one target.
+ */
+static __rte_always_inline unsigned
+rx_fill(struct xnv_core *c, uint16_t idx, struct rte_mbuf **m, unsigned n,
+	const uint16_t *chain, uint16_t chain0, int flows, uint64_t rx_tsc,
+	int *uniform)
+{
+	const uint16_t pool = c->cfg.ports[idx].group;
+	uint32_t cur = UINT32_MAX;	/* the chain of route and hop */
+	uint64_t route = 0;		/* the route word its first step gives */
+	uint16_t hop = 0, odd = 0;
+	unsigned i, kept = 0, chains = 0;
+
+	if (chain == NULL) {
+		const struct xnv_step *s0 = &c->chains[chain0].ch.s[0];
+
+		cur = chain0;
+		route = xnv_route(chain0, 0, s0);
+		hop = s0->hop;
+		chains = 1;
+	}
+	for (i = 0; i < n; i++) {
+		struct xnv_mbuf_priv *pv;
+		uint32_t hash;
+
+		/* One buffer each, and not empty: an NF is never handed a
+		 * frame it could not return as it got it (proto.h,
+		 * gnts_desc_len_ok). */
+		if (unlikely(m[i]->nb_segs != 1 || m[i]->data_len == 0)) {
+			rx_reject(c, idx, m[i]);
+			continue;
+		}
+		pv = xnv_priv(m[i]);
+		if (chain != NULL && chain[i] != cur) {
+			const struct xnv_step *s0 = &c->chains[chain[i]].ch.s[0];
+
+			cur = chain[i];
+			route = xnv_route(chain[i], 0, s0);
+			hop = s0->hop;
+			chains++;
+		}
+		odd |= pv->pool ^ pool;
+		/* Its first step (xnv_take_step()), the word made once. */
+		pv->route = route;
+		if (unlikely(hop != 0))
+			xnv_fabric_push(c, m[i], pv, hop);
+		/* With flow rules, xnv_flows_classify() already hashed the
+		 * key it parsed (when the NIC gave no hash). */
+		if (m[i]->ol_flags & RTE_MBUF_F_RX_RSS_HASH)
+			hash = m[i]->hash.rss;
+		else
+			hash = flows ? pv->hash : 0;
+		pv->desc_hi = xnv_desc_hi(idx, hash);
+		pv->rx_tsc = rx_tsc;
+		m[kept++] = m[i];
+	}
+	/* One chain, no hop to push (a failed push changes the target)
+	 * and the port's own pool (a driver's mbufs come from the pool it
+	 * was given): every packet has the first one's target. */
+	*uniform = chains <= 1 && hop == 0 && odd == 0;
+	return kept;
+}
+
 unsigned
 xnv_rx_port(struct xnv_core *c, uint16_t idx, uint64_t now)
 {
 	struct xnv_port *p = &c->ports[idx];
 	struct rte_mbuf *m[GNTS_BURST_MAX];
 	uint16_t chain[GNTS_BURST_MAX];
-	unsigned n, i, kept = 0, want = c->cfg.burst;
+	unsigned n, i, kept, want = c->cfg.burst;
 	uint64_t rx_tsc = 0;
-	int flows;
+	int flows, fabric, uniform;
 
 	/* Parked packets first, rx stopped or not: they finish the chain
 	 * they were given, or drop after stall_timeout_ms (a chain unset
@@ -453,16 +529,16 @@ xnv_rx_port(struct xnv_core *c, uint16_t idx, uint64_t now)
 		rx_tsc = rte_rdtsc();
 	/* The driver wrote the header's first lines; fetch the private
 	 * area of every packet before filling the first. */
-	flows = xnv_flows_active(c);
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n; i++)
 		rte_prefetch0(xnv_priv(m[i]));
-		chain[i] = c->port_chain[idx];
-	}
 	p->rx += n;
-	if (unlikely(c->cfg.ports[idx].fabric)) {	/* its hop decides */
+	fabric = c->cfg.ports[idx].fabric;
+	flows = !fabric && xnv_flows_active(c);
+	if (unlikely(fabric || flows))	/* a chain each */
+		for (i = 0; i < n; i++)
+			chain[i] = c->port_chain[idx];
+	if (unlikely(fabric))		/* its hop decides */
 		n = xnv_fabric_rx(c, idx, m, chain, n);
-		flows = 0;
-	}
 	if (unlikely(p->vlan_strip))	/* only ports that asked for it */
 		for (i = 0; i < n; i++)
 			if (m[i]->ol_flags & RTE_MBUF_F_RX_VLAN_STRIPPED)
@@ -472,35 +548,12 @@ xnv_rx_port(struct xnv_core *c, uint16_t idx, uint64_t now)
 	if (c->first_rx_tsc == 0)
 		c->first_rx_tsc = now;
 	c->last_rx_tsc = now;
-	for (i = 0; i < n; i++) {
-		const struct xnv_chain *ch;
-		struct xnv_mbuf_priv *pv;
-
-		/* One buffer each, and not empty: an NF is never handed a
-		 * frame it could not return as it got it (proto.h,
-		 * gnts_desc_len_ok). */
-		if (unlikely(m[i]->nb_segs != 1 || m[i]->data_len == 0)) {
-			rx_reject(c, idx, m[i]);
-			continue;
-		}
-		pv = xnv_priv(m[i]);
-		ch = &c->chains[chain[i]].ch;
-		pv->chain = chain[i];
-		pv->in_port = idx;
-		pv->step = 0;
-		pv->pick = XNV_PICK_AFFINITY;
-		pv->verdict_nf = 0;
-		xnv_take_step(c, m[i], pv, &ch->s[0]);
-		/* With flow rules, xnv_flows_classify() already hashed the
-		 * key it parsed (when the NIC gave no hash). */
-		if (m[i]->ol_flags & RTE_MBUF_F_RX_RSS_HASH)
-			pv->hash = m[i]->hash.rss;
-		else if (!flows)
-			pv->hash = 0;
-		pv->rx_tsc = rx_tsc;
-		m[kept++] = m[i];
-	}
-	xnv_deliver(c, &p->pend, m, kept, now, now);
+	if (fabric || flows)
+		kept = rx_fill(c, idx, m, n, chain, 0, flows, rx_tsc, &uniform);
+	else
+		kept = rx_fill(c, idx, m, n, NULL, c->port_chain[idx], 0,
+			       rx_tsc, &uniform);
+	xnv_deliver(c, &p->pend, m, kept, now, now, uniform);
 	return n;
 }
 

@@ -22,9 +22,12 @@ unsigned xnv_rx_port(struct xnv_core *c, uint16_t idx, uint64_t now);
 unsigned xnv_rx_nf(struct xnv_core *c, struct xnv_nfrec *nf, uint64_t now);
 void xnv_free_parked(struct xnv_pending *pd);
 /* Steer @p n packets of one source (datapath.c); those that cannot go
- * yet wait in @p pd (waiting since @p since). */
+ * yet wait in @p pd (waiting since @p since).  @p uniform: every packet
+ * is known to have the first one's target (chain step or verdict, pool),
+ * so one look at the first may do for all. */
 void xnv_deliver(struct xnv_core *c, struct xnv_pending *pd,
-		 struct rte_mbuf **m, unsigned n, uint64_t since, uint64_t now);
+		 struct rte_mbuf **m, unsigned n, uint64_t since, uint64_t now,
+		 int uniform);
 /* Retry what waits in @p pd.  @return 1 if some still wait. */
 int xnv_flush_pending(struct xnv_core *c, struct xnv_pending *pd,
 		      uint64_t now);

@@ -1,6 +1,6 @@
 """bench/: the report is made from rows alone (ratios, goals, plots), the
 example NFs with a bench.args are found, flow-cost measures a rule set and
-names a bad rule, and (opt-in, ~1 min, needs root and dpdk-testpmd:
+names a bad rule, core-cost moves packets in both its modes, and (opt-in, ~1 min, needs root and dpdk-testpmd:
 XNV_BENCH_TEST=1) `bench.py --quick` runs end to end."""
 import os
 import re
@@ -200,3 +200,28 @@ def test_flow_cost_bad_rule_is_one_line(tmp_path):
     rc, out = flow_cost(tmp_path, ["proto=udp dport=99999"])
     assert rc == 1, out
     assert re.search(r"flow-cost: rule 1: .*dport", out), out
+
+
+# --------------------------------------------------------------------------
+# core-cost (bench/core_cost.c): the core's data path alone, per packet
+
+@pytest.mark.parametrize("mode", ["core", "nf"])
+def test_core_cost_moves_packets(mode):
+    """Both modes set the core up (an NF attached in-process for `nf`),
+    move packets through it, say how many and what each cost, and tear
+    everything down (exit 0)."""
+    if BUILD.name != "build":
+        pytest.skip("core-cost is built for the plain build only")
+    r = subprocess.run(["make", "-C", str(REPO), "build/bench/core-cost"],
+                       capture_output=True, text=True, timeout=scaled(300))
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    r = subprocess.run([str(REPO / "build" / "bench" / "core-cost"), "-l", "0",
+                        "--no-huge", "-m", "256", "--file-prefix",
+                        "core-cost-%d" % os.getpid(), "--log-level=lib.*:error",
+                        "--", mode, "3"],
+                       capture_output=True, text=True, timeout=scaled(120))
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out
+    m = re.search(rf"core-cost: {mode}: (\d+) packets \(\d+ with the warm-up\): "
+                  r"[0-9.]+ ns per packet \(best of 3 rounds\), [0-9.]+ median", out)
+    assert m and int(m.group(1)) > 0, out

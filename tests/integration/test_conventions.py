@@ -54,7 +54,7 @@ TOOLS = {**{c.stem: BUILD / "tests" / "tools" / c.stem
             for c in (REPO / "bench").glob("*.c")},
          "stall-stderr": REPO / "tests" / "tools" / "stall-stderr.py"}
 # Tools taking other options first (EAL's, libxnv's): their own after --.
-DASHDASH = ["flow-cost", "xnv-testnf"]
+DASHDASH = ["flow-cost", "core-cost", "xnv-testnf"]
 # A usage error of each: a bad number, or an option without its argument.
 USAGE_ERRORS = {
     "xnv-probe": ["--socket", "/nonexistent/x.sock", "--refs", "many"],
@@ -66,6 +66,7 @@ USAGE_ERRORS = {
     "ring-rt": ["-n", "three"],
     "wake-floor": ["-n", "three"],
     "flow-cost": ["--", "in.pcap", "rules.txt", "many"],
+    "core-cost": ["--", "nf", "many"],
     "stall-stderr": ["flag", "--"],
 }
 # A runtime error of each (no core, no such file, a CPU not there).
@@ -81,6 +82,8 @@ RUNTIME_ERRORS = {
     "flow-cost": ["-l", "0", "--no-pci", "--no-huge", "-m", "128",
                   "--file-prefix", f"conv-{os.getpid()}",
                   "--log-level=lib.*:error", "--", "/nonexistent.pcap", "r.txt"],
+    "core-cost": ["-l", "4095", "--no-huge", "-m", "128",
+                  "--file-prefix", f"conv-{os.getpid()}", "--", "core"],
     "stall-stderr": ["flag", "--", "/nonexistent/program"],
 }
 
@@ -194,8 +197,8 @@ def test_tool_usage_error(tools, tool, argv):
 
 @pytest.mark.parametrize("tool", sorted(TOOLS))
 def test_tool_runtime_error_exits_1(tools, tool):
-    if tool == "flow-cost" and BUILD.name != "build":
-        pytest.skip("flow-cost starts DPDK: the plain build only (test_bench.py)")
+    if tool in ("flow-cost", "core-cost") and BUILD.name != "build":
+        pytest.skip(f"{tool} starts DPDK: the plain build only (test_bench.py)")
     r = run(tools[tool], *RUNTIME_ERRORS[tool])
     assert r.returncode == 1, r
     # said on stderr (xnv-probe reports on stdout)
