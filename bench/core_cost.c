@@ -45,6 +45,7 @@
 
 #include "core.h"
 #include "doorbell.h"
+#include "bench_args.h"
 #include "eal_args.h"
 
 #define PASSES (1u << 10)
@@ -87,21 +88,10 @@ usage(FILE *f)
 static int
 parse_args(int argc, char **argv, unsigned *mode, unsigned *rounds)
 {
-	unsigned long v;
-	char *end;
-	int i;
+	int rc = bench_no_options("core-cost", argc, argv, usage);
 
-	for (i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-			usage(stdout);
-			return -EAGAIN;
-		}
-		if (argv[i][0] == '-' && argv[i][1] != '\0') {
-			fprintf(stderr, "core-cost: unknown option '%s' (EAL "
-				"args go before '--'; see --help)\n", argv[i]);
-			return -EINVAL;
-		}
-	}
+	if (rc != 0)
+		return rc;
 	if (argc < 2 || argc > 3) {
 		fprintf(stderr, "core-cost: expected MODE [ROUNDS] after '--' "
 			"(see --help)\n");
@@ -115,16 +105,8 @@ parse_args(int argc, char **argv, unsigned *mode, unsigned *rounds)
 			argv[1]);
 		return -EINVAL;
 	}
-	if (argc == 3) {
-		v = strtoul(argv[2], &end, 10);
-		if (argv[2][0] < '0' || argv[2][0] > '9' || *end != '\0' ||
-		    v == 0 || v > MAX_ROUNDS) {
-			fprintf(stderr, "core-cost: ROUNDS %s: expected a "
-				"number from 1 to %u\n", argv[2], MAX_ROUNDS);
-			return -EINVAL;
-		}
-		*rounds = (unsigned)v;
-	}
+	if (argc == 3)
+		return bench_rounds("core-cost", argv[2], MAX_ROUNDS, rounds);
 	return 0;
 }
 

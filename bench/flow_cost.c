@@ -31,6 +31,7 @@
 #include <xnv/nf.h>
 
 #include "core.h"
+#include "bench_args.h"
 #include "eal_args.h"
 #include "flow.h"
 #include "flow_pvt.h"
@@ -142,21 +143,10 @@ static int
 parse_args(int argc, char **argv, const char **pcap, const char **rules,
 	   unsigned *rounds)
 {
-	unsigned long v;
-	char *end;
-	int i;
+	int rc = bench_no_options("flow-cost", argc, argv, usage);
 
-	for (i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-			usage(stdout);
-			return -EAGAIN;
-		}
-		if (argv[i][0] == '-' && argv[i][1] != '\0') {
-			fprintf(stderr, "flow-cost: unknown option '%s' (EAL "
-				"args go before '--'; see --help)\n", argv[i]);
-			return -EINVAL;
-		}
-	}
+	if (rc != 0)
+		return rc;
 	if (argc < 3 || argc > 4) {
 		fprintf(stderr, "flow-cost: expected PCAP RULES [ROUNDS] "
 			"after '--' (see --help)\n");
@@ -164,16 +154,8 @@ parse_args(int argc, char **argv, const char **pcap, const char **rules,
 	}
 	*pcap = argv[1];
 	*rules = argv[2];
-	if (argc == 4) {
-		v = strtoul(argv[3], &end, 10);
-		if (argv[3][0] < '0' || argv[3][0] > '9' || *end != '\0' ||
-		    v == 0 || v > MAX_ROUNDS) {
-			fprintf(stderr, "flow-cost: ROUNDS %s: expected a "
-				"number from 1 to %u\n", argv[3], MAX_ROUNDS);
-			return -EINVAL;
-		}
-		*rounds = (unsigned)v;
-	}
+	if (argc == 4)
+		return bench_rounds("flow-cost", argv[3], MAX_ROUNDS, rounds);
 	return 0;
 }
 
