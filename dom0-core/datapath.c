@@ -429,6 +429,17 @@ pace_idle(struct xnv_core *c, const struct xnv_pace *p)
 	return 0;
 }
 
+/* The route word of chain version @p id's first step, and in *@p hop the
+ * hop that step pushes (0: none). */
+static __rte_always_inline uint64_t
+chain_start(const struct xnv_core *c, uint16_t id, uint16_t *hop)
+{
+	const struct xnv_step *s0 = &c->chains[id].ch.s[0];
+
+	*hop = s0->hop;
+	return xnv_route(id, 0, s0);
+}
+
 /*
  * Give each received packet of port @p idx its first step and the half of
  * its descriptor an NF will see; reject what no NF may be handed.  Each
@@ -449,11 +460,8 @@ rx_fill(struct xnv_core *c, uint16_t idx, struct rte_mbuf **m, unsigned n,
 	unsigned i, kept = 0, chains = 0;
 
 	if (chain == NULL) {
-		const struct xnv_step *s0 = &c->chains[chain0].ch.s[0];
-
 		cur = chain0;
-		route = xnv_route(chain0, 0, s0);
-		hop = s0->hop;
+		route = chain_start(c, chain0, &hop);
 		chains = 1;
 	}
 	for (i = 0; i < n; i++) {
@@ -469,11 +477,8 @@ rx_fill(struct xnv_core *c, uint16_t idx, struct rte_mbuf **m, unsigned n,
 		}
 		pv = xnv_priv(m[i]);
 		if (chain != NULL && chain[i] != cur) {
-			const struct xnv_step *s0 = &c->chains[chain[i]].ch.s[0];
-
 			cur = chain[i];
-			route = xnv_route(chain[i], 0, s0);
-			hop = s0->hop;
+			route = chain_start(c, chain[i], &hop);
 			chains++;
 		}
 		odd |= pv->pool ^ pool;
