@@ -19,7 +19,9 @@
  * itself to --rate descriptors per second; a full tx ring makes it sleep.
  * After --count descriptors, --finish ring writes an impossible producer
  * index into its tx ring, --finish free an impossible consumer index into
- * its free ring (consumer ahead of the core's producer; needs --alloc);
+ * its free ring (consumer ahead of the core's producer; needs --alloc,
+ * and first waits, up to --wait seconds, for the core to put --alloc
+ * buffers there);
  * --finish none leaves the rings alone.  Then it waits (up to --wait
  * seconds) to be detached.
  *
@@ -309,6 +311,24 @@ stats(void *ring, double wait_s, char *why, size_t len)
 	return 0;
 }
 
+/* Before --finish free: give the core (up to @p wait_s seconds, heartbeat
+ * going) the time to put @p want buffers on the free ring, so that what
+ * the quarantine must take back is there to take. */
+static void
+await_free(uint32_t want, double wait_s)
+{
+	double end = now_s() + wait_s;
+
+	/* Relaxed: it only counts, and reads no descriptor. */
+	while (now_s() < end &&
+	       atomic_load_explicit(&h.free.r->prod, memory_order_relaxed) -
+	       atomic_load_explicit(&h.free.r->cons, memory_order_relaxed) <
+	       want) {
+		gnts_ring_beat(h.ctl);
+		nap_us(1000);
+	}
+}
+
 /* --finish: one impossible index, random, into a ring it must not move
  * that way. */
 static void
@@ -495,6 +515,8 @@ main(int argc, char **argv)
 	} else {
 		gone = flood(o.count, o.rate, why, sizeof(why)) < 0;
 		print_sent();
+		if (!gone && strcmp(o.finish, "free") == 0)
+			await_free(req.alloc_bufs, o.wait_s);
 		if (!gone)
 			finish(o.finish);
 	}
