@@ -100,12 +100,9 @@ id_is(struct gnts_xen_client *c, const char *rid)
  * read on both sides of the state.  The core writes state and request-id
  * in one transaction and changes the id only to answer a newer request
  * of ours, so a state read between two reads of our id is this answer's,
- * or a later state of it (a detach), never another answer's.  (The
- * same reads in one transaction missed, for the whole wait, an answer
- * the core had published: in a PV guest just restored, under QEMU, its
- * first attach timed out and the second went through; why was not
- * found.  These reads need no transaction.)  The core's reason in @p err
- * with a Closed state. */
+ * or a later state of it (a detach), never another answer's.  These
+ * reads need no transaction.  The core's reason in @p err with a Closed
+ * state. */
 static long
 read_answer(struct gnts_xen_client *c, const char *rid, char *err,
 	    size_t errlen)

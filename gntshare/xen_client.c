@@ -123,17 +123,31 @@ pick_device(struct gnts_xen_client *c, int devid, char *err, size_t errlen)
  * suspend node): no attach until it is gone, or until this domain runs
  * again elsewhere with devices of its own (after a restore the frontend's
  * backend node names a backend directory without it).  -EHOSTDOWN (ask
- * again later), else 0. */
+ * again later), else 0.
+ *
+ * A XenStore read blocks while the domain is suspended and is answered
+ * once it runs again, as the domain it has become: the suspend node read
+ * here may be the old domain's, whose backend directory is gone by then,
+ * after pick_device() read the old backend path.  So the frontend's
+ * backend node is read again after it: another path means the domain was
+ * restored or migrated meanwhile, and the request would go to the new
+ * frontend while we waited for the answer in the old backend. */
 static int
 suspended(struct gnts_xen_client *c, char *err, size_t errlen)
 {
-	char why[16];
+	char why[16], be[sizeof(c->be)];
 
-	if (gnts_xc_get_str(c, c->be, GNTS_XS_SUSPEND, why, sizeof(why)) < 0)
+	if (gnts_xc_get_str(c, c->be, GNTS_XS_SUSPEND, why, sizeof(why)) == 0)
+		snprintf(err, errlen, "the domain is being saved or migrated "
+			 "(%s/%s is there): attaching once it runs again",
+			 c->be, GNTS_XS_SUSPEND);
+	else if (gnts_xc_get_str(c, c->fe, GNTS_XS_BACKEND, be,
+				 sizeof(be)) < 0 || strcmp(be, c->be) != 0) {
+		snprintf(err, errlen, "the domain ran again elsewhere while "
+			 "it read %s: asking again", c->be);
+		gnts_log(GNTS_LOG_INFO, "%s", err);	/* seldom: say it */
+	} else
 		return 0;
-	snprintf(err, errlen, "the domain is being saved or migrated (%s/%s "
-		 "is there): attaching once it runs again", c->be,
-		 GNTS_XS_SUSPEND);
 	return -EHOSTDOWN;
 }
 
