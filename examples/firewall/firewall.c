@@ -45,7 +45,7 @@ struct firewall {
 	uint8_t default_allow, non_ip_allow, stateful;
 	uint32_t max_flows;
 	uint64_t timeout_ns;
-	struct htab state;	/* flow_key of an allowed flow -> last seen */
+	struct htab state;	/* an allowed flow, both ways -> struct state */
 	uint32_t sweep_at;
 	uint64_t swept_ns;	/* the sweep's clock (sweep_budget()) */
 	uint64_t now;
@@ -185,6 +185,40 @@ rule_matches(const struct rule *r, const struct pkt_info *pi,
 	return 1;
 }
 
+/*
+ * What the state table keeps of an allowed flow.  Its key is the flow's
+ * two ends in a fixed order (flow_canon()), so one lookup finds a packet
+ * of either direction: a reply, or one more packet of the flow that was
+ * allowed.  The rules look at nothing but the flow key, so such a packet
+ * would match the same rule again: its hit is counted without the scan.
+ */
+struct state {
+	uint64_t last;		/* last seen, ns (first: state_gone()) */
+	uint32_t rule;		/* the rule that allowed it; n_rules: the
+				 * default */
+	uint8_t dir;		/* of the packet that was allowed
+				 * (flow_canon()) */
+	uint8_t pad[3];
+};
+
+/* @p k with its ends in a fixed order into @p c: the lower (address,
+ * port) first.  @return 1 if they were swapped, 0 if not; 2 when both
+ * ends are the same (a packet that is its own reply). */
+static int
+flow_canon(const struct flow_key *k, struct flow_key *c)
+{
+	int d = memcmp(k->src, k->dst, sizeof(k->src));
+
+	if (d == 0)
+		d = (int)k->sport - (int)k->dport;
+	if (d <= 0) {
+		*c = *k;
+		return d == 0 ? 2 : 0;
+	}
+	flow_key_reverse(k, c);
+	return 1;
+}
+
 static int
 state_gone(const void *key, void *val, void *arg)
 {
@@ -197,22 +231,67 @@ state_gone(const void *key, void *val, void *arg)
 	return 1;
 }
 
-/* Reply of a live allowed flow? */
-static int
-state_reply(struct firewall *fw, const struct flow_key *k)
+/* Count a hit of rule @p i (n_rules: the default); @return its verdict. */
+static uint8_t
+rule_hit(struct firewall *fw, uint32_t i)
 {
-	struct flow_key r;
-	uint64_t *last;
-
-	flow_key_reverse(k, &r);
-	if ((last = htab_find(&fw->state, &r)) == NULL)
-		return 0;
-	if (state_gone(&r, last, fw)) {
-		htab_remove(&fw->state, &r);
-		return 0;
+	if (i == fw->n_rules) {
+		nf_count(fw->c, C_DEFAULT_HITS, 1);
+		return fw->default_allow;
 	}
-	*last = fw->now;
-	return 1;
+	fw->rules[i].hits++;
+	xnv_nf_stat_add(nf_self, fw->rules[i].slot, 1);
+	return fw->rules[i].allow;
+}
+
+/* The first rule @p k matches, n_rules if none. */
+static uint32_t
+rule_find(const struct firewall *fw, const struct pkt_info *pi,
+	  const struct flow_key *k)
+{
+	uint32_t i;
+
+	for (i = 0; i < fw->n_rules; i++)
+		if (rule_matches(&fw->rules[i], pi, k))
+			break;
+	return i;
+}
+
+/*
+ * A TCP/UDP packet, stateful: its flow's state looked up once.  A reply
+ * of a live allowed flow passes; a packet of the direction that was
+ * allowed matches the rule it matched then (refreshed, even if idle too
+ * long: it is allowed again by that rule).  Otherwise the rules decide,
+ * and an allowed flow is remembered in this packet's direction.
+ */
+static uint8_t
+tracked_verdict(struct firewall *fw, const struct pkt_info *pi,
+		const struct flow_key *k)
+{
+	struct flow_key ck;
+	int dir = flow_canon(k, &ck), is_new;
+	struct state *st = htab_find(&fw->state, &ck);
+	uint32_t i;
+	uint8_t allow;
+
+	if (st != NULL && (dir == 2 || st->dir != dir)) {
+		if (!state_gone(&ck, st, fw)) {
+			st->last = fw->now;
+			nf_count(fw->c, C_STATE_REPLIES, 1);
+			return 1;
+		}
+		htab_remove(&fw->state, &ck);	/* idle too long */
+		st = NULL;
+	}
+	i = st != NULL ? st->rule : rule_find(fw, pi, k);
+	allow = rule_hit(fw, i);
+	if (allow && st == NULL &&
+	    (st = htab_insert(&fw->state, &ck, &is_new)) == NULL)
+		nf_count(fw->c, C_STATE_FULL, 1);
+	else if (allow)
+		*st = (struct state){ .last = fw->now, .rule = i,
+				      .dir = (uint8_t)dir };
+	return allow;
 }
 
 /* One packet's verdict (the burst's clock already read: burst_start). */
@@ -221,11 +300,8 @@ filter(struct xnv_pkt *pkt, void *ctx)
 {
 	struct firewall *fw = ctx;
 	uint8_t *p = xnv_pkt_data(pkt);
-	int tracked, is_new;
 	struct pkt_info pi;
 	struct flow_key k;
-	uint64_t *last;
-	uint32_t i;
 	uint8_t allow;
 
 	nf_count(fw->c, C_PACKETS, 1);
@@ -241,29 +317,10 @@ filter(struct xnv_pkt *pkt, void *ctx)
 		goto out;
 	}
 	flow_key_get(p, &pi, &k);
-	tracked = fw->stateful && pi.has_ports;
-	if (tracked && state_reply(fw, &k)) {
-		nf_count(fw->c, C_STATE_REPLIES, 1);
-		allow = 1;
-		goto out;
-	}
-	for (i = 0; i < fw->n_rules; i++)
-		if (rule_matches(&fw->rules[i], &pi, &k))
-			break;
-	if (i < fw->n_rules) {
-		fw->rules[i].hits++;
-		xnv_nf_stat_add(nf_self, fw->rules[i].slot, 1);
-		allow = fw->rules[i].allow;
-	} else {
-		nf_count(fw->c, C_DEFAULT_HITS, 1);
-		allow = fw->default_allow;
-	}
-	if (allow && tracked) {
-		if ((last = htab_insert(&fw->state, &k, &is_new)) != NULL)
-			*last = fw->now;
-		else
-			nf_count(fw->c, C_STATE_FULL, 1);
-	}
+	if (fw->stateful && pi.has_ports)
+		allow = tracked_verdict(fw, &pi, &k);
+	else
+		allow = rule_hit(fw, rule_find(fw, &pi, &k));
 out:
 	nf_count(fw->c, allow ? C_ALLOWED : C_DENIED, 1);
 	return allow ? XNV_NEXT : XNV_DROP;
@@ -334,7 +391,7 @@ load(void *ctx)
 	}
 	if (fw->stateful &&
 	    htab_init(&fw->state, fw->max_flows, sizeof(struct flow_key),
-		      sizeof(uint64_t)) < 0) {
+		      sizeof(struct state)) < 0) {
 		fprintf(stderr, "xnv-firewall: out of memory\n");
 		return -1;
 	}
