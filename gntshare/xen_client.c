@@ -143,8 +143,8 @@ suspended(struct gnts_xen_client *c, char *err, size_t errlen)
 			 c->be, GNTS_XS_SUSPEND);
 	else if (gnts_xc_get_str(c, c->fe, GNTS_XS_BACKEND, be,
 				 sizeof(be)) < 0 || strcmp(be, c->be) != 0) {
-		snprintf(err, errlen, "the domain ran again elsewhere while "
-			 "it read %s: asking again", c->be);
+		snprintf(err, errlen, "the domain was restored or migrated "
+			 "while the NF attached (its backend was %s)", c->be);
 		gnts_log(GNTS_LOG_INFO, "%s", err);	/* seldom: say it */
 	} else
 		return 0;
