@@ -202,15 +202,20 @@ struct state {
 };
 
 /* @p k with its ends in a fixed order into @p c: the lower (address,
- * port) first.  @return 1 if they were swapped, 0 if not; 2 when both
- * ends are the same (a packet that is its own reply). */
+ * port) first, addresses compared as two words (any total order does).
+ * @return 1 if they were swapped, 0 if not; 2 when both ends are the
+ * same (a packet that is its own reply). */
 static int
 flow_canon(const struct flow_key *k, struct flow_key *c)
 {
-	int d = memcmp(k->src, k->dst, sizeof(k->src));
+	uint64_t s[2], t[2];
+	int d;
 
-	if (d == 0)
-		d = (int)k->sport - (int)k->dport;
+	memcpy(s, k->src, sizeof(s));
+	memcpy(t, k->dst, sizeof(t));
+	d = s[0] != t[0] ? (s[0] < t[0] ? -1 : 1) :
+	    s[1] != t[1] ? (s[1] < t[1] ? -1 : 1) :
+	    (int)k->sport - (int)k->dport;
 	if (d <= 0) {
 		*c = *k;
 		return d == 0 ? 2 : 0;
