@@ -330,9 +330,9 @@ await_free(uint32_t want, double wait_s)
 }
 
 /* --finish: one impossible index, random, into a ring it must not move
- * that way. */
+ * that way ("free": once @p alloc buffers are there, up to @p wait_s). */
 static void
-finish(const char *how)
+finish(const char *how, uint32_t alloc, double wait_s)
 {
 	if (strcmp(how, "ring") == 0) {
 		/* More than a ring ahead of the core's consumer. */
@@ -344,7 +344,10 @@ finish(const char *how)
 	} else if (strcmp(how, "free") == 0) {
 		/* Ahead of what the core has produced: it took buffers that
 		 * were never there. */
-		uint32_t cons = atomic_load(&h.free.r->prod) + 1 +
+		uint32_t cons;
+
+		await_free(alloc, wait_s);
+		cons = atomic_load(&h.free.r->prod) + 1 +
 				(uint32_t)(rnd() % (1u << 30));
 
 		atomic_store_explicit(&h.free.r->cons, cons,
@@ -515,10 +518,8 @@ main(int argc, char **argv)
 	} else {
 		gone = flood(o.count, o.rate, why, sizeof(why)) < 0;
 		print_sent();
-		if (!gone && strcmp(o.finish, "free") == 0)
-			await_free(req.alloc_bufs, o.wait_s);
 		if (!gone)
-			finish(o.finish);
+			finish(o.finish, req.alloc_bufs, o.wait_s);
 	}
 	fflush(stdout);
 	for (double end = now_s() + o.wait_s; !gone && now_s() < end;) {
