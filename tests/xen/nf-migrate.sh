@@ -14,12 +14,12 @@
 KIND=${1:-pv}
 M=nf-m
 [ "$KIND" = pvh ] && M=nf-mp
-. /usr/bin/xt-lib.sh
+. xt-lib.sh
 echo "XT: t=$(up)s save/restore/migrate phase ($KIND: $M)"
-LOG=/tmp/core-migrate.log
-[ -e /dev/xen/gntshare ] || insmod /lib/modules/gntshare.ko
-lsmod | grep -q '^xen_gntalloc' || insmod /lib/modules/xen-gntalloc.ko limit=4096
-xnv-core --no-huge -m 128 -l 0 -- --config /nf/xnv-migrate.ini --backend xen >$LOG 2>&1 &
+LOG=$T/core-migrate.log
+[ -e /dev/xen/gntshare ] || insmod $R/lib/modules/gntshare.ko
+lsmod | grep -q '^xen_gntalloc' || insmod $R/lib/modules/xen-gntalloc.ko limit=4096
+xnv-core --no-huge -m 128 -l 0 -- --config $R/nf/xnv-migrate.ini --backend xen >$LOG 2>&1 &
 CORE=$!
 finish() {	# what follows a failed step cannot run: tidy up, say so
 	echo "XT: migrate phase stopped: $1"
@@ -32,13 +32,13 @@ wait_for 60 grep -q "NFs attach from Xen domains" $LOG || finish "core did not s
 # booting beside another guest's boot triple-faulted in two runs of two
 # (Xen's "d4v0 Triple fault", then xl restarted it as a new domain, which
 # has no NF devices); booted alone it never did (run.log.txt has Xen's log)
-xnv-xl create /domU/$M.cfg >/dev/null 2>&1
+xnv-xl create $R/domU/$M.cfg >/dev/null 2>&1
 wait_for 150 attached $M.0
 mok=$?
-xnv-xl create /domU/nf-a.cfg >/dev/null 2>&1
+xnv-xl create $R/domU/nf-a.cfg >/dev/null 2>&1
 # the attached NF's row (a departed one of the same name stays listed)
-live() { awk -v p="$1" -v c="$2" '$1 == p && $NF == "attached" { print $c }' /tmp/snap; }
-lost() { awk '$1 == "core" && $2 == "drops:" { for (i = 3; i < NF; i += 2) if ($i == "no_instance") print $(i + 1) }' /tmp/snap; }
+live() { awk -v p="$1" -v c="$2" '$1 == p && $NF == "attached" { print $c }' $T/snap; }
+lost() { awk '$1 == "core" && $2 == "drops:" { for (i = 3; i < NF; i += 2) if ($i == "no_instance") print $(i + 1) }' $T/snap; }
 flows() { snap; [ "$(col nout 3)" -gt "${1:-0}" ] 2>/dev/null; }
 [ $mok = 0 ] && wait_for 150 attached nf-a.0 && wait_for 60 flows
 [ $? = 0 ] || finish "nf-a and $M did not attach, or nin -> nf-a -> $M -> nout did not flow: $(tail -n 3 $LOG | tr '\n' ' '); $M's console: $(tail -n 4 /var/log/xen/console/guest-$M.log | tr '\n' ' ')"
@@ -59,8 +59,8 @@ away() {
 	m0=$(grep -c "NF $M.0 attached from" $LOG)
 	snap; a0=$(live nf-a.0 3) l0=$(lost)
 	t0=$(up)
-	"$@" >/tmp/mig.out 2>&1; rc=$?
-	[ $rc = 0 ] || grep -avE '^xc: (progress|info)' /tmp/mig.out | tail -n 12 | sed "s/^/XT: $what: /"
+	"$@" >$T/mig.out 2>&1; rc=$?
+	[ $rc = 0 ] || grep -avE '^xc: (progress|info)' $T/mig.out | tail -n 12 | sed "s/^/XT: $what: /"
 	stall_reset
 	again() { snap; stall_see "$(live nf-a.0 3)"; [ "$(grep -c "device 0 connected: $M.0," $LOG)" -gt $n0 ]; }
 	wait_for 300 again
@@ -75,7 +75,7 @@ away() {
 	case $want in
 	new) [ $rc = 0 ] && [ -n "$d1" ] && [ "$d1" != "$d0" ] ;;
 	same) [ $rc = 0 ] && [ "$d1" = "$d0" ] ;;
-	refused) [ $rc = 1 ] && [ "$d1" = "$d0" ] && grep -q "its NFs attach again" /tmp/mig.out ;;
+	refused) [ $rc = 1 ] && [ "$d1" = "$d0" ] && grep -q "its NFs attach again" $T/mig.out ;;
 	esac
 	ok=$?
 	# nin's rate is 2000/s: what was lost is bounded by the time away
@@ -87,17 +87,17 @@ away() {
 		kill -0 $CORE && ! grep -q "xnv-forwarder exited" $CON
 	ok=$?
 	[ $ok = 0 ] || grep -a "$M\|no_instance" $LOG | grep -v '^ ' | tail -n 6 | sed "s/^/XT: $what: core: /"
-	check "$what" $ok "$( (grep -a 'xc: error' /tmp/mig.out | head -n 1; tail -n 1 /tmp/mig.out) | tr '\n' ' ' | cut -c1-220)(exit $rc); dom$d0 -> dom${d1:-?}; '$(echo "$sv" | cut -c1-110)'; away $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }') s, $((l1 - l0)) packets dropped for lack of an instance meanwhile, $((l2 - l1)) after; attached $m1 time(s); nf-a rx $a0 -> $(live nf-a.0 3) (longest pause ${STALL_MAX} s); $M rx since $(live $M.0 3); the NF process went on: $(grep -c 'waiting for the domain to run again' $CON) waits, $(grep -c 'xnv-forwarder exited' $CON) exits"
+	check "$what" $ok "$( (grep -a 'xc: error' $T/mig.out | head -n 1; tail -n 1 $T/mig.out) | tr '\n' ' ' | cut -c1-220)(exit $rc); dom$d0 -> dom${d1:-?}; '$(echo "$sv" | cut -c1-110)'; away $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }') s, $((l1 - l0)) packets dropped for lack of an instance meanwhile, $((l2 - l1)) after; attached $m1 time(s); nf-a rx $a0 -> $(live nf-a.0 3) (longest pause ${STALL_MAX} s); $M rx since $(live $M.0 3); the NF process went on: $(grep -c 'waiting for the domain to run again' $CON) waits, $(grep -c 'xnv-forwarder exited' $CON) exits"
 }
 
 # saved (the image and FILE.nfv there, the domain gone), away 2 s, restored
 save_restore() {
-	xnv-xl save --timeout "$(scaled 60)" $M /tmp/$M.save >/tmp/save.out 2>&1
+	xnv-xl save --timeout "$(scaled 60)" $M $T/$M.save >$T/save.out 2>&1
 	SAVED=$?
-	[ $SAVED = 0 ] && [ -s /tmp/$M.save ] && no_domain $M &&
-		grep -q 'nfv_service = "fwd-b"' /tmp/$M.save.nfv || { SAVED=1; return 1; }
+	[ $SAVED = 0 ] && [ -s $T/$M.save ] && no_domain $M &&
+		grep -q 'nfv_service = "fwd-b"' $T/$M.save.nfv || { SAVED=1; return 1; }
 	sleep 2
-	xnv-xl restore --timeout "$(scaled 60)" /tmp/$M.save
+	xnv-xl restore --timeout "$(scaled 60)" $T/$M.save
 }
 
 if [ "$KIND" = pv ]; then
@@ -107,10 +107,10 @@ if [ "$KIND" = pv ]; then
 # xl restore makes a domain without NF devices, which the core never sees.
 d0=$(xl domid $M)
 n0=$(grep -c "NF $M.0 attached" $LOG)
-out=$(xl save $M /tmp/plain.save 2>&1); rc=$?
+out=$(xl save $M $T/plain.save 2>&1); rc=$?
 wait_for 60 finished $M.0
 fin=$?
-out2=$(xl restore /tmp/plain.save 2>&1); rc2=$?
+out2=$(xl restore $T/plain.save 2>&1); rc2=$?
 d1=$(xl domid $M 2>/dev/null)
 sleep "$(scaled 10)"
 devs=$(xenstore-list /local/domain/0/backend/xnv/$d1 2>/dev/null | wc -l)
@@ -119,44 +119,44 @@ fe=$(xenstore-list /local/domain/$d1/device/xnv 2>/dev/null | wc -l)
 	[ "$(grep -c "NF $M.0 attached" $LOG)" = "$n0" ]
 check plain-xl-save-restore-loses-devices $? "xl save exit $rc, then '$(grep -o "NF $M.0 (Xen domain $d0 device 0) detached: [^;]*" $LOG | cut -c1-110)'; xl restore exit $rc2: dom$d0 -> dom${d1:-?} with $devs backend and $fe frontend xnv devices, never attached again; in it then: '$(grep -aE 'BUG|Oops|fault|panic|xnv-forwarder|$M' $CON | tail -n 3 | tr '\n' ' ' | cut -c1-300)'"
 xl destroy $M 2>/dev/null
-rm -f /tmp/plain.save
+rm -f $T/plain.save
 wait_for 30 no_domain $M
-xnv-xl create /domU/$M.cfg >/dev/null 2>&1
+xnv-xl create $R/domU/$M.cfg >/dev/null 2>&1
 wait_for 150 sh -c "[ \$(grep -c 'NF $M.0 attached' $LOG) -gt $n0 ]" && wait_for 60 flows "$(col nout 3)" ||
 	finish "$M did not attach again after xnv-xl create"
 
 # ---- xnv-xl save, xnv-xl restore ------------------------------------------
 away saved save-restore-reattaches new save_restore
-check save-lets-go $SAVED "$(grep -v '^xc: ' /tmp/save.out | tr '\n' ' ' | cut -c1-200); $(grep -o "NF $M.0 (Xen domain [0-9]* device 0) detached.*" $LOG | tail -n 1 | cut -c1-160)"
+check save-lets-go $SAVED "$(grep -v '^xc: ' $T/save.out | tr '\n' ' ' | cut -c1-200); $(grep -o "NF $M.0 (Xen domain [0-9]* device 0) detached.*" $LOG | tail -n 1 | cut -c1-160)"
 
 # ---- what migrate runs at the receiving end: register a paused domain -------
 # the image restored paused by plain xl, then `xnv-xl register` through a
 # stand-in for ssh (the command line migrate sends to another host)
 save_register() {
-	xnv-xl save --timeout "$(scaled 60)" $M /tmp/$M.save >/dev/null &&
-		xl restore -p /tmp/$M.save &&
+	xnv-xl save --timeout "$(scaled 60)" $M $T/$M.save >/dev/null &&
+		xl restore -p $T/$M.save &&
 		xt-ssh xt-other-host "xnv-xl register --timeout $(scaled 60) $M" \
 			"'nfv_trust_group=blue' 'nfv_service=fwd-b' 'nfv_instances=1'"
 }
 away saved register-paused-domain new save_register
-rm -f /tmp/$M.save /tmp/$M.save.nfv
+rm -f $T/$M.save $T/$M.save.nfv
 
 # ---- save -c: the domain runs on, its NFs attach again ---------------------
-away saved save-checkpoint-nfs-return same xnv-xl save --timeout "$(scaled 60)" -c $M /tmp/$M.save
-rm -f /tmp/$M.save /tmp/$M.save.nfv
+away saved save-checkpoint-nfs-return same xnv-xl save --timeout "$(scaled 60)" -c $M $T/$M.save
+rm -f $T/$M.save $T/$M.save.nfv
 
 # ---- migrate: this Xen cannot live-migrate a PV domain ------------------------
 # Debian's hypervisor is built without shadow paging (CONFIG_SHADOW_PAGING),
 # which a PV domain's log-dirty mode needs: xl migrate fails for any PV
 # domain, guest1 (no NF) too; xnv-xl says so and the NFs attach again.
-xl create -q /domU/guest1.cfg
+xl create -q $R/domU/guest1.cfg
 wait_for 120 sh -c "xenstore-read /local/domain/\$(xl domid guest1)/data/ready >/dev/null 2>&1"
 out=$(xl migrate -s "" guest1 "xl migrate-receive" 2>&1); grc=$?
 xl destroy guest1 2>/dev/null
 echo "$out" | grep -avE '^xc: (progress|info)' | tail -n 8 | sed 's/^/XT: plain PV guest1: /'
 away migrated migrate-refused-nfs-return refused xnv-xl migrate --timeout "$(scaled 60)" $M localhost
-[ $grc != 0 ] && echo "$out" | grep -q 'Failed to enable logdirty' && grep -q 'Failed to enable logdirty' /tmp/mig.out
-check migrate-fails-as-for-any-pv-domain $? "plain xl migrate of guest1 (no NF): exit $grc, '$(echo "$out" | grep -a -m1 logdirty | cut -c1-100)'; xnv-xl migrate of $M: '$(grep -a -m1 logdirty /tmp/mig.out | cut -c1-100)'; $(xl info 2>/dev/null | grep -m1 xen_version | tr -s ' ')"
+[ $grc != 0 ] && echo "$out" | grep -q 'Failed to enable logdirty' && grep -q 'Failed to enable logdirty' $T/mig.out
+check migrate-fails-as-for-any-pv-domain $? "plain xl migrate of guest1 (no NF): exit $grc, '$(echo "$out" | grep -a -m1 logdirty | cut -c1-100)'; xnv-xl migrate of $M: '$(grep -a -m1 logdirty $T/mig.out | cut -c1-100)'; $(xl info 2>/dev/null | grep -m1 xen_version | tr -s ' ')"
 
 # ---- to another host: xnv-xl's whole migrate, xl's transfer stood in for ----
 # let go, `xl migrate -p -s xt-ssh nf-m xt-other-host` (xt-xl: a save
@@ -167,9 +167,9 @@ away migrated migrate-via-ssh-stood-in new env XNV_XL=xt-xl xnv-xl migrate \
 else
 # ---- a PVH domain saved and restored, then migrated (HAP's log-dirty) -------
 away saved save-restore-pvh new save_restore
-rm -f /tmp/$M.save /tmp/$M.save.nfv
+rm -f $T/$M.save $T/$M.save.nfv
 # live migration of a PVH guest: only with XT_PVH_MIGRATE=1 (README)
-grep -q xt_pvh_migrate=1 /proc/cmdline &&
+[ "${XT_PVH_MIGRATE:-0}" = 1 ] &&
 	away migrated migrate-pvh-localhost new xnv-xl migrate --timeout "$(scaled 60)" $M localhost
 fi
 

@@ -29,6 +29,8 @@ set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
+xt_here=$here xt_top=$top
+. "$here/xt-host.sh"
 out=${XT_OUT:-$top/build/xen}
 cache=${XT_CACHE:-$out/cache}
 pages=${XT_PAGES:-512}
@@ -115,12 +117,7 @@ if ! have_kernel; then
 		find "$x/lib/modules/$kv/kernel/drivers" "$x/lib/modules/$kv/kernel/net" \
 			-name "$m.ko" -exec cp {} "$kdir/modules/" \;
 	done
-	# bzImage -> raw ELF vmlinux (xz payload); trailing-garbage warnings are harmless
-	for off in $(LC_ALL=C grep -obUaP '\xfd7zXZ\x00' "$x/boot/vmlinuz-$kv" | cut -d: -f1); do
-		tail -c +$((off + 1)) "$x/boot/vmlinuz-$kv" | xz -dc >"$kdir/vmlinux" 2>/dev/null
-		[ "$(head -c4 "$kdir/vmlinux" | od -An -tx1 | tr -d ' ')" = 7f454c46 ] && break
-		rm -f "$kdir/vmlinux"
-	done
+	xt_elf_kernel "$x/boot/vmlinuz-$kv" "$kdir/vmlinux"
 	rm -rf "$x"
 	have_kernel || { fail kernel-fetch "no ELF vmlinux or modules ($kmods $kmods_net) in $deb"; finish; }
 	log "kernel $kv fetched and extracted in $(since "$t")"
@@ -148,9 +145,7 @@ if [ "${XT_HEADERS:-auto}" = cache ] || [ ! -e "$hdr/Makefile" ]; then
 	fi
 fi
 kbo=$out/kmod
-rm -rf "$kbo"
-make -s -C "$top/gntshare/kmod" dist DESTDIR="$kbo" >/dev/null
-if make -C "$hdr" M="$kbo" KCFLAGS=-Werror modules >"$out/kmod-build.log" 2>&1; then
+if xt_kmod "$hdr" "$kbo" "$out/kmod-build.log"; then
 	ok kmod-build "gntshare.ko for $kv, headers $hdr"
 else
 	fail kmod-build "make -C $hdr M=... modules failed: $(grep -m1 -E 'error|Error' "$out/kmod-build.log")"
@@ -160,32 +155,10 @@ fi
 # ---- 3. static test programs, initramfs images ---------------------------
 bld=$out/bin
 mkdir -p "$bld"
-cflags="-O2 -g -Wall -Wextra -Werror -static"
-if ! { $CC $cflags -I"$top/gntshare/include" "$here/xt_dom0.c" "$here/xt_dom0_lib.c" \
-		-o "$bld/xt-dom0" -lxenstore -lxentoolcore &&
-       $CC $cflags "$here/xt_guest.c" -o "$bld/xt-guest" \
-		-lxengnttab -lxenstore -lxentoolcore -lxentoollog &&
-       $CC $cflags "$here/xt_flood.c" -o "$bld/xt-flood" -lxenstore -lxentoolcore &&
-       $CC $cflags "$here/xt_ctl.c" -o "$bld/xt-ctl" &&
-       $CC $cflags "$here/xt_pcapcmp.c" -o "$bld/xt-pcapcmp" &&
-       # libxnv's own Xen client, driven honestly or not (xt_hostile.c)
-       $CC $cflags -I"$top/gntshare/include" "$here/xt_hostile.c" -o "$bld/xt-hostile" \
-		$(PKG_CONFIG_PATH="$top/build/lib/pkgconfig" pkg-config --static --libs libxnv) &&
-       # the NF exactly as users build it: libxnv through its pkg-config file
-       $CC $cflags "$top/examples/forwarder/forwarder.c" -o "$bld/xnv-forwarder" \
-		$(PKG_CONFIG_PATH="$top/build/lib/pkgconfig" pkg-config --static --cflags --libs libxnv); } \
-		>"$out/cc.log" 2>&1; then
+if ! xt_programs "$bld" "$out/cc.log"; then
 	fail test-programs "$(grep -m1 error "$out/cc.log")"
 	finish
 fi
-
-busybox_root() {	# busybox_root DIR
-	mkdir -p "$1"/{bin,sbin,proc,sys,dev,tmp,lib/modules}
-	cp /bin/busybox "$1/bin/"
-	for a in $(/bin/busybox --list); do
-		[ -e "$1/bin/$a" ] || ln -s busybox "$1/bin/$a"
-	done
-}
 
 # Dynamic programs go in with their libraries.  The PMDs named keep the
 # host's symlinks into the PMD directory (XEN-IN-QEMU.md section 15) and
@@ -223,17 +196,25 @@ install_dyn() {	# ROOT "PROGRAMS" "PMDS": programs into ROOT/usr/bin, libraries,
 	cp -L /lib64/ld-linux-x86-64.so.2 "$1/lib64/"
 }
 
+# real-host/run.sh's build stage as on a real host, from the kernel fetched
+# here (its run stage: the PVH boot's Dom0, XT_ONLY=pvh)
+rh=$out/real-host
+if bash "$here/real-host/run.sh" --build-only --out "$rh" --kernel "$kdir/vmlinux" \
+	--modules "$kdir/modules" --headers "$hdr" >"$out/real-host.log" 2>&1 &&
+	grep -q "^kernel = \"$rh/domU/vmlinux\"" "$rh/domU/nf-pvh.cfg"; then
+	ok real-host-builds "$(tail -n 1 "$out/real-host.log")"
+else
+	fail real-host-builds "$(tail -n 1 "$out/real-host.log")"
+fi
+
 ru=$out/rootU
 rm -rf "$ru"
-busybox_root "$ru"
-cp "$bld/xt-guest" "$bld/xt-flood" "$bld/xnv-forwarder" "$bld/xt-hostile" "$ru/bin/"
-cp "$kdir/modules/xen-gntdev.ko" "$kdir/modules/xen-evtchn.ko" "$ru/lib/modules/"
+xt_domu_root "$ru" "$bld" "$kdir/modules"
 if [ "$bench" = 1 ]; then
 	cp "$kdir/modules/xen-netfront.ko" "$ru/lib/modules/"
 	install_dyn "$ru" /usr/bin/dpdk-testpmd "net_af_packet mempool_ring"
 fi
-install -m 755 "$here/domU-init.sh" "$ru/init"
-(cd "$ru" && find . | cpio -o -H newc --quiet | gzip -1) >"$out/domU-initrd.cpio.gz"
+xt_cpio_gz "$ru" "$out/domU-initrd.cpio.gz"
 
 r0=$out/root0
 rm -rf "$r0"
@@ -253,8 +234,12 @@ done
 cp "$kdir"/modules/*.ko "$kbo/gntshare.ko" "$r0/lib/modules/"
 cp "$bld/xt-dom0" "$bld/xt-pcapcmp" "$bld/xt-ctl" "$here/nf-scenario.sh" "$here/nf-flood.sh" \
 	"$here/nf-hostile.sh" "$here/nf-bell.sh" "$here/nf-driver.sh" "$here/nf-migrate.sh" \
-	"$here/nf-pvh.sh" "$here/xt-ssh" "$here/xt-xl" "$here/xt-lib.sh" "$r0/usr/bin/"
-dyn="$top/build/bin/xnv-core $top/build/bin/xnv-xl" pmdl="net_null net_pcap mempool_ring"
+	"$here/nf-pvh.sh" "$here/xt-ssh" "$here/xt-xl" "$here/xt-lib.sh" "$here/xt-host.sh" \
+	"$r0/usr/bin/"
+# the PVH boot runs real-host/run.sh's run stage (bash) as on a real host
+mkdir -p "$r0/usr/bin/real-host"
+cp "$here/real-host/run.sh" "$r0/usr/bin/real-host/"
+dyn="$top/build/bin/xnv-core $top/build/bin/xnv-xl /bin/bash" pmdl="net_null net_pcap mempool_ring"
 if [ "$bench" = 1 ]; then
 	# iproute2's ip: busybox's cannot make veth pairs or bridges
 	dyn="$dyn /usr/bin/dpdk-testpmd $(command -v ip)" pmdl="$pmdl net_af_packet"
@@ -263,66 +248,11 @@ if [ "$bench" = 1 ]; then
 fi
 install_dyn "$r0" "$dyn" "$pmdl"
 mkdir -p "$r0/nf" "$r0/var/run/dpdk"
-npk=1000
-if ! "${XT_PYTHON:-$top/.venv/bin/python}" "$top/scripts/gen_pcap.py" "$r0/nf/in.pcap" \
-	--count $npk --flows 16 >"$out/pcap.log" 2>&1; then
+if ! xt_traffic "$r0/nf" 1000 "${XT_PYTHON:-$top/.venv/bin/python}" "$out/pcap.log"; then
 	fail test-programs "gen_pcap.py: $(tail -n 1 "$out/pcap.log") (make deps makes .venv)"
 	finish
 fi
-echo $npk >"$r0/nf/count"
-cat >"$r0/nf/xnv.ini" <<-EOF
-	; tests/xen: blue chain in -> fwd-a -> fwd-b -> out (pcap), blue fwd-c
-	; replicas between null ports (nin paced: NFs fed without pause keep
-	; every emulated CPU busy, and xenstored in Dom0 then answers the
-	; flood phase's guest too slowly for it to end), a red service.
-	[core]
-	ring_size = 128
-	; both times XNV_TIME_SCALE: TCG on a shared host can leave a DomU's
-	; vCPU unscheduled for seconds, and a packet waiting that long for an
-	; NF must not be dropped as a stall
-	stall_timeout_ms = $(sc 5000)
-	; an NF still mapping its rings must not be declared dead meanwhile
-	heartbeat_timeout_ms = $(sc 30000)
-	[group blue]
-	pool_bufs = 1024
-	[group red]
-	pool_bufs = 256
-	[port in]
-	dev = net_pcap0,rx_pcap=/nf/in.pcap
-	group = blue
-	chain = fwd-a -> fwd-b -> out
-	[port out]
-	dev = net_pcap1,tx_pcap=/tmp/out.pcap
-	group = blue
-	[port nin]
-	dev = net_null0
-	group = blue
-	chain = fwd-c -> nout
-	rx_rate = 2000
-	[port nout]
-	dev = net_null1
-	group = blue
-	[service fwd-a]
-	[service fwd-b]
-	[service fwd-c]
-	[service fwd-r]
-	; nf-h and nf-hb (nf-hostile.sh), nf-k (nf-bell.sh): in no chain
-	[service fwd-h]
-	; nf-s (nf-bell.sh): its sleep word stuck, put in nin's chain
-	[service fwd-s]
-	EOF
-# The same for the gntalloc fallback (module unloaded), with a fresh output
-# and a hostile domain paused (nf-hb breaks its ring); one more run with
-# the same config destroys it instead
-sed -e 's#tx_pcap=/tmp/out.pcap#tx_pcap=/tmp/out-fallback.pcap#' \
-	-e 's#^\[core\]#[core]\non_hostile = pause#' "$r0/nf/xnv.ini" >"$r0/nf/xnv-fallback.ini"
-sed -e 's#tx_pcap=/tmp/out.pcap#tx_pcap=/tmp/out-destroy.pcap#' \
-	-e 's#^\[core\]#[core]\non_hostile = destroy#' "$r0/nf/xnv.ini" >"$r0/nf/xnv-destroy.ini"
-# nf-migrate.sh: nin -> fwd-a -> fwd-b -> nout, fwd-b's domain saved,
-# restored and migrated while nin sends
-awk '/^\[/ { keep = ($0 ~ /^\[(core|group blue|port nin|port nout|service fwd-[ab])\]/) } keep' \
-	"$r0/nf/xnv.ini" | sed 's/^chain = fwd-c -> nout/chain = fwd-a -> fwd-b -> nout/' \
-	>"$r0/nf/xnv-migrate.ini"
+xt_core_ini "$r0/nf" /nf /tmp "$scale"
 cp "$kdir/vmlinux" "$out/domU-initrd.cpio.gz" "$r0/domU/"
 mv "$r0/domU/domU-initrd.cpio.gz" "$r0/domU/initrd.cpio.gz"
 for g in 1 2; do
@@ -338,20 +268,7 @@ for g in 1 2; do
 done
 nfmem=96
 [ "$bench" = 1 ] && nfmem=256	# the DomU initrd holds testpmd then
-nfdom() {	# nfdom NAME GROUP SERVICE ROLE [key [extra line]]: an NF domain's config
-	cat >"$r0/domU/$1.cfg" <<-EOF
-	name = "$1"
-	type = "pv"
-	kernel = "/domU/vmlinux"
-	ramdisk = "/domU/initrd.cpio.gz"
-	extra = "console=hvc0 quiet xt_role=$4 xt_deadline=$((wd - 20)) xt_scale=$scale"
-	memory = $nfmem
-	vcpus = 1
-	nfv_trust_group = "$2"
-	nfv_${5:-service} = "$3"
-	${6:-}
-	EOF
-}
+xt_cfg=$r0/domU xt_domu=/domU xt_deadline=$((wd - 20)) xt_scale=$scale xt_nfmem=$nfmem
 nfdom nf-a blue fwd-a nf2; nfdom nf-b blue fwd-b nf
 nfdom nf-r red fwd-r red service "nfv_instances = 2"
 nfdom nf-c1 blue fwd-c nf; nfdom nf-c2 blue fwd-c nf
@@ -364,18 +281,10 @@ nfdom nf-m blue fwd-b nf	# nf-migrate.sh: saved, restored, migrated
 nfdom nf-da blue fwd-a nf service 'nfv_backend = "drv"'
 nfdom nf-db blue fwd-b nf service 'nfv_backend = "drv"'
 nfdom nf-dnone blue fwd-a nf service 'nfv_backend = "nosuch"'
-# nf-pvh.sh: the same NF domain as nf-a but PVH; its whole boot log on its
-# console (no quiet)
+# nf-pvh.sh, nf-migrate.sh pvh: PVH NF domains
 hapline=""
 [ "$pvhhap" = 0 ] && hapline="hap = 0"
-nfdom nf-pvh blue fwd-a nf service "$hapline"
-sed -i -e 's/^type = "pv"$/type = "pvh"/' -e 's/ quiet / /' "$r0/domU/nf-pvh.cfg"
-# nf-migrate.sh pvh: a PVH NF domain for fwd-b, migrated (HAP's log-dirty)
-nfdom nf-mp blue fwd-b nf service "$hapline"
-# a crash or reboot ends it (xl's default restart would make a new domain
-# without NF devices: xnv-xl registers them only at create)
-sed -i -e 's/^type = "pv"$/type = "pvh"/' -e '$a on_crash = "destroy"' \
-	-e '$a on_reboot = "destroy"' "$r0/domU/nf-mp.cfg"
+xt_pvh_domains "$hapline"
 cat >"$r0/domU/drv.cfg" <<-EOF
 	name = "drv"
 	type = "pv"
@@ -515,17 +424,7 @@ if [ "$bench" = 1 ]; then
 	for z in ${XB_SIZES:-64 1024}; do expected="$expected xnv-$z-forwards netfront-$z-forwards"; done
 	grep -aE '^XB-RESULT ' "$runlog.txt" | cut -d' ' -f2- >"$out/xb-results.txt"
 fi
-for c in $expected; do
-	line=$(grep -aE "^XT-CHECK (ok|FAIL) $c[ :]" "$runlog.txt" | tail -1)
-	case $line in
-	"XT-CHECK ok $c"*)
-		d=${line#"XT-CHECK ok $c"}; d=${d# (}; ok "$c" "${d%)*}${d##*)}" ;;
-	"XT-CHECK FAIL $c"*)
-		fail "$c" "${line#"XT-CHECK FAIL $c: "}" ;;
-	*)
-		fail "$c" "not reported (run stopped earlier; see $runlog.txt)" ;;
-	esac
-done
+xt_verdicts "$runlog.txt" $expected
 done_line=$(grep -aE '^XT-DONE rc=' "$runlog.txt" | tail -1)
 phase() { grep -aoE "t=[0-9.]+s $1" "$runlog.txt" | head -1 | grep -oE '[0-9.]+' | head -1; }
 phases="Dom0 uptime: /init $(phase 'dom0 /init')s, xl ready $(phase xenstored)s, grant tests done $(phase 'grant tests')s, gntalloc fallback from $(phase 'gntalloc fallback')s, NF tests done $(phase xt-dom0)s"

@@ -1,6 +1,12 @@
 # Sourced by the Dom0 scenarios (tests/xen/nf-scenario.sh,
 # bench/xen/tcg/scenario.sh): checks, waiting, the core's counters.
 # Needs LOG (xnv-core's log file) and CORE (its pid) for snap.
+# Where a scenario's files are: XT_ROOT (unset: the Dom0 initramfs's /;
+# real-host/run.sh: its output directory, no blanks in it) holds nf/,
+# domU/ and lib/modules/; temporary files go to T ($XT_ROOT/tmp, or /tmp)
+R=${XT_ROOT:-}
+T=${XT_ROOT:+$XT_ROOT/tmp}
+T=${T:-/tmp}
 RC=0
 check() {	# check NAME STATUS DETAIL
 	if [ "$2" = 0 ]; then echo "XT-CHECK ok $1 ($3)"
@@ -50,11 +56,11 @@ snap() {
 	kill -USR1 $CORE
 	wait_for 5 test "$(grep -c 'xnv-core statistics' $LOG)" -gt "$n"
 	sleep 0.2
-	awk -v n=$((n + 1)) '/xnv-core statistics/ { k++ } k == n' $LOG >/tmp/snap
+	awk -v n=$((n + 1)) '/xnv-core statistics/ { k++ } k == n' $LOG >$T/snap
 }
 # rows of the table: port rx tx ... / nf service rx tx drop bad reclaimed state
-col() { awk -v p="$1" -v c="$2" '$1 == p { print $c }' /tmp/snap; }
-grp() { awk -v g="$1" -v c="$2" '$1 == "group" && $2 == g { print $c }' /tmp/snap; }
+col() { awk -v p="$1" -v c="$2" '$1 == p { print $c }' $T/snap; }
+grp() { awk -v g="$1" -v c="$2" '$1 == "group" && $2 == g { print $c }' $T/snap; }
 # The core's telemetry (dom0-core/CONTROL.md) through xt-ctl, Dom0 having
 # no Python for xnv-ctl: tel CMD [PARAM] prints the JSON reply
 tel() {
