@@ -66,7 +66,7 @@ if [ -n "$only" ]; then
 		# (nf-pvh.sh, nf-migrate.sh pvh) on what run.sh built into /
 		mig=--no-migrate
 		[ "${XT_PVH_MIGRATE:-0}" = 1 ] && mig=""
-		/usr/bin/real-host/run.sh --run-only --out / $mig || RC=1
+		bash /usr/bin/real-host/run.sh --run-only --out / $mig || RC=1
 		cat /run.log ;;
 	*) nf-scenario.sh || RC=1 ;;
 	esac
