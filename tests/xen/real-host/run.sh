@@ -168,6 +168,8 @@ tidy() {
 	[ -n "$loaded" ] && { rmmod gntshare 2>/dev/null || log "gntshare.ko stays loaded (rmmod: in use)"; }
 }
 trap 'tidy; exit 2' INT TERM
+# the scenarios read these consoles from their start: no earlier run's lines
+for d in $doms; do rm -f "/var/log/xen/console/guest-$d.log"; done
 export XT_ROOT=$out XT_SCALE=$scale XT_PVH_MIGRATE=$mig
 export PATH=$out/bin:$xt_here:$xt_top/build/bin:$PATH
 log "$(xl info | grep -m1 xen_version | tr -s ' '), virt_caps $caps, Dom0 $kv; logs: $out/run.log"
