@@ -160,9 +160,12 @@ def run_two_phases(env, spec, phase1, phase2, between, timeout=20):
     core.wait_attached(nf)
 
     def handled(n):
+        # every packet the NF got is back (passed on or dropped): rx
+        # alone reaches n while the NF still holds some of them
         s = core.snapshot()
         rec = s["nfs"][spec.service]
-        return rec["rx"] == n and s["ports"]["out"]["tx"] == rec["tx"] and rec["tx"]
+        return rec["rx"] == n and rec["tx"] + rec["drop"] == n and \
+            s["ports"]["out"]["tx"] == rec["tx"] and rec["tx"]
     n1 = wait_until(lambda: handled(len(phase1)), timeout, "phase 1")
     between(nf)
     core.wait_attached(env.start_nf("gate", "g", "gate", binary=FWD_BIN))
