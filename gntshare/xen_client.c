@@ -230,6 +230,13 @@ xen_cli_attach(const struct gnts_cli_cfg *cfg, struct gnts_attach_req *req,
 		goto fail;
 	}
 	rc = gnts_xc_wait_answer(c, rid, cfg->timeout_ms, err, errlen);
+	/* A save or migration that began after the look above: the core
+	 * refuses a request it finds with the suspend node there, and one
+	 * it never saw goes unanswered.  Neither is final: -EHOSTDOWN, ask
+	 * again once the domain runs (err then says why). */
+	if ((rc == -ECONNREFUSED || rc == -ETIMEDOUT) &&
+	    suspended(c, err, errlen) < 0)
+		rc = -EHOSTDOWN;
 	if (rc == 0)
 		rc = gnts_xc_read_geometry(c, rsp, err, errlen);
 	if (rc == 0)

@@ -145,6 +145,41 @@ rm -f $T/$M.save $T/$M.save.nfv
 away saved save-checkpoint-nfs-return same xnv-xl save --timeout "$(scaled 60)" -c $M $T/$M.save
 rm -f $T/$M.save $T/$M.save.nfv
 
+# ---- a save that begins as the NF asks to attach: it asks again -------------
+# The window forced: $M's NF let go for a save (its backend's suspend node
+# written, as xnv-xl save writes it), the core frozen (SIGSTOP) while the
+# node goes and the NF writes its request, the node back before the core
+# thaws: the core refuses the request ("being saved or migrated").  The
+# NF, seeing the save, waits and attaches once the node is gone; its
+# process goes on (it used to take the refusal as final and exit).
+d0=$(xl domid $M); BE=/local/domain/0/backend/xnv/$d0/0; FE=/local/domain/$d0/device/xnv/0
+m0=$(grep -c "NF $M.0 attached from" $LOG)
+r0=$(grep -c "domain $d0 device 0: the domain is being saved or migrated" $LOG)
+f0=$(grep -c "NF $M.0 (Xen domain $d0 device 0) detached: its domain is being saved" $LOG)
+x0=$(grep -c "xnv-forwarder exited" $CON)
+let_go() { [ "$(grep -c "NF $M.0 (Xen domain $d0 device 0) detached: its domain is being saved" $LOG)" -gt $f0 ]; }
+asked() { [ "$(xenstore-read $FE/request-id 2>/dev/null)" != "$1" ] && [ "$(xenstore-read $FE/state 2>/dev/null)" = 3 ]; }
+refused() { [ "$(grep -c "domain $d0 device 0: the domain is being saved or migrated" $LOG)" -gt $r0 ]; }
+back() { [ "$(grep -c "NF $M.0 attached from" $LOG)" -gt $m0 ]; }
+xenstore-write $BE/suspend save && wait_for 30 let_go
+w1=$?
+rid=$(xenstore-read $FE/request-id 2>/dev/null)
+kill -STOP $CORE
+xenstore-rm $BE/suspend
+wait_for 30 asked "$rid"
+w2=$?
+xenstore-write $BE/suspend save
+kill -CONT $CORE
+wait_for 30 refused
+w3=$?
+sleep 1
+xenstore-rm $BE/suspend
+snap; o0=$(col nout 3)
+wait_for 60 back && wait_for 60 flows "$o0"
+w4=$?
+[ $w1 = 0 ] && [ $w2 = 0 ] && [ $w3 = 0 ] && [ $w4 = 0 ] && [ "$(grep -c "xnv-forwarder exited" $CON)" = "$x0" ]
+check attach-refused-by-a-save-asks-again $? "let go $w1, request written while the core was stopped $w2, refused $w3 ('$(grep -a -m1 "domain $d0 device 0: the domain is being saved or migrated" $LOG | cut -c1-100)'), attached again and flowing $w4; $M's console: '$(grep -a "$M\|saved or migrated\|exited" $CON | tail -n 2 | tr '\n' ' ' | cut -c1-220)'"
+
 # ---- migrate: this Xen cannot live-migrate a PV domain ------------------------
 # Debian's hypervisor is built without shadow paging (CONFIG_SHADOW_PAGING),
 # which a PV domain's log-dirty mode needs: xl migrate fails for any PV

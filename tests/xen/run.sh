@@ -33,6 +33,9 @@ xt_here=$here xt_top=$top
 . "$here/xt-host.sh"
 out=${XT_OUT:-$top/build/xen}
 cache=${XT_CACHE:-$out/cache}
+# absolute: the module is built from the kernel headers' directory
+case $out in /*) ;; *) out=$PWD/$out ;; esac
+case $cache in /*) ;; *) cache=$PWD/$cache ;; esac
 pages=${XT_PAGES:-512}
 maxf=${XT_MAX_FRAMES:-16}
 # One scale factor for every timeout (tests/README.md): XNV_TIME_SCALE.

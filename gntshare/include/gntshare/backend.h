@@ -230,7 +230,9 @@ struct gnts_cli_ops {
 	/* Attach.  The backend may fill name/service/group of @p req with
 	 * what the core decided.  0 and *impl + *rsp, or -errno + @p err
 	 * (the core's own words when it refused); -EHOSTDOWN when no core
-	 * is there to ask (host: nothing listens on the socket). */
+	 * is there to ask (host: nothing listens on the socket), or (xen)
+	 * when the domain is being saved or migrated, before the request
+	 * or while it waited for the answer: ask again. */
 	int (*attach)(const struct gnts_cli_cfg *cfg,
 		      struct gnts_attach_req *req, struct gnts_attach_rsp *rsp,
 		      void **impl, char *err, size_t errlen);
