@@ -52,17 +52,6 @@ parse_prefix(const char *s, struct prefix *p)
 	return NULL;
 }
 
-int
-prefix_match(const struct prefix *p, unsigned ver, const uint8_t *addr)
-{
-	unsigned full = p->len / 8, rest = p->len % 8;
-
-	if (ver != p->ver || memcmp(p->addr, addr, full) != 0)
-		return 0;
-	return rest == 0 ||
-	       ((addr[full] ^ p->addr[full]) & (0xff00u >> rest) & 0xffu) == 0;
-}
-
 const char *
 parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *v)
 {

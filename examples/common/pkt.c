@@ -146,67 +146,76 @@ pkt_parse(const uint8_t *p, uint32_t len, struct pkt_info *pi)
 }
 
 void
-csum_update(uint8_t *csum, const uint8_t *old, const uint8_t *new, size_t n)
-{
-	uint32_t sum = (uint16_t)~rd16(csum);
-	size_t i;
-
-	for (i = 0; i + 1 < n; i += 2) {
-		sum += (uint16_t)~rd16(old + i);
-		sum += rd16(new + i);
-	}
-	while (sum >> 16)
-		sum = (sum & 0xffffu) + (sum >> 16);
-	wr16(csum, (uint16_t)~sum);
-}
-
-void
-pkt_l4_csum_update(uint8_t *p, const struct pkt_info *pi, const uint8_t *old,
-		   const uint8_t *new, size_t n)
+pkt_l4_csum_apply(uint8_t *p, const struct pkt_info *pi, uint32_t delta)
 {
 	uint8_t *c;
 
 	if (!pi->has_ports)
 		return;
 	if (pi->proto == PROTO_TCP) {
-		csum_update(p + pi->l4_off + 16, old, new, n);
+		csum_apply(p + pi->l4_off + 16, delta);
 		return;
 	}
 	c = p + pi->l4_off + 6;			/* UDP */
 	if (pi->ver == 4 && rd16(c) == 0)
 		return;				/* sent without checksum */
-	csum_update(c, old, new, n);
+	csum_apply(c, delta);
 	if (rd16(c) == 0)
 		wr16(c, 0xffff);
+}
+
+/* Address @p w of @p p set to @p addr: its csum_delta(), the IPv4
+ * header's checksum updated. */
+static uint32_t
+set_addr(uint8_t *p, const struct pkt_info *pi, enum pkt_which w,
+	 const uint8_t *addr)
+{
+	uint8_t *a = pkt_addr(p, pi, w);
+	unsigned n = pkt_addr_len(pi->ver);
+	uint32_t d = csum_delta(a, addr, n);
+
+	if (pi->ver == 4)
+		csum_apply(p + pi->l3_off + 10, d);
+	memcpy(a, addr, n);
+	return d;
+}
+
+/* Port @p w of @p p set to @p port: its csum_delta(). */
+static uint32_t
+set_port(uint8_t *p, struct pkt_info *pi, enum pkt_which w, uint16_t port)
+{
+	uint8_t *f = p + pi->l4_off + (w == PKT_DST ? 2 : 0);
+	uint32_t d = (uint16_t)~rd16(f) + (uint32_t)port;
+
+	wr16(f, port);
+	if (w == PKT_DST)
+		pi->dport = port;
+	else
+		pi->sport = port;
+	return d;
 }
 
 void
 pkt_set_addr(uint8_t *p, const struct pkt_info *pi, enum pkt_which w,
 	     const uint8_t *addr)
 {
-	uint8_t *a = pkt_addr(p, pi, w), old[16];
-	unsigned n = pkt_addr_len(pi->ver);
-
-	memcpy(old, a, n);
-	memcpy(a, addr, n);
-	if (pi->ver == 4)
-		csum_update(p + pi->l3_off + 10, old, a, n);
-	pkt_l4_csum_update(p, pi, old, a, n);
+	pkt_l4_csum_apply(p, pi, set_addr(p, pi, w, addr));
 }
 
 void
 pkt_set_port(uint8_t *p, struct pkt_info *pi, enum pkt_which w,
 	     uint16_t port)
 {
-	uint8_t *f = p + pi->l4_off + (w == PKT_DST ? 2 : 0), old[2];
+	pkt_l4_csum_apply(p, pi, set_port(p, pi, w, port));
+}
 
-	memcpy(old, f, 2);
-	wr16(f, port);
-	pkt_l4_csum_update(p, pi, old, f, 2);
-	if (w == PKT_DST)
-		pi->dport = port;
-	else
-		pi->sport = port;
+void
+pkt_set_addr_port(uint8_t *p, struct pkt_info *pi, enum pkt_which w,
+		  const uint8_t *addr, uint16_t port)
+{
+	uint32_t d = set_addr(p, pi, w, addr);
+
+	pkt_l4_csum_apply(p, pi, d + set_port(p, pi, w, port));
 }
 
 /* Key @p k from words @p w, each one 8-byte store. */

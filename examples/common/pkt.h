@@ -92,26 +92,61 @@ wr16(uint8_t *p, uint16_t v)
 }
 
 /**
- * RFC 1624 update of the 16-bit checksum at @p csum after @p n bytes
- * (n even, at an even offset of the summed data) changed from @p old to
- * @p new.
+ * RFC 1624: what @p n bytes (n even, at an even offset of the summed
+ * data) changing from @p old to @p new add to a one's-complement sum
+ * (~m + m' for each 16-bit word), not folded: deltas of several fields
+ * add up, and one csum_apply() puts them in a checksum.  n <= 16.
  */
-void csum_update(uint8_t *csum, const uint8_t *old, const uint8_t *new,
-		 size_t n);
+static inline uint32_t
+csum_delta(const uint8_t *old, const uint8_t *new, size_t n)
+{
+	uint32_t d = 0;
+	size_t i;
+
+	for (i = 0; i + 1 < n; i += 2)
+		d += (uint16_t)~rd16(old + i) + (uint32_t)rd16(new + i);
+	return d;
+}
+
+/** The checksum at @p csum after the changes whose csum_delta()s add up
+ *  to @p delta (RFC 1624 eqn. 3: HC' = ~(~HC + delta)). */
+static inline void
+csum_apply(uint8_t *csum, uint32_t delta)
+{
+	uint32_t s = (uint32_t)(uint16_t)~rd16(csum) + delta;
+
+	s = (s & 0xffffu) + (s >> 16);	/* twice: any 32-bit sum fits */
+	s = (s & 0xffffu) + (s >> 16);
+	wr16(csum, (uint16_t)~s);
+}
+
+/** RFC 1624 update of the 16-bit checksum at @p csum after @p n bytes
+ *  changed from @p old to @p new (csum_delta()'s n). */
+static inline void
+csum_update(uint8_t *csum, const uint8_t *old, const uint8_t *new, size_t n)
+{
+	csum_apply(csum, csum_delta(old, new, n));
+}
 
 /**
- * Update the TCP/UDP checksum for @p n bytes of its pseudo-header or
- * header that changed from @p old to @p new.  Nothing to do without a
- * TCP/UDP header here, or for UDP over IPv4 sent without a checksum (0);
- * a UDP result of 0 is sent as 0xffff.
+ * Put @p delta (csum_delta()s of its pseudo-header or header) in the
+ * TCP/UDP checksum.  Nothing to do without a TCP/UDP header here, or for
+ * UDP over IPv4 sent without a checksum (0); a UDP result of 0 is sent as
+ * 0xffff.
  */
-void pkt_l4_csum_update(uint8_t *frame, const struct pkt_info *pi,
-			const uint8_t *old, const uint8_t *new, size_t n);
+void pkt_l4_csum_apply(uint8_t *frame, const struct pkt_info *pi,
+		       uint32_t delta);
 
 /** Rewrite the source or destination address; IPv4 header and TCP/UDP
  *  checksums follow. */
 void pkt_set_addr(uint8_t *frame, const struct pkt_info *pi,
 		  enum pkt_which w, const uint8_t *addr);
+
+/** Rewrite the source or destination address and port at once (NAT) of
+ *  a packet with ports (pi->has_ports): as pkt_set_addr() then
+ *  pkt_set_port(), with one update of the TCP/UDP checksum. */
+void pkt_set_addr_port(uint8_t *frame, struct pkt_info *pi,
+		       enum pkt_which w, const uint8_t *addr, uint16_t port);
 
 /** Rewrite the source or destination port (needs pi->has_ports); the
  *  TCP/UDP checksum follows; pi->sport / dport too. */

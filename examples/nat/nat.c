@@ -160,8 +160,7 @@ translate_out(struct nat *n, uint8_t *p, struct pkt_info *pi,
 		nf_count(n->c, C_NO_PORT, 1);
 		return XNV_DROP;
 	}
-	pkt_set_addr(p, pi, PKT_SRC, n->ext);
-	pkt_set_port(p, pi, PKT_SRC, port);
+	pkt_set_addr_port(p, pi, PKT_SRC, n->ext, port);
 	nf_count(n->c, C_OUT, 1);
 	return XNV_NEXT;
 }
@@ -221,8 +220,7 @@ translate(struct xnv_pkt *pkt, void *ctx)
 		return XNV_DROP;
 	}
 	m->last_ns = n->now;
-	pkt_set_addr(p, &pi, PKT_DST, m->in.addr);
-	pkt_set_port(p, &pi, PKT_DST, m->in.port);
+	pkt_set_addr_port(p, &pi, PKT_DST, m->in.addr, m->in.port);
 	nf_count(n->c, C_IN, 1);
 	return XNV_NEXT;
 pass:

@@ -28,7 +28,7 @@ EX_UNIT_TESTS := test_lpm test_maglev test_aho test_latency test_pace \
                  test_flow_key test_service_table test_validate \
                  test_chain_table test_prefix test_logbuf \
                  test_config_access test_quota test_pcap_check test_flow_rule \
-                 test_htab test_config_file test_config_devargs
+                 test_htab test_config_file test_config_devargs test_pkt
 EX_UNIT_OBJ_test_lpm := examples/router/lpm
 EX_UNIT_OBJ_test_latency := dom0-core/latency
 EX_UNIT_OBJ_test_pace := dom0-core/pace
@@ -36,6 +36,7 @@ EX_UNIT_OBJ_test_quota := dom0-core/quota
 EX_UNIT_OBJ_test_pcap_check := dom0-core/pcap_check
 EX_UNIT_OBJ_test_flow_key :=
 EX_UNIT_OBJ_test_htab :=
+EX_UNIT_OBJ_test_pkt :=
 EX_UNIT_OBJ_test_flow_rule := dom0-core/flow_rule
 EX_UNIT_OBJ_test_service_table := dom0-core/service_table
 EX_UNIT_OBJ_test_validate :=
