@@ -44,10 +44,25 @@ $(WAKE_FLOOR): $(B)/obj/bench/wake_floor.o $(GNTS_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDSAN) -o $@ $< $(GNTS_LIB)
 
-bench: all $(RING_RT) $(FLOW_COST) $(CORE_COST) $(WAKE_FLOOR)
+bench: all $(RING_RT) $(FLOW_COST) $(CORE_COST) $(WAKE_FLOOR) $(NF_COST)
 	$(PYTHON) bench/bench.py --build $(B) $(BENCH_ARGS)
 
 # make bench-xen: XenNetVM vs netfront/netback in one emulated Xen boot
 # (QEMU TCG, about 5 minutes): a ratio, not rates.  See bench/xen/README.md.
 bench-xen: all
 	bash bench/xen/tcg/run.sh
+
+# nf-cost-NAME: an example NF's handler alone on a pcap's packets (best ns
+# per packet; bench/nf_cost.c): the NF's own objects, main() included,
+# whose call of nf_main() ld's --wrap sends to nf_cost.c.
+NF_COST_NFS := router firewall lb monitor dpi nat
+NF_COST := $(NF_COST_NFS:%=$(B)/bench/nf-cost-%)
+$(B)/obj/bench/nf_cost.o: bench/nf_cost.c $(XNV_PC)
+	@mkdir -p $(dir $@)
+	$(CC) $(EX_CFLAGS) -MMD -MP -c $< -o $@
+$(B)/bench/nf-cost-%: $$(call ex_objs,$$*) $(B)/obj/bench/nf_cost.o \
+		$(EX_COMMON_A) $(XNV_A) $(XNV_PC)
+	@mkdir -p $(dir $@)
+	$(CC) -o $@ $(filter %.o,$^) -Wl,--wrap=nf_main -Wl,--wrap=nf_publish \
+	    -Wl,--wrap=xnv_nf_stat_add -Wl,--wrap=xnv_nf_port_count $(EX_COMMON_A) \
+	    $(shell $(XNV_PKG) --static --libs libxnv) -lpcap $(LDSAN)

@@ -15,9 +15,8 @@ usage(const struct nf_app *app, const char *prog, FILE *out)
 		app->usage);
 }
 
-/* Parse the NF's own options, argv[first..argc). */
-static int
-own_options(const struct nf_app *app, void *ctx, int argc, char **argv,
+int
+nf_own_options(const struct nf_app *app, void *ctx, int argc, char **argv,
 	    int first)
 {
 	static char short_help[] = "-h";	/* --help: not in app->opts */
@@ -131,7 +130,7 @@ nf_main(int argc, char **argv, const struct nf_app *app, void *ctx)
 		}
 	/* The NF's options, then libxnv's, before any file is read: a
 	 * usage error is said as such (exit 2), with or without a core. */
-	rc = own_options(app, ctx, argc, argv, dd < argc ? dd + 1 : argc);
+	rc = nf_own_options(app, ctx, argc, argv, dd < argc ? dd + 1 : argc);
 	if (rc != 0) {
 		status = rc > 0 ? 0 : 2;	/* -- --help, or a bad option */
 		goto out;

@@ -81,6 +81,12 @@ int nf_publish(const char *name, uint64_t v);
 
 int nf_main(int argc, char **argv, const struct nf_app *app, void *ctx);
 
+/** Parse the NF's own options, @p argv[@p first..@p argc) (@p argv[0]
+ *  names the program), through @p app's opts and opt().  @return 0; 1
+ *  after -h / --help printed its usage; -1 after a bad option said. */
+int nf_own_options(const struct nf_app *app, void *ctx, int argc,
+		   char **argv, int first);
+
 /** Index in @p argv of the "--" after libxnv's options (argc if none). */
 int nf_dashdash(int argc, char **argv);
 

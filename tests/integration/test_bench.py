@@ -1,6 +1,7 @@
 """bench/: the report is made from rows alone (ratios, goals, plots), the
 example NFs with a bench.args are found, flow-cost measures a rule set and
-names a bad rule, core-cost moves packets in both its modes, and (opt-in, ~1 min, needs root and dpdk-testpmd:
+names a bad rule, core-cost moves packets in both its modes, nf-cost runs
+an example NF's own handler (and state) over a pcap, and (opt-in, ~1 min, needs root and dpdk-testpmd:
 XNV_BENCH_TEST=1) `bench.py --quick` runs end to end."""
 import os
 import re
@@ -9,7 +10,7 @@ import sys
 
 import pytest
 
-from harness import BUILD, REPO, scaled
+from harness import BUILD, REPO, make_built, scaled
 
 sys.path.insert(0, str(REPO / "bench"))
 from xnvbench import report, systems  # noqa: E402
@@ -225,3 +226,48 @@ def test_core_cost_moves_packets(mode):
     m = re.search(rf"core-cost: {mode}: (\d+) packets \(\d+ with the warm-up\): "
                   r"[0-9.]+ ns per packet \(best of 3 rounds\), [0-9.]+ median", out)
     assert m and int(m.group(1)) > 0, out
+
+
+# --------------------------------------------------------------------------
+# nf-cost-NAME (bench/nf_cost.c): an example NF's handler alone, per packet
+
+def nf_cost(name, tmp_path, nf_args, rounds="5"):
+    """nf-cost-NAME (built by make, SAN=1 for the ASan build) on 64 UDP/IPv4 packets of 8 flows
+    (10.2.0.x -> 10.200.0.y): (returncode, stdout, stderr)."""
+    from traffic import flow_packets, write_pcap
+    exe = BUILD / "bench" / f"nf-cost-{name}"
+    make_built(exe)		# no DPDK in it: the ASan build too
+    pcap = write_pcap(tmp_path / "in.pcap", flow_packets(8, 8))
+    r = subprocess.run([str(exe), str(pcap), rounds, "--", *nf_args],
+                       capture_output=True, text=True, timeout=scaled(120))
+    return r.returncode, r.stdout, r.stderr
+
+
+def test_nf_cost_runs_the_nfs_own_handler(tmp_path):
+    """The nat's handler, its options and its table: 64 packets a round,
+    every one translated, one mapping per flow kept across the rounds."""
+    rc, out, err = nf_cost("nat", tmp_path, ["--external", "192.0.2.1",
+                                            "--internal", "10.0.0.0/8"])
+    assert rc == 0, out + err
+    assert re.search(r"nf-cost: nat, 64 packets, best of 5 rounds: "
+                     r"[0-9.]+ ns per packet", out), out
+    assert "nf-cost: nat verdicts: next 64 out 0 drop 0 other 0" in out, out
+    assert "nat: out 320\n" in out and "nat: new_mappings 8\n" in out, out
+
+
+def test_nf_cost_firewall_counts_rule_hits(tmp_path):
+    """What the firewall publishes once attached (its rules' hits) is
+    stood in for; a rule that denies UDP drops every packet."""
+    (tmp_path / "rules.txt").write_text("deny proto udp\n")
+    rc, out, err = nf_cost("firewall", tmp_path,
+                           ["--rules", str(tmp_path / "rules.txt")])
+    assert rc == 0, out + err
+    assert "nf-cost: firewall verdicts: next 0 out 0 drop 64 other 0" in out
+    assert "firewall: denied 320\n" in out, out
+
+
+def test_nf_cost_nf_usage_error_is_the_nfs(tmp_path):
+    """The NF checks its own options as it would run: nat without
+    --external says so, exit 2."""
+    rc, out, err = nf_cost("nat", tmp_path, ["--internal", "10.0.0.0/8"])
+    assert rc == 2 and "--external" in err, (out, err)

@@ -53,6 +53,9 @@ TOOLS = {**{c.stem: BUILD / "tests" / "tools" / c.stem
          **{c.stem.replace("_", "-"): BUILD / "bench" / c.stem.replace("_", "-")
             for c in (REPO / "bench").glob("*.c")},
          "stall-stderr": REPO / "tests" / "tools" / "stall-stderr.py"}
+# bench/nf_cost.c is built once per example NF (nf-cost-NAME, bench/build.mk);
+# their command lines are the same: the firewall's stands for all.
+TOOLS["nf-cost"] = BUILD / "bench" / "nf-cost-firewall"
 # Tools taking other options first (EAL's, libxnv's): their own after --.
 DASHDASH = ["flow-cost", "core-cost", "xnv-testnf"]
 # A usage error of each: a bad number, or an option without its argument.
@@ -67,6 +70,7 @@ USAGE_ERRORS = {
     "wake-floor": ["-n", "three"],
     "flow-cost": ["--", "in.pcap", "rules.txt", "many"],
     "core-cost": ["--", "nf", "many"],
+    "nf-cost": ["in.pcap", "many"],
     "stall-stderr": ["flag", "--"],
 }
 # A runtime error of each (no core, no such file, a CPU not there).
@@ -84,6 +88,8 @@ RUNTIME_ERRORS = {
                   "--log-level=lib.*:error", "--", "/nonexistent.pcap", "r.txt"],
     "core-cost": ["-l", "4095", "--no-huge", "-m", "128",
                   "--file-prefix", f"conv-{os.getpid()}", "--", "core"],
+    "nf-cost": ["/nonexistent.pcap", "--", "--rules",
+                str(REPO / "examples" / "firewall" / "sample" / "rules.txt")],
     "stall-stderr": ["flag", "--", "/nonexistent/program"],
 }
 
