@@ -52,6 +52,8 @@ ac_init(struct ac *a, uint32_t max_states)
 	int err = 0;
 
 	memset(a, 0, sizeof(*a));
+	if (max_states > AC_ROW / 256 + 1)
+		max_states = AC_ROW / 256 + 1;	/* rows fit below AC_HIT */
 	a->max_states = max_states ? max_states : 1;
 	return new_state(a, &err) == AC_NONE ? err : 0;
 }
@@ -139,6 +141,15 @@ ac_build(struct ac *a)
 	}
 	free(queue);
 	free(fail);
+	/* The walks' form of the table: each entry is its state's row
+	 * (state * 256) with AC_HIT when patterns end there, so a step is
+	 * one load, no multiply and no look at report[]. */
+	for (s = 0; s < a->n_states; s++)
+		for (c = 0; c < 256; c++) {
+			uint32_t *e = &a->next[(size_t)s * 256 + c];
+
+			*e = *e * 256 | (a->report[*e] != AC_NONE ? AC_HIT : 0);
+		}
 	a->built = 1;
 	return 0;
 }
@@ -147,11 +158,14 @@ uint32_t
 ac_scan(const struct ac *a, const uint8_t *data, uint32_t len, ac_match_fn fn,
 	void *arg)
 {
-	uint32_t s = 0, n = 0, i, r, p;
+	uint32_t row = 0, e, n = 0, i, r, p;
 
 	for (i = 0; i < len; i++) {
-		s = a->next[(size_t)s * 256 + data[i]];
-		for (r = a->report[s]; r != AC_NONE; r = a->dict[r])
+		e = a->next[row + data[i]];
+		row = e & AC_ROW;
+		if (!(e & AC_HIT))
+			continue;
+		for (r = a->report[row / 256]; r != AC_NONE; r = a->dict[r])
 			for (p = a->first_pat[r]; p != AC_NONE; p = a->pat_next[p]) {
 				n++;
 				if (fn(a->pat_id[p], a->pat_len[p], i + 1, arg))
@@ -165,18 +179,28 @@ unsigned
 ac_reports(const struct ac *a, const uint8_t *const *data,
 	   const uint32_t *len, unsigned n)
 {
-	uint32_t s[AC_LANES] = { 0 }, max = 0, i;
+	uint32_t row[AC_LANES] = { 0 }, min = UINT32_MAX, max = 0, i, e;
 	unsigned j, hit = 0;
 
-	for (j = 0; j < n; j++)
+	for (j = 0; j < n; j++) {
 		max = len[j] > max ? len[j] : max;
-	for (i = 0; i < max; i++)
+		min = len[j] < min ? len[j] : min;
+	}
+	/* Every stream has a byte at i below the shortest length: no test
+	 * per lane (the common case: a burst of like packets). */
+	for (i = 0; n == AC_LANES && i < min; i++)
 		for (j = 0; j < AC_LANES; j++) {
-			if (j >= n || i >= len[j])
+			e = a->next[row[j] + data[j][i]];
+			row[j] = e & AC_ROW;
+			hit |= (e >> AC_HIT_SHIFT) << j;
+		}
+	for (; i < max; i++)
+		for (j = 0; j < n; j++) {
+			if (i >= len[j])
 				continue;
-			s[j] = a->next[(size_t)s[j] * 256 + data[j][i]];
-			if (a->report[s[j]] != AC_NONE)
-				hit |= 1u << j;
+			e = a->next[row[j] + data[j][i]];
+			row[j] = e & AC_ROW;
+			hit |= (e >> AC_HIT_SHIFT) << j;
 		}
 	return hit;
 }

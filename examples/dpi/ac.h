@@ -18,7 +18,8 @@
  *   ac_build(&a);
  *   ac_scan(&a, data, len, on_match, arg);   // "ushers": 1 at 3, 0 at 3
  *
- * Memory: 1 KiB per state (states <= total pattern bytes + 1).
+ * Memory: 1 KiB per state (states <= total pattern bytes + 1, at most
+ * 2^23).
  */
 #ifndef XNV_EX_AC_H
 #define XNV_EX_AC_H
@@ -26,9 +27,15 @@
 #include <stdint.h>
 
 #define AC_NONE UINT32_MAX
+/* After ac_build(), next[] holds rows, not states: a state's row is
+ * state * 256 (AC_ROW), with AC_HIT set when patterns end in it. */
+#define AC_HIT_SHIFT 31
+#define AC_HIT (1u << AC_HIT_SHIFT)
+#define AC_ROW (AC_HIT - 1)
 
 struct ac {
-	uint32_t *next;		/* [state * 256 + byte] -> state */
+	uint32_t *next;		/* [state * 256 + byte] -> state; once
+				 * built, -> its row | AC_HIT (above) */
 	uint32_t *first_pat;	/* state -> first pattern ending there */
 	uint32_t *report;	/* state -> itself if patterns end there,
 				 * else dict[state] */
