@@ -28,10 +28,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "bench_args.h"
 #include "nfmain.h"
+#include "pkt.h"
 
 #define BURST XNV_BURST_MAX
 #define MAX_PKTS 4096u
@@ -57,15 +57,6 @@ usage(FILE *f)
 		"(default 300)\n"
 		"Exit status: 0, 2 for a usage error, 1 for any other error.\n",
 		MAX_PKTS, BURST);
-}
-
-static uint64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* The pcap's frames that fit a buffer, whole bursts of them.  0, or 1
@@ -127,7 +118,7 @@ static uint64_t
 round_ns(const struct nf_app *app, void *ctx, struct frames *f,
 	 xnv_action_t *verdicts)
 {
-	uint64_t t0 = now_ns();
+	uint64_t t0 = monotonic_ns();
 	unsigned b, i;
 
 	for (b = 0; b < f->n; b += BURST) {
@@ -136,7 +127,7 @@ round_ns(const struct nf_app *app, void *ctx, struct frames *f,
 		for (i = b; i < b + BURST; i++)
 			verdicts[i] = app->handler(&f->pkt[i], ctx);
 	}
-	return now_ns() - t0;
+	return monotonic_ns() - t0;
 }
 
 static void

@@ -302,11 +302,23 @@ flow_key_str(const struct flow_key *k, char *buf, size_t len)
 	return buf;
 }
 
-uint64_t
-coarse_ns(void)
+static uint64_t
+clock_ns(clockid_t id)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	clock_gettime(id, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t
+coarse_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC_COARSE);
+}
+
+uint64_t
+monotonic_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
 }

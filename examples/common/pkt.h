@@ -186,4 +186,8 @@ const char *proto_name(unsigned proto, char *buf, size_t len);
  *  of resolution, enough for idle timeouts and first/last seen). */
 uint64_t coarse_ns(void);
 
+/** Monotonic time in ns (CLOCK_MONOTONIC: fine resolution, for
+ *  latencies and measured intervals). */
+uint64_t monotonic_ns(void);
+
 #endif /* XNV_EX_PKT_H */

@@ -19,6 +19,7 @@
 #include <xnv/nf.h>
 
 #include "nfmain.h"
+#include "pkt.h"
 
 #define MAX_SEQ     (1u << 24)	/* sequence numbers tracked exactly */
 #define MAX_SAMPLES (1u << 22)	/* latency samples kept */
@@ -32,15 +33,6 @@ struct sink {
 	uint64_t *lat_ns;
 	uint64_t n_lat;
 };
-
-static uint64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static uint64_t
 be(const uint8_t *p, int n)
@@ -57,7 +49,7 @@ count(struct xnv_pkt *pkt, void *ctx)
 {
 	struct sink *s = ctx;
 	const uint8_t *p = xnv_pkt_data(pkt);
-	uint64_t t = now_ns(), seq, sent;
+	uint64_t t = monotonic_ns(), seq, sent;
 
 	s->n++;
 	if (xnv_pkt_len(pkt) < 54 || p[12] != 0x08 || p[13] != 0 || p[23] != 17) {
