@@ -66,6 +66,29 @@ class Point:
         return "%s %s %dB" % (self.system, self.config, self.size)
 
 
+def handler_ns(p):
+    """A Point's handler_ns (with_handler_ns()), "" when it has none."""
+    ns = [s.handler_ns for s in p.samples
+          if getattr(s, "handler_ns", None) is not None]
+    return ns[0] if ns else ""
+
+
+def with_handler_ns(ctx, name, args, run):
+    """`run` (a Point's measurement), its Sample also carrying the NF's
+    handler cost alone (nf-cost-NAME on the same pcap; measured once, at
+    the first rep): handler_ns, None where there is none."""
+    cost = {}
+
+    def measured(label):
+        if "ns" not in cost:
+            cost["ns"] = systems.nf_handler_ns(
+                ctx, REPO, name, args, ctx.tmp / "udp64.pcap")
+        s = run(label)
+        s.handler_ns = cost["ns"]
+        return s
+    return measured
+
+
 def build_plan(o, ctx):
     """Every throughput configuration of this run, in run order."""
     fwd = (ctx.bin("xnv-forwarder"), ())
@@ -118,7 +141,7 @@ def build_plan(o, ctx):
     for name, binary, args in nfs:
         nf = (binary, args)
         pts.append(Point("nf:" + name, "alone", 64, 1, "busy",
-                         xnv(64, [nf], src)))
+                         with_handler_ns(ctx, name, args, xnv(64, [nf], src))))
         pts.append(Point("nf:" + name, "after a forwarder", 64, 2,
                          "adaptive NFs", xnv(64, [fwd, nf], src)))
     if "doorbell" in want:
@@ -390,6 +413,7 @@ def main():
         rows = [report.median_row(p.system, p.config, p.size, p.chain_len,
                                   p.samples, polling=p.polling,
                                   cores="A=%d B=%d" % tuple(o.cpus),
+                                  handler_ns=handler_ns(p),
                                   note="; ".join(p.errors + flows.notes(p) +
                                                  doorbell.notes(p, pts)))
                 for p in pts]

@@ -15,7 +15,8 @@ CSV_FIELDS = ["system", "config", "size", "chain_len", "mpps_median",
               "polling", "ns_per_pkt", "load_pct", "offered_mpps",
               "sent_mpps",
               "p50_us", "p99_us", "p999_us", "max_us", "lost", "cdf_us",
-              "idle_cpu_pct", "note"]
+              "idle_cpu_pct", "handler_ns", "note"]
+# handler_ns: an example NF's handler alone, ns per packet (nf-cost-NAME)
 # cdf_us: latency (us) at these fractions of the samples (latency.py)
 CDF_AT = (.10, .25, .50, .75, .90, .95, .99, .999, 1.0)
 
@@ -272,15 +273,22 @@ def nf_table(res):
         return []
     L = ["", "## Example NFs (64 B; ratio to the forwarder in the same "
          "position, same run)", "",
-         "| NF | position | Mpps | / forwarder |", "|---|---|---|---|"]
+         "| NF | position | Mpps | / forwarder | handler alone, ns/packet |",
+         "|---|---|---|---|---|"]
     for r in rows:
         # The forwarder's own row in the same position (same source port:
         # the looped UDP pcap); the xennetvm rows run on net_null frames.
         ref = res.mpps("nf:forwarder", r["config"])
         m = r.get("mpps_median")
-        L.append("| %s | %s | %s | %s |" % (
+        h = r.get("handler_ns")
+        L.append("| %s | %s | %s | %s | %s |" % (
             r["system"][3:], r["config"], _f(m),
-            _f(m / ref if m and ref else None, "%.2f")))
+            _f(m / ref if m and ref else None, "%.2f"),
+            _f(h, "%.1f")))
+    if any(r.get("handler_ns") not in (None, "") for r in rows):
+        L += ["", "handler alone: bench/nf_cost.c, the NF's own handler "
+              "on the same pcap, no core and no rings, best of 300 rounds "
+              "on CPU B: a figure the machine's noise does not move much."]
     return L
 
 

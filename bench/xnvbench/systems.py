@@ -22,7 +22,10 @@ A Ctx holds what all setups of one bench run share: binaries, CPUs, the
 work directory, hugepages or not, the veth pair.
 """
 import os
+import re
 import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 from .measure import Setup, Side, testpmd
@@ -189,4 +192,27 @@ def example_nfs(repo, build):
             line = (f.read_text().splitlines() or [""])[0]
             out.append((name, binary, shlex.split(line)))
     return out
+
+
+NF_COST_RE = re.compile(r"best of \d+ rounds: ([0-9.]+) ns per packet")
+
+
+def nf_handler_ns(ctx, repo, name, args, pcap, rounds=300):
+    """ns per packet of example NF `name`'s handler alone on the pcap's
+    packets with its bench args (bench/nf_cost.c, best of `rounds`,
+    pinned to CPU B, run from the repo as the NF is), or None: no
+    nf-cost-NAME (an NF without a packet handler of nf_main's), or it
+    failed (said on stderr)."""
+    exe = Path(ctx.build) / "bench" / ("nf-cost-" + name)
+    if not exe.exists():
+        return None
+    r = subprocess.run(["taskset", "-c", str(ctx.cpu_b), str(exe), str(pcap),
+                        str(rounds), "--", *args], capture_output=True,
+                       text=True, timeout=300, cwd=str(repo))
+    m = NF_COST_RE.search(r.stdout)
+    if r.returncode != 0 or not m:
+        print("  nf-cost-%s failed (%d): %s" % (name, r.returncode, (
+            r.stderr or r.stdout).strip()[-300:]), file=sys.stderr)
+        return None
+    return float(m.group(1))
 

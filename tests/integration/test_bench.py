@@ -34,7 +34,7 @@ ROWS = [row("limit", 20.0, config="ring-rt"), row("xennetvm", 10.0),
         row("af_packet", 0.1),
         row("nf:forwarder", 9.5, config="alone"),
         row("nf:forwarder", 6.3, config="after a forwarder", chain_len=2),
-        row("nf:router", 7.6, config="alone"),
+        row("nf:router", 7.6, config="alone", handler_ns=27.3),
         row("nf:router", 5.67, config="after a forwarder", chain_len=2),
         dict(system="latency", config="1 NF", size=64, chain_len=1,
              load_pct=50, offered_mpps=1.0, p50_us=2.0, p99_us=4.0,
@@ -72,9 +72,10 @@ def test_csv_markdown_and_plots(tmp_path):
     md = report.markdown(res, meta)
     assert "| memif-zc |" in md and "2.00x" in md and "**MISS**" in md
     # each NF against the forwarder's own row in the same position
-    assert "| forwarder | alone | 9.500 | 1.00 |" in md
-    assert "| router | alone | 7.600 | 0.80 |" in md
-    assert "| router | after a forwarder | 5.670 | 0.90 |" in md
+    # and its handler alone (nf-cost) where measured, through the CSV
+    assert "| forwarder | alone | 9.500 | 1.00 | n/a |" in md
+    assert "| router | alone | 7.600 | 0.80 | 27.3 |" in md
+    assert "| router | after a forwarder | 5.670 | 0.90 | n/a |" in md
     made = report.plots(res, tmp_path)
     assert set(made) == {"mpps_vs_size.png", "mpps_vs_chain.png",
                          "latency.png"}
