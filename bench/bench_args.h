@@ -13,10 +13,11 @@
 #include <string.h>
 
 /* -h / --help anywhere: @p usage on stdout, -EAGAIN; any other option:
- * -EINVAL (the tools take positional arguments only); else 0. */
+ * -EINVAL, said with @p where (where options go instead: the tools take
+ * positional arguments only); else 0. */
 static inline int
 bench_no_options(const char *prog, int argc, char **argv,
-		 void (*usage)(FILE *))
+		 void (*usage)(FILE *), const char *where)
 {
 	int i;
 
@@ -26,8 +27,8 @@ bench_no_options(const char *prog, int argc, char **argv,
 			return -EAGAIN;
 		}
 		if (argv[i][0] == '-' && argv[i][1] != '\0') {
-			fprintf(stderr, "%s: unknown option '%s' (EAL args go "
-				"before '--'; see --help)\n", prog, argv[i]);
+			fprintf(stderr, "%s: unknown option '%s' (%s; see "
+				"--help)\n", prog, argv[i], where);
 			return -EINVAL;
 		}
 	}

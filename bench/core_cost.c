@@ -88,7 +88,8 @@ usage(FILE *f)
 static int
 parse_args(int argc, char **argv, unsigned *mode, unsigned *rounds)
 {
-	int rc = bench_no_options("core-cost", argc, argv, usage);
+	int rc = bench_no_options("core-cost", argc, argv, usage,
+				  "EAL args go before '--'");
 
 	if (rc != 0)
 		return rc;

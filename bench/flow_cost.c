@@ -143,7 +143,8 @@ static int
 parse_args(int argc, char **argv, const char **pcap, const char **rules,
 	   unsigned *rounds)
 {
-	int rc = bench_no_options("flow-cost", argc, argv, usage);
+	int rc = bench_no_options("flow-cost", argc, argv, usage,
+				  "EAL args go before '--'");
 
 	if (rc != 0)
 		return rc;

@@ -200,7 +200,8 @@ __wrap_nf_main(int argc, char **argv, const struct nf_app *app, void *ctx)
 	unsigned rounds = 300, r;
 	uint64_t best = UINT64_MAX;
 
-	rc = bench_no_options(argv[0], dd, argv, usage);
+	rc = bench_no_options(argv[0], dd, argv, usage,
+			      "the NF's own options go after '--'");
 	if (rc == 0 && (dd < 2 || dd > 3)) {
 		fprintf(stderr, "%s: expected PCAP [ROUNDS] before '--' (see "
 			"--help)\n", argv[0]);
