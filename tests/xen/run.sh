@@ -404,8 +404,9 @@ expected="module-loads domains-created device grant-bad-arguments
 	driver-core-starts driver-unknown-refused driver-nfs-attach driver-chain-forwards
 	driver-xnv-xl-list driver-sees-domain-destroyed driver-core-exits-cleanly
 	plain-xl-save-restore-loses-devices save-lets-go save-restore-reattaches
-	register-paused-domain save-checkpoint-nfs-return migrate-refused-nfs-return
-	migrate-fails-as-for-any-pv-domain migrate-via-ssh-stood-in migrate-pools-full"
+	register-paused-domain save-checkpoint-nfs-return attach-refused-by-a-save-asks-again
+	migrate-refused-nfs-return migrate-fails-as-for-any-pv-domain migrate-via-ssh-stood-in
+	migrate-pools-full"
 [ "$pvh" = 1 ] && expected="$expected pools-on-hugepages"
 [ "$only" = doorbell ] && expected="module-loads core-starts nf-in-domu-attaches
 	blue-chain-forwards blue-domus-zero-copy doorbell-nf-sleeps-wakes
@@ -420,8 +421,8 @@ expected="module-loads domains-created device grant-bad-arguments
 	driver-core-exits-cleanly"
 [ "$only" = migrate ] && expected="module-loads plain-xl-save-restore-loses-devices save-lets-go
 	save-restore-reattaches register-paused-domain save-checkpoint-nfs-return
-	migrate-refused-nfs-return migrate-fails-as-for-any-pv-domain migrate-via-ssh-stood-in
-	migrate-pools-full"
+	attach-refused-by-a-save-asks-again migrate-refused-nfs-return
+	migrate-fails-as-for-any-pv-domain migrate-via-ssh-stood-in migrate-pools-full"
 if [ "$bench" = 1 ]; then
 	expected="module-loads netfront-network netfront-vif netfront-guest"
 	for z in ${XB_SIZES:-64 1024}; do expected="$expected xnv-$z-forwards netfront-$z-forwards"; done

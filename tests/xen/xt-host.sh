@@ -170,7 +170,8 @@ xt_kmod() {
 
 # xt_verdicts LOG NAME...: each check NAME as its last "XT-CHECK ok|FAIL
 # NAME" line in LOG says, through the caller's ok NAME DETAIL and fail
-# NAME WHY; a NAME LOG does not report fails as such
+# NAME WHY; a NAME LOG does not report fails as such, and so does a check
+# LOG reports that is not among the NAMEs
 xt_verdicts() {
 	local log=$1 c line d
 	shift
@@ -183,6 +184,15 @@ xt_verdicts() {
 			fail "$c" "${line#"XT-CHECK FAIL $c: "}" ;;
 		*)
 			fail "$c" "not reported (run stopped earlier; see $log)" ;;
+		esac
+	done
+	# a check a scenario reports that the list leaves out would pass or
+	# fail unseen: each one is a failure of its own
+	for c in $(grep -aoE '^XT-CHECK (ok|FAIL) [A-Za-z0-9_.-]+' "$log" |
+		   cut -d' ' -f3 | sort -u); do
+		case " $* " in
+		*" $c "*) ;;
+		*) fail "$c" "reported ($(grep -aoE "^XT-CHECK (ok|FAIL) $c" "$log" | tail -1 | cut -d' ' -f2)) but not in the list of checks expected (run.sh)" ;;
 		esac
 	done
 }
