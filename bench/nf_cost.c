@@ -113,20 +113,17 @@ reset(struct frames *f)
 	}
 }
 
-/* One round: nf_main()'s app_burst() over every packet.  Its ns. */
+/* One round: nf_main()'s burst (nf_burst()) over every packet.  Its
+ * ns. */
 static uint64_t
 round_ns(const struct nf_app *app, void *ctx, struct frames *f,
 	 xnv_action_t *verdicts)
 {
 	uint64_t t0 = monotonic_ns();
-	unsigned b, i;
+	unsigned b;
 
-	for (b = 0; b < f->n; b += BURST) {
-		if (app->burst_start != NULL)
-			app->burst_start(ctx, &f->pkt[b], BURST);
-		for (i = b; i < b + BURST; i++)
-			verdicts[i] = app->handler(&f->pkt[i], ctx);
-	}
+	for (b = 0; b < f->n; b += BURST)
+		nf_burst(app, ctx, &f->pkt[b], &verdicts[b], BURST);
 	return monotonic_ns() - t0;
 }
 

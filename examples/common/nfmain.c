@@ -17,7 +17,7 @@ usage(const struct nf_app *app, const char *prog, FILE *out)
 
 int
 nf_own_options(const struct nf_app *app, void *ctx, int argc, char **argv,
-	    int first)
+	       int first)
 {
 	static char short_help[] = "-h";	/* --help: not in app->opts */
 	int n = argc - first + 1, c, rc = 0;
@@ -100,18 +100,25 @@ nf_dashdash(int argc, char **argv)
 /* The app that runs (one a process), for app_burst(). */
 static const struct nf_app *run_app;
 
-/* xnv_nf_run_burst()'s handler: burst_start, the app's handler on each
- * packet, then its counters published (once a burst, not once a count). */
+void
+nf_burst(const struct nf_app *app, void *ctx, struct xnv_pkt *pkts,
+	 xnv_action_t *verdicts, unsigned n)
+{
+	unsigned i;
+
+	if (app->burst_start != NULL)
+		app->burst_start(ctx, pkts, n);
+	for (i = 0; i < n; i++)
+		verdicts[i] = app->handler(&pkts[i], ctx);
+}
+
+/* xnv_nf_run_burst()'s handler: nf_burst(), then the app's counters
+ * published (once a burst, not once a count). */
 static void
 app_burst(struct xnv_pkt *pkts, xnv_action_t *verdicts, unsigned n,
 	  void *ctx)
 {
-	unsigned i;
-
-	if (run_app->burst_start != NULL)
-		run_app->burst_start(ctx, pkts, n);
-	for (i = 0; i < n; i++)
-		verdicts[i] = run_app->handler(&pkts[i], ctx);
+	nf_burst(run_app, ctx, pkts, verdicts, n);
 	publish_counters(run_app, ctx, 0);
 }
 

@@ -87,6 +87,11 @@ int nf_main(int argc, char **argv, const struct nf_app *app, void *ctx);
 int nf_own_options(const struct nf_app *app, void *ctx, int argc,
 		   char **argv, int first);
 
+/** One burst as nf_main() runs it: @p app's burst_start, if set, then its
+ *  handler on each of the @p n packets, verdicts into @p verdicts. */
+void nf_burst(const struct nf_app *app, void *ctx, struct xnv_pkt *pkts,
+	      xnv_action_t *verdicts, unsigned n);
+
 /** Index in @p argv of the "--" after libxnv's options (argc if none). */
 int nf_dashdash(int argc, char **argv);
 
