@@ -154,16 +154,25 @@ ac_build(struct ac *a)
 	return 0;
 }
 
+/* One byte of a walk: *@p row moves on; @return 1 if patterns end in
+ * the state it reaches. */
+static inline uint32_t
+step(const struct ac *a, uint32_t *row, uint8_t byte)
+{
+	uint32_t e = a->next[*row + byte];
+
+	*row = e & AC_ROW;
+	return e >> AC_HIT_SHIFT;
+}
+
 uint32_t
 ac_scan(const struct ac *a, const uint8_t *data, uint32_t len, ac_match_fn fn,
 	void *arg)
 {
-	uint32_t row = 0, e, n = 0, i, r, p;
+	uint32_t row = 0, n = 0, i, r, p;
 
 	for (i = 0; i < len; i++) {
-		e = a->next[row + data[i]];
-		row = e & AC_ROW;
-		if (!(e & AC_HIT))
+		if (!step(a, &row, data[i]))
 			continue;
 		for (r = a->report[row / 256]; r != AC_NONE; r = a->dict[r])
 			for (p = a->first_pat[r]; p != AC_NONE; p = a->pat_next[p]) {
@@ -179,7 +188,7 @@ unsigned
 ac_reports(const struct ac *a, const uint8_t *const *data,
 	   const uint32_t *len, unsigned n)
 {
-	uint32_t row[AC_LANES] = { 0 }, min = UINT32_MAX, max = 0, i, e;
+	uint32_t row[AC_LANES] = { 0 }, min = UINT32_MAX, max = 0, i;
 	unsigned j, hit = 0;
 
 	for (j = 0; j < n; j++) {
@@ -189,19 +198,12 @@ ac_reports(const struct ac *a, const uint8_t *const *data,
 	/* Every stream has a byte at i below the shortest length: no test
 	 * per lane (the common case: a burst of like packets). */
 	for (i = 0; n == AC_LANES && i < min; i++)
-		for (j = 0; j < AC_LANES; j++) {
-			e = a->next[row[j] + data[j][i]];
-			row[j] = e & AC_ROW;
-			hit |= (e >> AC_HIT_SHIFT) << j;
-		}
+		for (j = 0; j < AC_LANES; j++)
+			hit |= step(a, &row[j], data[j][i]) << j;
 	for (; i < max; i++)
-		for (j = 0; j < n; j++) {
-			if (i >= len[j])
-				continue;
-			e = a->next[row[j] + data[j][i]];
-			row[j] = e & AC_ROW;
-			hit |= (e >> AC_HIT_SHIFT) << j;
-		}
+		for (j = 0; j < n; j++)
+			if (i < len[j])
+				hit |= step(a, &row[j], data[j][i]) << j;
 	return hit;
 }
 
