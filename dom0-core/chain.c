@@ -20,7 +20,8 @@ mark(uint8_t *live, struct rte_mbuf *m)
  * Free versions nobody refers to any more.  Runs on the control path,
  * between bursts, where every packet still in flight is either owned by
  * an NF (owner table) or parked in a pending list: those are the only
- * packets that can still name a version.
+ * packets that can still name a version.  (Runs inside a control
+ * command, so inside the workers' barrier.)
  */
 static void
 collect(struct xnv_core *c)
@@ -40,6 +41,11 @@ collect(struct xnv_core *c)
 	for (i = 0; i < XNV_MAX_NFS; i++)
 		for (k = 0; k < c->nfs[i].pend.n; k++)
 			mark(live, c->nfs[i].pend.m[k]);
+	/* What the main lcore took from a worker and parked (a worker's
+	 * own packets have no chain yet: worker.h). */
+	for (i = 1; i < c->workers.n; i++)
+		for (k = 0; k < c->workers.w[i]->cross.pend.n; k++)
+			mark(live, c->workers.w[i]->cross.pend.m[k]);
 	xnv_chain_table_sweep(c->chains, live);
 }
 

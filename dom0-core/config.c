@@ -211,6 +211,10 @@ load_core(struct rte_cfgfile *f, struct xnv_config *c, char *err,
 	    (rc = xnv_config_u32("core", "log_buffer_kib", v, 8, 65536,
 			    &c->log_buffer_kib, err, errlen)) < 0)
 		return rc;
+	if ((v = GET(f, "core", "workers")) != NULL &&
+	    (rc = xnv_config_u32("core", "workers", v, 1, XNV_MAX_WORKERS,
+			    &c->workers, err, errlen)) < 0)
+		return rc;
 	if ((v = GET(f, "core", "latency")) != NULL) {
 		if (strcmp(v, "on") != 0 && strcmp(v, "off") != 0)
 			return xnv_cfg_fail(err, errlen, "[core] latency = %s: expected "
@@ -478,6 +482,7 @@ defaults(struct xnv_config *c, const char *path)
 	c->error_budget = XNV_ERROR_BUDGET_DEFAULT;
 	c->heartbeat_timeout_ms = XNV_HEARTBEAT_TIMEOUT_DEFAULT;
 	c->log_buffer_kib = XNV_LOG_BUFFER_KIB_DEFAULT;
+	c->workers = 1;
 	c->hoard_timeout_ms = XNV_HOARD_TIMEOUT_DEFAULT;
 	c->max_nfs_per_domain = XNV_MAX_NFS_PER_DOMAIN_DEFAULT;
 	c->on_hostile = XNV_HOSTILE_REFUSE;

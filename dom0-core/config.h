@@ -76,6 +76,10 @@
  *   log_buffer_kib = 1024       ; log lines held while stderr is not read
  *                               ; (8..65536); lines that find it full are
  *                               ; dropped and counted (logsink.h)
+ *   workers = 1                 ; lcores polling the ports (1..8): rx and
+ *                               ; tx queue w of each port on the w-th
+ *                               ; lcore EAL gives; NFs on the first
+ *                               ; (worker.h)
  *   [group blue]                ; trust group: one packet pool each
  *   pool_bufs = 8192            ; buffers in the pool
  *   buf_size = 2176             ; bytes per buffer, 128 B headroom included
@@ -137,6 +141,7 @@
 #define XNV_DEV_LEN        256
 #define XNV_MAX_PORTS      16
 #define XNV_MAX_GROUPS     16
+#define XNV_MAX_WORKERS    8	/* [core] workers */
 #define XNV_MAX_SERVICES   64
 #define XNV_MAX_SERVICE_ID 255
 #define XNV_MAX_CHAIN      8
@@ -263,6 +268,7 @@ struct xnv_config {
 	uint32_t error_budget;		/* bad descriptors / s; 0: no limit */
 	uint32_t heartbeat_timeout_ms;	/* 0: no heartbeat watch */
 	uint32_t log_buffer_kib;	/* the log sink's buffer */
+	uint32_t workers;		/* lcores of the data path (worker.h) */
 	uint32_t max_held;		/* buffers an NF may hold; 0: derived */
 	uint32_t hoard_timeout_ms;	/* 0: no hoard watch */
 	uint32_t max_nfs_per_domain;	/* attached or draining */

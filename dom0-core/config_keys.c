@@ -15,7 +15,7 @@ static const char *const core_keys[] = { "socket", "socket_mode",
 	"spill_threshold", "error_budget", "heartbeat_timeout_ms",
 	"max_held", "hoard_timeout_ms", "max_nfs_per_domain",
 	"max_grant_frames_per_domain", "on_hostile", "nf_pools",
-	"latency", "log_buffer_kib", NULL };
+	"latency", "log_buffer_kib", "workers", NULL };
 static const char *const group_keys[] = { "pool_bufs", "buf_size",
 	"allow_uids", "allow_gids", "may_send_to", NULL };
 static const char *const port_keys[] = { "dev", "group", "chain",

@@ -39,6 +39,7 @@ xnv_cmd_config_core(struct xnv_core *c, const char *p, struct rte_tel_data *d)
 	STR(d, "latency", k->latency ? "on" : "off");
 	STR(d, "nf_pools", k->own_pools ? "own" : "group");
 	U64(d, "log_buffer_kib", k->log_buffer_kib);
+	U64(d, "workers", k->workers);
 	snprintf(mode, sizeof(mode), "%04o", (unsigned)k->socket_mode);
 	STR(d, "socket_mode", mode);
 	if (k->socket_group_set)

@@ -8,7 +8,9 @@
  *        -> port.c (tx) | next NF | drop
  *
  * One lcore runs everything in this header (main.c); nothing here is
- * shared between threads.  What NFs send on the socket (or XenStore) is
+ * shared between threads, but for what the workers of [core] workers
+ * read (worker.h: ports, chains, only ever changed inside their
+ * barrier) and their own lines.  What NFs send on the socket (or XenStore) is
  * read by gntshare's control thread, which hands the core only the calls
  * that need this state (gnts_srv_poll(): attach, death, ...); the log
  * goes out through the log thread (logsink.c).  Guest-visible memory is only the pools' data buffers and the
@@ -76,6 +78,8 @@ enum xnv_drop {
 				 * (fabric.h) */
 	XNV_DROP_N
 };
+
+#include "worker.h"	/* its counters need XNV_DROP_N */
 
 /* How a packet's NF was picked: 0 or 1 (send_nf() adds them up). */
 enum xnv_pick { XNV_PICK_AFFINITY = 0, XNV_PICK_SPILL = 1 };
@@ -243,6 +247,7 @@ struct xnv_core {
 	uint64_t first_rx_tsc, last_rx_tsc, last_tx_tsc;
 	uint64_t rx_open_tsc;	/* since when every port with a chain is
 				 * polled (0: one waits for its chain) */
+	struct xnv_workers workers;	/* [core] workers (worker.h) */
 };
 
 extern const char *const xnv_drop_names[XNV_DROP_N];

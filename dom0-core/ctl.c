@@ -158,10 +158,14 @@ xnv_ctl_poll(struct xnv_core *c)
 		return;
 	pthread_mutex_lock(&mu);
 	if (pending != NULL) {
+		/* A command may change what the workers read: they wait
+		 * (worker.h). */
+		xnv_workers_park(c, 1);
 		if (pending->cmd != NULL)
 			pending->cmd->fn(c, pending->params, pending->d);
 		else
 			pending->fn(c, pending->arg);
+		xnv_workers_park(c, 0);
 		pending->done = 1;
 		pending = NULL;
 		/* Release: the reply (pending->d, done) is complete before

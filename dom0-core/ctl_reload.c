@@ -44,7 +44,7 @@ static const struct { const char *key; size_t off, len; } fixed[] = {
 	FIXED("max_nfs_per_domain", max_nfs_per_domain),
 	FIXED("max_grant_frames_per_domain", max_grant_frames_per_domain),
 	FIXED("on_hostile", on_hostile), FIXED("latency", latency),
-	FIXED("nf_pools", own_pools),
+	FIXED("nf_pools", own_pools), FIXED("workers", workers),
 };
 
 /* What a reload changes, applied on the loop (and undone with @p old). */

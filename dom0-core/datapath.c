@@ -503,33 +503,16 @@ rx_fill(struct xnv_core *c, uint16_t idx, struct rte_mbuf **m, unsigned n,
 	return kept;
 }
 
-unsigned
-xnv_rx_port(struct xnv_core *c, uint16_t idx, uint64_t now)
+void
+xnv_rx_burst(struct xnv_core *c, uint16_t idx, struct xnv_pending *pd,
+	     struct rte_mbuf **m, unsigned n, uint64_t now)
 {
 	struct xnv_port *p = &c->ports[idx];
-	struct rte_mbuf *m[GNTS_BURST_MAX];
 	uint16_t chain[GNTS_BURST_MAX];
-	unsigned n, i, kept, want = c->cfg.burst;
+	unsigned i, kept;
 	uint64_t rx_tsc = 0;
 	int flows, fabric, uniform;
 
-	/* Parked packets first, rx stopped or not: they finish the chain
-	 * they were given, or drop after stall_timeout_ms (a chain unset
-	 * while some waited for room used to keep them for ever). */
-	if (xnv_flush_pending(c, &p->pend, now))
-		return 1;	/* waiting for room is not idleness */
-	if (!p->rx_on || !p->started)
-		return 0;
-	if (unlikely(p->pace.cost != 0)) {
-		want = xnv_pace_allow(&p->pace, now - c->start_tsc, want);
-		if (want == 0)	/* paced, nothing due yet */
-			return pace_idle(c, &p->pace);
-	}
-	n = rte_eth_rx_burst(p->port_id, 0, m, (uint16_t)want);
-	if (n == 0)
-		return 0;
-	if (unlikely(p->pace.cost != 0))
-		xnv_pace_took(&p->pace, n);
 	if (unlikely(p->lat != NULL))
 		rx_tsc = rte_rdtsc();
 	/* The driver wrote the header's first lines; fetch the private
@@ -558,7 +541,34 @@ xnv_rx_port(struct xnv_core *c, uint16_t idx, uint64_t now)
 	else
 		kept = rx_fill(c, idx, m, n, NULL, c->port_chain[idx], 0,
 			       rx_tsc, &uniform);
-	xnv_deliver(c, &p->pend, m, kept, now, now, uniform);
+	xnv_deliver(c, pd, m, kept, now, now, uniform);
+}
+
+unsigned
+xnv_rx_port(struct xnv_core *c, uint16_t idx, uint64_t now)
+{
+	struct xnv_port *p = &c->ports[idx];
+	struct rte_mbuf *m[GNTS_BURST_MAX];
+	unsigned n, want = c->cfg.burst;
+
+	/* Parked packets first, rx stopped or not: they finish the chain
+	 * they were given, or drop after stall_timeout_ms (a chain unset
+	 * while some waited for room used to keep them for ever). */
+	if (xnv_flush_pending(c, &p->pend, now))
+		return 1;	/* waiting for room is not idleness */
+	if (!p->rx_on || !p->started)
+		return 0;
+	if (unlikely(p->pace.cost != 0)) {
+		want = xnv_pace_allow(&p->pace, now - c->start_tsc, want);
+		if (want == 0)	/* paced, nothing due yet */
+			return pace_idle(c, &p->pace);
+	}
+	n = rte_eth_rx_burst(p->port_id, 0, m, (uint16_t)want);
+	if (n == 0)
+		return 0;
+	if (unlikely(p->pace.cost != 0))
+		xnv_pace_took(&p->pace, n);
+	xnv_rx_burst(c, idx, &p->pend, m, n, now);
 	return n;
 }
 

@@ -19,6 +19,10 @@ struct xnv_pending {
 };
 
 unsigned xnv_rx_port(struct xnv_core *c, uint16_t idx, uint64_t now);
+/* @p n packets received from port @p idx now (by any worker), on their
+ * way; those that cannot go yet wait in @p pd. */
+void xnv_rx_burst(struct xnv_core *c, uint16_t idx, struct xnv_pending *pd,
+		  struct rte_mbuf **m, unsigned n, uint64_t now);
 unsigned xnv_rx_nf(struct xnv_core *c, struct xnv_nfrec *nf, uint64_t now);
 void xnv_free_parked(struct xnv_pending *pd);
 /* Steer @p n packets of one source (datapath.c); those that cannot go

@@ -138,6 +138,8 @@ setup(struct xnv_core *c, const char *backend)
 	uint16_t i;
 	int rc;
 
+	if ((rc = xnv_workers_check(c, err, sizeof(err))) < 0)
+		goto fail;
 	xnv_services_init(c);
 	c->spill_ring_used = (uint32_t)((uint64_t)c->cfg.ring_size *
 					c->cfg.spill_pct / 100);
@@ -200,6 +202,8 @@ setup(struct xnv_core *c, const char *backend)
 			XLOG(INFO, "port %s: rx waits until every service of "
 			     "its chain has an NF\n", c->cfg.ports[i].name);
 	xnv_update_rx_gates(c);
+	if ((rc = xnv_workers_start(c, err, sizeof(err))) < 0)
+		goto fail;
 	return 0;
 fail:
 	XLOG(ERR, "%s\n", err);
@@ -298,6 +302,8 @@ run(struct xnv_core *c, const struct opts *o)
 			work += xnv_rx_port(c, i, now);
 		for (i = 0; i < c->n_active; i++)
 			work += xnv_rx_nf(c, &c->nfs[c->active[i]], now);
+		if (unlikely(c->workers.n > 1))
+			work += xnv_workers_rx(c, now);
 		if (work != 0)
 			idle = 0;
 		else if (c->idle != GNTS_IDLE_POLL)
@@ -317,6 +323,7 @@ run(struct xnv_core *c, const struct opts *o)
 		xnv_rec_sweep(c);
 		xnv_port_link_watch(c, now);
 		xnv_ctl_poll(c);
+		xnv_workers_fold(c);
 		if (dump_stats) {
 			dump_stats = 0;
 			xnv_stats_print(c, stdout, (double)(now - start) / hz);
@@ -432,6 +439,7 @@ main(int argc, char **argv)
 		run(c, &o);
 		xnv_notify("STOPPING=1");
 	}
+	xnv_workers_stop(c);	/* what they held dropped, counted */
 	quiesce(c);
 	if (rc == 0) {
 		double el = (double)(rte_rdtsc() - start) / c->tsc_hz;

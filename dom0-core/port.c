@@ -33,6 +33,54 @@ link_read(uint16_t pid, char *s, size_t len)
 	return l.link_status == RTE_ETH_LINK_UP;
 }
 
+/*
+ * One rx and one tx queue per worker (worker.h), as many as the device
+ * has: a worker past a port's rx queues does not poll it, one past its
+ * tx queues hands what it sends there to the first worker.  A paced port
+ * ([port] rx_rate) keeps one rx queue: its pacing is one budget; a
+ * driver may keep one of each (port_drv.h, one_queue: memif).  Several
+ * rx queues spread flows by RSS where the device hashes (each flow on
+ * one queue, so on one worker: its order kept); a device without RSS
+ * (net_pcap: one queue per rx_pcap file) has them fed as it decides.
+ */
+static void
+queues(struct xnv_core *c, uint16_t idx, const struct rte_eth_dev_info *info,
+       struct rte_eth_conf *conf)
+{
+	struct xnv_port *p = &c->ports[idx];
+	uint16_t n = (uint16_t)c->cfg.workers;
+	uint64_t rss = info->flow_type_rss_offloads &
+		       (RTE_ETH_RSS_IP | RTE_ETH_RSS_TCP | RTE_ETH_RSS_UDP);
+
+	p->n_rxq = RTE_MAX(RTE_MIN(n, info->max_rx_queues), 1);
+	p->n_txq = RTE_MAX(RTE_MIN(n, info->max_tx_queues), 1);
+	if (c->cfg.ports[idx].rx_rate != 0)
+		p->n_rxq = 1;
+	if (p->drv != NULL && p->drv->one_queue)
+		p->n_rxq = p->n_txq = 1;
+	if (p->n_rxq > 1 && rss != 0) {
+		conf->rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+		conf->rx_adv_conf.rss_conf.rss_hf = rss;
+	}
+}
+
+/* ", 2 rx queues (RSS), 2 tx queues": only with several workers. */
+static const char *
+queues_text(const struct xnv_core *c, uint16_t idx,
+	    const struct rte_eth_conf *conf)
+{
+	static char s[64];
+	const struct xnv_port *p = &c->ports[idx];
+
+	if (c->cfg.workers <= 1)
+		return "";
+	snprintf(s, sizeof(s), ", %u rx queue%s%s, %u tx queue%s", p->n_rxq,
+		 p->n_rxq == 1 ? "" : "s",
+		 conf->rxmode.mq_mode == RTE_ETH_MQ_RX_RSS ? " (RSS)" : "",
+		 p->n_txq, p->n_txq == 1 ? "" : "s");
+	return s;
+}
+
 int
 xnv_port_open(struct xnv_core *c, uint16_t idx, char *err, size_t errlen)
 {
@@ -41,7 +89,7 @@ xnv_port_open(struct xnv_core *c, uint16_t idx, char *err, size_t errlen)
 	struct rte_eth_conf conf;
 	struct rte_eth_dev_info info;
 	char devname[XNV_DEV_LEN];
-	uint16_t pid, nb_rx = pc->rx_desc, nb_tx = pc->tx_desc;
+	uint16_t pid, q, nb_rx = pc->rx_desc, nb_tx = pc->tx_desc;
 	int rc;
 
 	p->drv = xnv_port_drv_find(pc->dev);
@@ -71,15 +119,16 @@ xnv_port_open(struct xnv_core *c, uint16_t idx, char *err, size_t errlen)
 	if (p->drv != NULL && p->drv->configure != NULL)
 		p->drv->configure(c, idx, &info, &conf);
 	p->vlan_strip = !!(conf.rxmode.offloads & RTE_ETH_RX_OFFLOAD_VLAN_STRIP);
-	rc = rte_eth_dev_configure(pid, 1, 1, &conf);
+	queues(c, idx, &info, &conf);
+	rc = rte_eth_dev_configure(pid, p->n_rxq, p->n_txq, &conf);
 	if (rc == 0)
 		rc = rte_eth_dev_adjust_nb_rx_tx_desc(pid, &nb_rx, &nb_tx);
-	if (rc == 0)
-		rc = rte_eth_rx_queue_setup(pid, 0, nb_rx,
+	for (q = 0; rc == 0 && q < p->n_rxq; q++)
+		rc = rte_eth_rx_queue_setup(pid, q, nb_rx,
 					    rte_eth_dev_socket_id(pid), NULL,
 					    c->pools[pc->group].mp);
-	if (rc == 0)
-		rc = rte_eth_tx_queue_setup(pid, 0, nb_tx,
+	for (q = 0; rc == 0 && q < p->n_txq; q++)
+		rc = rte_eth_tx_queue_setup(pid, q, nb_tx,
 					    rte_eth_dev_socket_id(pid), NULL);
 	if (rc == 0)
 		rc = rte_eth_dev_start(pid);
@@ -97,10 +146,11 @@ xnv_port_open(struct xnv_core *c, uint16_t idx, char *err, size_t errlen)
 	p->link_up = link_read(pid, NULL, 0);
 	p->link_tsc = rte_rdtsc();
 	(void)rte_eth_promiscuous_enable(pid);
-	XLOG(INFO, "port %u %s: %s (driver %s), group %s, %s\n", idx,
+	XLOG(INFO, "port %u %s: %s (driver %s), group %s, %s%s\n", idx,
 	     pc->name, pc->dev, info.driver_name,
 	     c->cfg.groups[pc->group].name,
-	     pc->chain.n == 0 ? "tx only (no chain)" : "rx + tx");
+	     pc->chain.n == 0 ? "tx only (no chain)" : "rx + tx",
+	     queues_text(c, idx, &conf));
 	return 0;
 fail:
 	snprintf(err, errlen, "port %s (%s): setup failed: %s", pc->name,

@@ -24,6 +24,9 @@ struct xnv_port {
 	uint64_t link_changes;		/* changes seen since start */
 	uint64_t link_tsc;		/* when link_up last changed */
 	const struct xnv_port_drv *drv;	/* its driver's hooks, or NULL */
+	uint16_t n_rxq, n_txq;		/* queues: worker w polls rx queue w
+					 * and sends on tx queue w when
+					 * w < n (worker.h) */
 	struct xnv_pending pend;
 	uint64_t rx, tx, tx_drop;
 	uint64_t nf_quota;		/* its packets dropped: NF at quota */

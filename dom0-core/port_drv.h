@@ -27,6 +27,11 @@ struct xnv_port_counters;
 
 struct xnv_port_drv {
 	const char *prefix;	/* device names it serves: "net_memif" */
+	/* One rx and one tx queue whatever [core] workers says: the device
+	 * is stopped and started again by link_tick() on the main lcore,
+	 * which no other worker's queue may see (and a memif peer decides
+	 * its queues itself). */
+	int one_queue;
 	/* Before the device is probed: its devargs and what they name
 	 * (an interface, a socket file) checked.  0, or -errno with one
 	 * line in @p err. */

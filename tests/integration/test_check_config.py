@@ -127,6 +127,12 @@ BAD = {
     "trailing-junk": (
         config(core="[core]\nburst = 64k\n"), 2,
         r"\[core\] burst = 64k: expected a number from 1 to 256$"),
+    "workers-zero": (
+        config(core="[core]\nworkers = 0\n"), 2,
+        r"\[core\] workers = 0: expected a number from 1 to 8$"),
+    "workers-too-many": (
+        config(core="[core]\nworkers = 9\n"), 2,
+        r"\[core\] workers = 9: expected a number from 1 to 8$"),
     "out-of-range": (
         config(**{"in": "[port in]\ndev = net_null0\ngroup = g\nchain = fwd-a -> out\n"
                         "rx_desc = 16\n"}), 9,

@@ -1,0 +1,126 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""xnv-core on two lcores ([core] workers = 2, dom0-core/worker.h).
+
+A net_pcap port with two rx_pcap files has two rx queues: queue 0 is the
+main lcore's, queue 1 the worker's.  With a port-only chain the worker
+sends what it receives itself, on tx queue 1 (the second tx_pcap file);
+with an NF in the chain it hands its packets to the main lcore, which owns
+the NFs, and they leave through tx queue 0, each input file's packets in
+their order.  The counters of both lcores add up in the core's report."""
+import re
+
+from harness import ctl, read_pcap, write_config, write_pcap
+from traffic import make_traffic
+
+N_A, N_B = 3000, 2000
+
+
+def two_queue_config(env, chain, workers=2):
+    a = write_pcap(env.path("a.pcap"), make_traffic(N_A, 0xA))
+    b = write_pcap(env.path("b.pcap"), make_traffic(N_B, 0xB))
+    cfg = write_config(env.path("workers.ini"), [
+        ("core", {"socket": env.socket, "workers": workers}),
+        ("group blue", {"pool_bufs": 4096}),
+        ("port in", {"dev": f"net_pcap0,rx_pcap={a},rx_pcap={b}",
+                     "group": "blue", "chain": chain}),
+        ("port out", {"dev": f"net_pcap1,tx_pcap={env.path('oa.pcap')},"
+                             f"tx_pcap={env.path('ob.pcap')}",
+                      "group": "blue"}),
+        ("service fwd", {}),
+    ])
+    return cfg, read_pcap(a), read_pcap(b)
+
+
+def port(stats, name):
+    return next(p for p in stats["ports"] if p["name"] == name)
+
+
+def test_port_chain_runs_on_both_lcores(xnv):
+    """Each queue's packets leave on the same lcore's tx queue, unchanged
+    and in order; the worker says how many it sent; the counters add up."""
+    cfg, a, b = two_queue_config(xnv, "out")
+    core = xnv.start_core(cfg, idle_exit=500, eal=("-l", "0,1"))
+    assert core.wait(60) == 0, core.log()[-3000:]
+    log = core.log()
+    assert "worker 1 on lcore 1: rx and tx queue 1" in log
+    assert "2 rx queues, 2 tx queues" in log
+    assert read_pcap(xnv.path("oa.pcap")) == a
+    assert read_pcap(xnv.path("ob.pcap")) == b
+    m = re.search(r"worker 1 \(lcore 1\): (\d+) packets sent itself, "
+                  r"(\d+) handed", log)
+    assert m and int(m.group(1)) == N_B and int(m.group(2)) == 0, log[-2000:]
+    st = core.stats()
+    assert port(st, "in")["rx"] == N_A + N_B
+    assert port(st, "out")["tx"] == N_A + N_B
+
+
+def test_nf_chain_crosses_to_the_main_lcore(xnv):
+    """NFs stay on the main lcore: the worker hands its packets over; all
+    arrive, each input queue's packets in their order."""
+    cfg, a, b = two_queue_config(xnv, "fwd -> out")
+    core = xnv.start_core(cfg, idle_exit=500, eal=("-l", "0,1"))
+    core.wait_ready()
+    nf = xnv.start_nf("fwd", "blue", "fwd-1")
+    core.wait_attached(nf)
+    assert core.wait(60) == 0, core.log()[-3000:]
+    out = read_pcap(xnv.path("oa.pcap"))
+    assert read_pcap(xnv.path("ob.pcap")) == []
+    assert sorted(out) == sorted(a + b)
+    sa, sb = set(a), set(b)
+    assert [p for p in out if p in sa] == a
+    assert [p for p in out if p in sb] == b
+    m = re.search(r"worker 1 \(lcore 1\): (\d+) packets sent itself, "
+                  r"(\d+) handed", core.log())
+    assert m and int(m.group(1)) == 0 and int(m.group(2)) == N_B
+    st = core.stats()
+    assert port(st, "in")["rx"] == N_A + N_B
+    assert port(st, "out")["tx"] == N_A + N_B
+
+
+def test_one_worker_keeps_one_queue(xnv):
+    """The default: one lcore, one queue per port (the second rx_pcap
+    file is never read)."""
+    cfg, a, b = two_queue_config(xnv, "out", workers=1)
+    core = xnv.start_core(cfg, idle_exit=500)
+    assert core.wait(60) == 0, core.log()[-3000:]
+    assert read_pcap(xnv.path("oa.pcap")) == a
+    assert port(core.stats(), "in")["rx"] == N_A
+    assert "worker 1" not in core.log()
+
+
+def test_more_workers_than_lcores_refused(xnv):
+    cfg, _, _ = two_queue_config(xnv, "out", workers=2)
+    core = xnv.start_core(cfg, eal=("-l", "0"))
+    assert core.wait(30) == 1
+    errs = [ln for ln in core.log().splitlines() if "[core] workers" in ln]
+    assert len(errs) == 1, core.log()[-2000:]
+    assert ("[core] workers = 2 needs 2 lcores, EAL gave 1: start "
+            "xnv-core with as many, such as -l 0-1") in errs[0]
+
+
+def test_chain_changes_while_both_lcores_forward(xnv):
+    """Control commands change what the worker reads only while it waits
+    (its barrier): a port's chain switched between `out` and `drop` 40
+    times under endless net_null traffic.  Both ways were taken by both
+    lcores, and every packet received is accounted for: sent or dropped."""
+    cfg = write_config(xnv.path("null.ini"), [
+        ("core", {"socket": xnv.socket, "workers": 2}),
+        ("group g", {"pool_bufs": 4096}),
+        ("port in", {"dev": "net_null0", "group": "g", "chain": "out"}),
+        ("port out", {"dev": "net_null1", "group": "g"}),
+    ])
+    core = xnv.start_core(cfg, eal=("-l", "0,1"))
+    core.wait_ready()
+    for i in range(40):
+        r = ctl(core, "/xnv/chain/set", f"in {'drop' if i % 2 == 0 else 'out'}")
+        assert "error" not in r, r
+    core.stop()
+    log = core.log()
+    m = re.search(r"worker 1 \(lcore 1\): (\d+) packets sent itself, "
+                  r"(\d+) handed", log)
+    assert m, log[-2000:]
+    assert int(m.group(1)) > 0 and int(m.group(2)) > 0, m.group(0)
+    st = core.stats()
+    drops = st["drops"]
+    assert drops.get("chain_drop", 0) > 0, drops
+    assert port(st, "in")["rx"] == port(st, "out")["tx"] + sum(drops.values()), st
