@@ -10,12 +10,12 @@ their order.  The counters of both lcores add up in the core's report."""
 import re
 
 from harness import ctl, read_pcap, write_config, write_pcap
-from traffic import make_traffic
+from traffic import flow_key, make_traffic
 
 N_A, N_B = 3000, 2000
 
 
-def two_queue_config(env, chain, workers=2):
+def two_queue_config(env, chain, workers=2, more=()):
     a = write_pcap(env.path("a.pcap"), make_traffic(N_A, 0xA))
     b = write_pcap(env.path("b.pcap"), make_traffic(N_B, 0xB))
     cfg = write_config(env.path("workers.ini"), [
@@ -27,8 +27,17 @@ def two_queue_config(env, chain, workers=2):
                              f"tx_pcap={env.path('ob.pcap')}",
                       "group": "blue"}),
         ("service fwd", {}),
+        *more,
     ])
     return cfg, read_pcap(a), read_pcap(b)
+
+
+def worker_line(log):
+    """(sent itself, handed to the main lcore) of worker 1's exit line."""
+    m = re.search(r"worker 1 \(lcore 1\): (\d+) packets sent itself, "
+                  r"(\d+) handed", log)
+    assert m, log[-2000:]
+    return int(m.group(1)), int(m.group(2))
 
 
 def port(stats, name):
@@ -46,9 +55,7 @@ def test_port_chain_runs_on_both_lcores(xnv):
     assert "2 rx queues, 2 tx queues" in log
     assert read_pcap(xnv.path("oa.pcap")) == a
     assert read_pcap(xnv.path("ob.pcap")) == b
-    m = re.search(r"worker 1 \(lcore 1\): (\d+) packets sent itself, "
-                  r"(\d+) handed", log)
-    assert m and int(m.group(1)) == N_B and int(m.group(2)) == 0, log[-2000:]
+    assert worker_line(log) == (N_B, 0)
     st = core.stats()
     assert port(st, "in")["rx"] == N_A + N_B
     assert port(st, "out")["tx"] == N_A + N_B
@@ -69,12 +76,31 @@ def test_nf_chain_crosses_to_the_main_lcore(xnv):
     sa, sb = set(a), set(b)
     assert [p for p in out if p in sa] == a
     assert [p for p in out if p in sb] == b
-    m = re.search(r"worker 1 \(lcore 1\): (\d+) packets sent itself, "
-                  r"(\d+) handed", core.log())
-    assert m and int(m.group(1)) == 0 and int(m.group(2)) == N_B
+    assert worker_line(core.log()) == (0, N_B)
     st = core.stats()
     assert port(st, "in")["rx"] == N_A + N_B
     assert port(st, "out")["tx"] == N_A + N_B
+
+
+def test_flow_rules_are_the_main_lcores(xnv):
+    """With flow rules the worker classifies nothing: it hands every
+    packet over, and the main lcore applies the rules (UDP dropped) to
+    both queues' packets, each queue's in order."""
+    udp = ("flow udp", {"proto": "udp", "chain": "drop"})
+    cfg, a, b = two_queue_config(xnv, "out", more=[udp])
+    core = xnv.start_core(cfg, idle_exit=500, eal=("-l", "0,1"))
+    assert core.wait(60) == 0, core.log()[-3000:]
+    assert worker_line(core.log()) == (0, N_B)
+    kept_a = [p for p in a if flow_key(p)[3] != 17]
+    kept_b = [p for p in b if flow_key(p)[3] != 17]
+    assert 0 < len(kept_a) < N_A and 0 < len(kept_b) < N_B
+    out = read_pcap(xnv.path("oa.pcap"))
+    assert read_pcap(xnv.path("ob.pcap")) == []
+    sa, sb = set(a), set(b)
+    assert [p for p in out if p in sa] == kept_a
+    assert [p for p in out if p in sb] == kept_b
+    st = core.stats()
+    assert st["drops"]["chain_drop"] == N_A + N_B - len(out)
 
 
 def test_one_worker_keeps_one_queue(xnv):
@@ -115,11 +141,8 @@ def test_chain_changes_while_both_lcores_forward(xnv):
         r = ctl(core, "/xnv/chain/set", f"in {'drop' if i % 2 == 0 else 'out'}")
         assert "error" not in r, r
     core.stop()
-    log = core.log()
-    m = re.search(r"worker 1 \(lcore 1\): (\d+) packets sent itself, "
-                  r"(\d+) handed", log)
-    assert m, log[-2000:]
-    assert int(m.group(1)) > 0 and int(m.group(2)) > 0, m.group(0)
+    sent, handed = worker_line(core.log())
+    assert sent > 0 and handed > 0, (sent, handed)
     st = core.stats()
     drops = st["drops"]
     assert drops.get("chain_drop", 0) > 0, drops
