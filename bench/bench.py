@@ -99,9 +99,9 @@ def build_plan(o, ctx):
         return lambda label: measure.measure(*make(label), o.warmup,
                                              o.duration, o.min_share)
 
-    def xnv(size, nfs, src=None):
+    def xnv(size, nfs, src=None, workers=1):
         return setup_run(lambda label: systems.xnv(ctx, size, nfs, label,
-                                                   src))
+                                                   src, workers))
 
     ring_rt = o.build / "bench" / "ring-rt"
     if "limit" in want:
@@ -119,6 +119,8 @@ def build_plan(o, ctx):
                              "adaptive NFs", xnv(64, [fwd] * n)))
         pts.append(Point("xennetvm", "core only", 64, 0, "busy",
                          xnv(64, [])))
+        pts.append(Point("xennetvm", "core only, 2 workers", 64, 0, "busy",
+                         xnv(64, [], workers=2)))
     if "port-io" in want:
         pts.append(Point("port-io", "testpmd net_null -> net_null", 64, 0,
                          "busy", setup_run(

@@ -232,8 +232,23 @@ def markdown(res, meta):
           "| goal | measured | verdict | from |", "|---|---|---|---|"]
     L += ["| %s | %s | **%s** | %s |" % g for g in goals(res)]
     L += size_table(res) + chain_table(res) + nf_table(res)
-    L += latency_table(res) + dom0_table(res)
+    L += latency_table(res) + dom0_table(res) + workers_table(res)
     return "\n".join(L) + "\n"
+
+
+def workers_table(res):
+    """The core-only path on one lcore and on two ([core] workers = 2)."""
+    one = res.mpps("xennetvm", "core only")
+    two = res.mpps("xennetvm", "core only, 2 workers")
+    if two is None:
+        return []
+    return ["", "## Several lcores (core only, 64 B)", "",
+            "| xnv-core | Mpps | vs 1 worker |", "|---|---|---|",
+            "| 1 worker (CPU A) | %s | 1.00x |" % _f(one),
+            "| 2 workers (CPUs A and B) | %s | %s |"
+            % (_f(two), _f(two / one if one else None, "%.2fx")), "",
+            "Each worker polls its own rx queue of net_null0 and sends "
+            "on its own tx queue of net_null1 (dom0-core/worker.h)."]
 
 
 def size_table(res):
@@ -430,6 +445,9 @@ telemetry, over a fixed window after a warm-up; Mpps = packets / window.
   on their doorbells, so they can share B).
 - **xennetvm core only**: net_null0 -> xnv-core -> net_null1, no NF: the
   core's per-packet cost with the port work included (A only).
+- **xennetvm core only, 2 workers**: the same with `[core] workers = 2`
+  on A and B: each lcore polls rx queue w of net_null0 and sends on tx
+  queue w of net_null1 (only A's share is checked).
 - **port-io**: testpmd io forwarding net_null0 -> net_null1 on A alone:
   what allocating and freeing one mbuf through the two null ports costs.
   Subtracted from the core-only figure it estimates xnv-core's own work

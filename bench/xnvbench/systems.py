@@ -68,12 +68,15 @@ class Ctx:
         return self.build / "bin" / name
 
 
-def core_config(path, sock, size, services, ports=None):
-    """xnv-core config: net_null0 (size B) -> services -> net_null1."""
+def core_config(path, sock, size, services, ports=None, workers=1):
+    """xnv-core config: net_null0 (size B) -> services -> net_null1;
+    workers: [core] workers (lcores polling the ports)."""
     chain = " -> ".join([*services, "out"])
     ports = ports or [("in", "net_null0,size=%d" % size, chain),
                       ("out", "net_null1", None)]
     lines = ["; written by bench/bench.py", "[core]", "socket = %s" % sock]
+    if workers > 1:
+        lines.append("workers = %d" % workers)
     for name, dev, ch in ports:
         lines += ["[port %s]" % name, "dev = %s" % dev]
         if ch:
@@ -84,9 +87,11 @@ def core_config(path, sock, size, services, ports=None):
     return path
 
 
-def core_side(ctx, d, prefix, cfg, extra=()):
-    """xnv-core on CPU A, busy-polling (it has that CPU to itself)."""
-    argv = [ctx.bin("xnv-core"), "-l", ctx.cpu_a, *ctx.mem(),
+def core_side(ctx, d, prefix, cfg, extra=(), both=False):
+    """xnv-core on CPU A, busy-polling (it has that CPU to itself); both:
+    on A and B (its second worker on B, whose share is not checked)."""
+    lcores = "%d,%d" % (ctx.cpu_a, ctx.cpu_b) if both else ctx.cpu_a
+    argv = [ctx.bin("xnv-core"), "-l", lcores, *ctx.mem(),
             "--file-prefix", prefix, "--", "--config", cfg,
             "--socket", d / "xnv.sock", "--duration", 900, "--busy-poll",
             *extra]
@@ -122,11 +127,12 @@ def udp_pcap(path, n_flows=256):
     return path
 
 
-def xnv(ctx, size, nfs, label, src=None):
+def xnv(ctx, size, nfs, label, src=None, workers=1):
     """xnv-core + a chain of NFs: nfs = [(binary, args)], one service
     each.  One NF busy-polls (it has CPU B to itself); several share CPU B
     in the default --idle-sleep doorbell mode (back off when idle).  src: the input port's
-    device instead of net_null0 (e.g. a looping pcap)."""
+    device instead of net_null0 (e.g. a looping pcap).  workers 2: the
+    core on CPUs A and B ([core] workers), for the core-only path."""
     d, prefix = ctx.new_run(label)
     services = ["s%d" % (i + 1) for i in range(len(nfs))]
     ports = None
@@ -134,9 +140,9 @@ def xnv(ctx, size, nfs, label, src=None):
         ports = [("in", src, " -> ".join([*services, "out"])),
                  ("out", "net_null1", None)]
     cfg = core_config(d / "bench.ini", d / "xnv.sock", size, services,
-                      ports)
+                      ports, workers)
     busy = len(nfs) == 1
-    sides = [core_side(ctx, d, prefix, cfg)]
+    sides = [core_side(ctx, d, prefix, cfg, both=workers > 1)]
     sides += [nf_side(ctx, d, i + 1, s, b, a, busy)
               for i, (s, (b, a)) in enumerate(zip(services, nfs))]
     return Setup(sides, prefix, "net_null1", [prefix]), d

@@ -27,6 +27,7 @@ ROWS = [row("limit", 20.0, config="ring-rt"), row("xennetvm", 10.0),
         row("xennetvm", 9.0, config="chain of 1"),
         row("xennetvm", 6.0, config="chain of 2", chain_len=2),
         row("xennetvm", 50.0, config="core only", chain_len=0),
+        row("xennetvm", 90.0, config="core only, 2 workers", chain_len=0),
         row("port-io", 100.0, config="testpmd net_null -> net_null",
             chain_len=0),
         row("memif-zc", 5.0), row("memif-copy", 2.0),
@@ -76,6 +77,8 @@ def test_csv_markdown_and_plots(tmp_path):
     assert "| forwarder | alone | 9.500 | 1.00 | n/a |" in md
     assert "| router | alone | 7.600 | 0.80 | 27.3 |" in md
     assert "| router | after a forwarder | 5.670 | 0.90 | n/a |" in md
+    # the core-only path on two lcores against one
+    assert "| 2 workers (CPUs A and B) | 90.000 | 1.80x |" in md
     made = report.plots(res, tmp_path)
     assert set(made) == {"mpps_vs_size.png", "mpps_vs_chain.png",
                          "latency.png"}
