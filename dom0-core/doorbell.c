@@ -210,13 +210,19 @@ xnv_bells_sleep(struct xnv_core *c, unsigned max_us)
 
 	if (!prepare_all(c, now, &us))
 		return 0;
+	if (!xnv_workers_sleep_prepare(c)) {	/* a worker handed packets */
+		cancel_all(c, c->n_active);
+		return 0;
+	}
 	us = RTE_MIN(us, max_us);
 	ts = (struct timespec){ .tv_sec = us / 1000000,
 				.tv_nsec = (long)(us % 1000000) * 1000 };
 	n = epoll_pwait2(c->bell_epfd, ev, RTE_DIM(ev), &ts, NULL);
 	now = rte_rdtsc();
 	for (k = 0; k < n; k++)
-		woken_by(c, ev[k].data.ptr, now);
+		if (ev[k].data.ptr != &c->workers)	/* else a worker's */
+			woken_by(c, ev[k].data.ptr, now);
+	xnv_workers_sleep_done(c);
 	cancel_all(c, c->n_active);
 	return 1;
 }

@@ -427,6 +427,7 @@ main(int argc, char **argv)
 	start = rte_rdtsc();
 	c->start_tsc = start;
 	c->idle = o.idle;
+	c->workers.efd = -1;	/* worker.h: no eventfd yet */
 	c->idle_max_us = (unsigned)o.idle_max_us;
 	rc = xnv_bells_open(c);
 	if (rc < 0)

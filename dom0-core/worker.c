@@ -4,6 +4,9 @@
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
@@ -55,6 +58,24 @@ own_target(const struct xnv_core *c, const struct xnv_worker *w, uint16_t idx)
 	return ch->s[0].id;
 }
 
+/* Packets were just put on a worker's ring: worker 0 woken if it sleeps
+ * (worker.h, Idle). */
+static inline void
+handed(struct xnv_workers *ws)
+{
+	const uint64_t one = 1;
+
+	/* Full barrier: the enqueue (the ring's tail) is visible before
+	 * main_asleep is read; pairs with the one in
+	 * xnv_workers_sleep_prepare() between its store of main_asleep and
+	 * its look at the rings. */
+	rte_atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&ws->main_asleep, __ATOMIC_RELAXED) &&
+	    __atomic_exchange_n(&ws->main_asleep, 0, __ATOMIC_RELAXED) &&
+	    write(ws->efd, &one, sizeof(one)) < 0)
+		__atomic_store_n(&ws->main_asleep, 0, __ATOMIC_RELAXED);
+}
+
 /* Send or hand on @p n packets port @p idx received (waiting since
  * @p since); what cannot go yet waits in the worker's pending list of
  * that port. */
@@ -94,6 +115,8 @@ w_send(struct xnv_core *c, struct xnv_worker *w, uint16_t idx,
 			m[i]->port = pid;
 		k = rte_ring_sp_enqueue_burst(w->ring, (void **)m, n, NULL);
 		count(&w->cnt.handed, k);
+		if (k > 0)
+			handed(&c->workers);
 	}
 	if (k < n) {
 		pd->n = (uint16_t)(n - k);
@@ -162,8 +185,13 @@ w_backoff(const struct xnv_core *c, unsigned *idle)
 		sched_yield();
 		return;
 	}
-	rte_delay_us_sleep(RTE_MIN(1u << RTE_MIN((n - W_YIELDS) / 64, 6u),
-				   XNV_IDLE_SLEEP_MAX_US));
+	n -= W_YIELDS;
+	if (c->idle == GNTS_IDLE_DOORBELL)	/* as worker 0's port polls */
+		rte_delay_us_sleep(RTE_MIN(32u << RTE_MIN(n, 15u),
+					   c->idle_max_us));
+	else
+		rte_delay_us_sleep(RTE_MIN(1u << RTE_MIN(n / 64, 6u),
+					   XNV_IDLE_SLEEP_MAX_US));
 }
 
 static int
@@ -218,6 +246,27 @@ xnv_workers_check(const struct xnv_core *c, char *err, size_t len)
 	return -EINVAL;
 }
 
+/* The eventfd a worker kicks worker 0 with, in its epoll set (the NFs'
+ * doorbells'; data.ptr is the workers' struct).  -1 with errno set and
+ * a line in @p err on failure. */
+static int
+kick_open(struct xnv_core *c, char *err, size_t len)
+{
+	struct epoll_event ev = { .events = EPOLLIN,
+				  .data.ptr = &c->workers };
+	int fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+
+	if (fd < 0 || (c->bell_epfd >= 0 &&
+		       epoll_ctl(c->bell_epfd, EPOLL_CTL_ADD, fd, &ev) < 0)) {
+		snprintf(err, len, "workers' eventfd: %s", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	c->workers.efd = fd;
+	return 0;
+}
+
 int
 xnv_workers_start(struct xnv_core *c, char *err, size_t len)
 {
@@ -227,6 +276,9 @@ xnv_workers_start(struct xnv_core *c, char *err, size_t len)
 	unsigned lcore;
 
 	ws->n = 1;
+	ws->efd = -1;
+	if (c->cfg.workers > 1 && kick_open(c, err, len) < 0)
+		return -errno;
 	RTE_LCORE_FOREACH_WORKER(lcore) {
 		if (ws->n >= c->cfg.workers)
 			break;
@@ -253,13 +305,42 @@ xnv_workers_start(struct xnv_core *c, char *err, size_t len)
 		XLOG(INFO, "worker %u on lcore %u: rx and tx queue %u of each "
 		     "port that has one\n", w->id, lcore, w->id);
 	}
-	if (ws->n > 1 && c->idle_max_us > XNV_IDLE_SLEEP_MAX_US) {
-		XLOG(INFO, "%u workers: the main lcore sleeps at most %u us "
-		     "(what a worker hands it waits no longer)\n", ws->n,
-		     XNV_IDLE_SLEEP_MAX_US);
-		c->idle_max_us = XNV_IDLE_SLEEP_MAX_US;
-	}
 	return 0;
+}
+
+int
+xnv_workers_sleep_prepare(struct xnv_core *c)
+{
+	struct xnv_workers *ws = &c->workers;
+	uint16_t i;
+
+	if (ws->n <= 1)
+		return 1;
+	__atomic_store_n(&ws->main_asleep, 1, __ATOMIC_RELAXED);
+	/* Full barrier: main_asleep is visible before the rings are read;
+	 * pairs with the one in handed(). */
+	rte_atomic_thread_fence(__ATOMIC_SEQ_CST);
+	for (i = 1; i < ws->n; i++)
+		if (!rte_ring_empty(ws->w[i]->ring)) {
+			__atomic_store_n(&ws->main_asleep, 0,
+					 __ATOMIC_RELAXED);
+			return 0;
+		}
+	return 1;
+}
+
+void
+xnv_workers_sleep_done(struct xnv_core *c)
+{
+	struct xnv_workers *ws = &c->workers;
+	uint64_t v;
+
+	if (ws->n <= 1)
+		return;
+	__atomic_store_n(&ws->main_asleep, 0, __ATOMIC_RELAXED);
+	/* A kick taken or not, the fd is left empty (non-blocking). */
+	while (read(ws->efd, &v, sizeof(v)) == (ssize_t)sizeof(v))
+		;
 }
 
 /* The index of the port with DPDK id @p pid; UINT16_MAX: none (closed
@@ -436,7 +517,7 @@ xnv_workers_stop(struct xnv_core *c)
 	uint16_t i;
 
 	if (ws->n <= 1)
-		return;
+		goto out;
 	__atomic_store_n(&ws->stop, 1, __ATOMIC_RELAXED);
 	for (i = 1; i < ws->n; i++)
 		(void)rte_eal_wait_lcore(ws->w[i]->lcore);
@@ -455,4 +536,8 @@ xnv_workers_stop(struct xnv_core *c)
 		ws->w[i] = NULL;
 	}
 	ws->n = 1;
+out:
+	if (ws->efd >= 0)
+		close(ws->efd);	/* leaves the epoll set with it */
+	ws->efd = -1;
 }

@@ -35,9 +35,13 @@
  * only to run a control command (ctl.c), never on the data path.
  *
  * Idle: a worker with nothing to do spins, pauses, yields, then sleeps
- * at most XNV_IDLE_SLEEP_MAX_US (unless --idle-sleep poll); worker 0's
- * doorbell sleeps are capped to the same so that what a worker hands it
- * waits no longer.  Doorbells per worker are not built.
+ * (never with --idle-sleep poll): at most XNV_IDLE_SLEEP_MAX_US with
+ * adaptive, up to --idle-sleep-max with doorbell, as worker 0 does for
+ * its ports.  Worker 0 asleep on its doorbells is woken by the worker
+ * that hands it packets: it says it sleeps (main_asleep), then looks at
+ * every worker's ring; a worker enqueues, then looks at main_asleep and
+ * kicks an eventfd in worker 0's epoll set.  A full barrier on each side
+ * between the two makes one of them see the other (no lost wake-up).
  */
 #ifndef XNV_WORKER_H
 #define XNV_WORKER_H
@@ -88,8 +92,13 @@ struct xnv_worker {
 
 struct xnv_workers {
 	uint16_t n;			/* workers, worker 0 included */
+	int efd;			/* eventfd in worker 0's epoll set: a
+					 * worker's kick (-1: none) */
 	uint64_t gen __rte_cache_aligned;	/* barrier: odd while raised */
 	uint32_t stop;
+	/* 1 while worker 0 sleeps on its doorbells: a worker that hands
+	 * it packets kicks efd (worker.c, handed()). */
+	uint32_t main_asleep __rte_cache_aligned;
 	struct xnv_worker *w[XNV_MAX_WORKERS];	/* [0] unused */
 };
 
@@ -102,6 +111,11 @@ int xnv_workers_start(struct xnv_core *c, char *err, size_t len);
 unsigned xnv_workers_rx(struct xnv_core *c, uint64_t now);
 /* Worker 0: add the workers' counters to the core's. */
 void xnv_workers_fold(struct xnv_core *c);
+/* Worker 0 about to sleep on its doorbells (doorbell.c): says so; @return
+ * 0 if a worker has handed it packets meanwhile (no sleep), else 1.
+ * xnv_workers_sleep_done() once awake. */
+int xnv_workers_sleep_prepare(struct xnv_core *c);
+void xnv_workers_sleep_done(struct xnv_core *c);
 /* Worker 0: every worker parked at the top of its loop (@p on), or
  * running again (!@p on). */
 void xnv_workers_park(struct xnv_core *c, int on);

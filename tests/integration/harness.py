@@ -82,6 +82,16 @@ def make_built(*paths):
 # CPU share: on a loaded machine a process may wait for a CPU; what it then
 # could not do says nothing about the code under test.
 
+def cpu_ticks(pids):
+    """utime + stime of every process in `pids`, in clock ticks."""
+    total = 0
+    for pid in pids:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        total += int(fields[11]) + int(fields[12])
+    return total
+
+
 def run_delay_ns(procs):
     """Nanoseconds the processes' threads spent runnable, waiting for a
     CPU (/proc/PID/task/*/schedstat): how much CPU they were denied."""

@@ -27,7 +27,7 @@ import time
 import pytest
 
 import harness
-from harness import CORE_BIN, FWD_BIN, Telemetry, nf_info, nf_infos, \
+from harness import CORE_BIN, FWD_BIN, Telemetry, cpu_ticks, nf_info, nf_infos, \
     scaled, write_config
 from vethpair import Peer, veth  # noqa: F401 (veth: a fixture)
 
@@ -60,16 +60,6 @@ def config(xnv, iface):
     sections += [(f"service {svc(k, j)}", {}) for k in range(CHAINS)
                  for j in range(DEPTH)]
     return write_config(xnv.path("density.ini"), sections)
-
-
-def cpu_ticks(pids):
-    """utime + stime of every process in `pids`, in clock ticks."""
-    total = 0
-    for pid in pids:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        total += int(fields[11]) + int(fields[12])
-    return total
 
 
 def control_wakes(pid):

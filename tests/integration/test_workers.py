@@ -7,11 +7,13 @@ sends what it receives itself, on tx queue 1 (the second tx_pcap file);
 with an NF in the chain it hands its packets to the main lcore, which owns
 the NFs, and they leave through tx queue 0, each input file's packets in
 their order.  The counters of both lcores add up in the core's report."""
+import os
 import re
+import time
 
 import pytest
 
-from harness import BUILD, ctl, read_pcap, write_config, write_pcap
+from harness import BUILD, cpu_ticks, ctl, read_pcap, scaled, write_config, write_pcap
 from traffic import flow_key, make_traffic
 
 N_A, N_B = 3000, 2000
@@ -153,3 +155,26 @@ def test_chain_changes_while_both_lcores_forward(xnv):
     drops = st["drops"]
     assert drops.get("chain_drop", 0) > 0, drops
     assert port(st, "in")["rx"] == port(st, "out")["tx"] + sum(drops.values()), st
+
+
+def test_idle_workers_sleep(xnv):
+    """No traffic: both lcores back off and sleep (the main one on its
+    doorbells, woken by a worker that hands it packets), so the core
+    takes a small part of one CPU, not the two CPUs of two spinners."""
+    cfg = write_config(xnv.path("idle.ini"), [
+        ("core", {"socket": xnv.socket, "workers": 2}),
+        ("group g", {"pool_bufs": 4096}),
+        ("port in", {"dev": "net_null0,no-rx=1", "group": "g",
+                     "chain": "out"}),
+        ("port out", {"dev": "net_null1,no-rx=1", "group": "g"}),
+    ])
+    core = xnv.start_core(cfg, eal=("-l", "0,1"))
+    core.wait_ready()
+    hz = os.sysconf("SC_CLK_TCK")
+    time.sleep(scaled(1.0))
+    t0, c0 = time.monotonic(), cpu_ticks([core.pid])
+    time.sleep(scaled(3.0))
+    t1, c1 = time.monotonic(), cpu_ticks([core.pid])
+    used = (c1 - c0) / hz / (t1 - t0)
+    assert used < 0.25, f"idle core on two lcores took {100 * used:.1f} % of a CPU"
+    assert core.alive()
