@@ -178,3 +178,30 @@ def test_idle_workers_sleep(xnv):
     used = (c1 - c0) / hz / (t1 - t0)
     assert used < 0.25, f"idle core on two lcores took {100 * used:.1f} % of a CPU"
     assert core.alive()
+
+
+def test_queues_of_a_paced_port_and_a_reload(xnv):
+    """A paced port keeps one rx queue (one budget) and still gets a tx
+    queue per worker; `workers` cannot change live: a reload that changes
+    it is refused in one line and nothing changes."""
+    cfg = write_config(xnv.path("paced.ini"), [
+        ("core", {"socket": xnv.socket, "workers": 2}),
+        ("group g", {"pool_bufs": 4096}),
+        ("port in", {"dev": "net_null0", "group": "g", "chain": "out",
+                     "rx_rate": 1000}),
+        ("port out", {"dev": "net_null1", "group": "g"}),
+    ])
+    core = xnv.start_core(cfg, eal=("-l", "0,1"))
+    core.wait_ready()
+    log = core.log()
+    assert re.search(r"port 0 in: .*rx \+ tx, 1 rx queue, 2 tx queues", log), log
+    assert re.search(r"port 1 out: .*2 rx queues \(RSS\), 2 tx queues", log), log
+    text = cfg.read_text()
+    cfg.write_text(text.replace("workers = 2", "workers = 1"))
+    r = ctl(core, "/xnv/reload")
+    assert r == {"error": "reload refused: [core] workers cannot change "
+                          "live (restart the core)"}, r
+    assert ctl(core, "/xnv/config")["workers"] == 2
+    core.stop()
+    sent, handed = worker_line(core.log())
+    assert (sent, handed) == (0, 0)     # queue 1 of a paced port: nobody's
