@@ -17,7 +17,9 @@
  * - Ring geometry.  The driver finds slot i at i * framesz, the kernel at
  *   (i / per block) * blocksz + (i % per block) * framesz: a blocksz that
  *   is not a multiple of framesz makes it wait for frames where none come.
- *   It polls one queue per port here, so qpairs= must be 1.
+ *   A worker polls one queue of each port ([core] workers, worker.h), so
+ *   qpairs= may not exceed the workers: the kernel spreads flows over the
+ *   queues' sockets by hash and a queue nobody polls would lose its share.
  * - Drops.  Frames the kernel found no free slot for are counted in the
  *   socket's PACKET_STATISTICS, which the driver never reads (its imissed
  *   is always 0).  The core finds the driver's socket in its own fds and
@@ -69,8 +71,8 @@ static struct afp_port {
 	struct afp_args a;
 	unsigned int ifindex;
 	uint32_t mtu;		/* last read */
-	int have_fd;		/* fd is the driver's socket */
-	int fd;
+	unsigned int n_fd;	/* fd[0..n_fd): the driver's sockets */
+	int fd[XNV_MAX_WORKERS];
 	uint64_t drops;		/* PACKET_STATISTICS tp_drops, summed */
 } afp[XNV_MAX_PORTS];
 
@@ -142,14 +144,18 @@ afp_parse(const char *dev, struct afp_args *a, char *err, size_t errlen)
 /* The ring the driver will ask for, as the kernel and the driver both
  * need it.  0, or -EINVAL with the reason in @p err. */
 static int
-afp_geometry(const struct afp_args *a, char *err, size_t errlen)
+afp_geometry(const struct afp_args *a, uint32_t workers, char *err,
+	     size_t errlen)
 {
 	uint32_t page = (uint32_t)sysconf(_SC_PAGESIZE);
 
-	if (a->qpairs != 1)
+	if (a->qpairs < 1 || a->qpairs > workers)
 		snprintf(err, errlen, "qpairs=%" PRIu32 ": xnv-core polls one "
-			 "queue per port, frames the kernel hands the other "
-			 "queues would never be read; use qpairs=1", a->qpairs);
+			 "queue per %s ([core] workers = %" PRIu32 "), frames "
+			 "the kernel hands the other queues would never be "
+			 "read; use qpairs=%s%" PRIu32, a->qpairs,
+			 workers == 1 ? "port" : "worker", workers,
+			 workers == 1 ? "" : "1..", workers);
 	else if (a->framesz % TPACKET_ALIGNMENT != 0)
 		snprintf(err, errlen, "framesz=%" PRIu32 ": must be a multiple "
 			 "of %d", a->framesz, TPACKET_ALIGNMENT);
@@ -260,7 +266,7 @@ afp_pre_probe(struct xnv_core *c, uint16_t idx, char *err, size_t errlen)
 	memset(p, 0, sizeof(*p));
 	rc = afp_parse(pc->dev, &p->a, why, sizeof(why));
 	if (rc == 0)
-		rc = afp_geometry(&p->a, why, sizeof(why));
+		rc = afp_geometry(&p->a, c->cfg.workers, why, sizeof(why));
 	if (rc == 0 && (p->ifindex = if_nametoindex(p->a.iface)) == 0) {
 		snprintf(why, sizeof(why), "af_packet interface '%s' does not "
 			 "exist", p->a.iface);
@@ -295,21 +301,36 @@ afp_configure(struct xnv_core *c, uint16_t idx,
 		conf->rxmode.offloads |= RTE_ETH_RX_OFFLOAD_VLAN_STRIP;
 }
 
-/* The AF_PACKET socket of this process bound to @p ifindex that no other
- * port has taken: the driver's (one per queue, qpairs=1), or -1. */
+/* 1 if @p fd is the socket of another port than @p idx. */
 static int
-afp_find_socket(uint16_t idx, unsigned int ifindex)
+afp_taken(uint16_t idx, int fd)
+{
+	uint16_t i;
+	unsigned int k;
+
+	for (i = 0; i < XNV_MAX_PORTS; i++)
+		for (k = 0; i != idx && k < afp[i].n_fd; k++)
+			if (afp[i].fd[k] == fd)
+				return 1;
+	return 0;
+}
+
+/* The AF_PACKET sockets of this process bound to @p p's interface that no
+ * other port has taken: the driver's (one per queue), into @p p->fd.
+ * @return how many. */
+static unsigned int
+afp_find_sockets(uint16_t idx, struct afp_port *p)
 {
 	struct sockaddr_ll sll;
 	socklen_t len;
 	struct dirent *e;
-	int fd, dom, found = -1;
-	uint16_t i;
+	int fd, dom;
+	unsigned int n = 0;
 	DIR *d = opendir("/proc/self/fd");
 
 	if (d == NULL)
-		return -1;
-	while (found < 0 && (e = readdir(d)) != NULL) {
+		return 0;
+	while (n < RTE_DIM(p->fd) && (e = readdir(d)) != NULL) {
 		fd = atoi(e->d_name);
 		if (e->d_name[0] < '0' || e->d_name[0] > '9' || fd == dirfd(d))
 			continue;
@@ -319,15 +340,12 @@ afp_find_socket(uint16_t idx, unsigned int ifindex)
 			continue;
 		len = sizeof(sll);
 		if (getsockname(fd, (struct sockaddr *)&sll, &len) != 0 ||
-		    sll.sll_ifindex != (int)ifindex)
+		    sll.sll_ifindex != (int)p->ifindex || afp_taken(idx, fd))
 			continue;
-		found = fd;
-		for (i = 0; i < XNV_MAX_PORTS; i++)
-			if (i != idx && afp[i].have_fd && afp[i].fd == fd)
-				found = -1;
+		p->fd[n++] = fd;
 	}
 	closedir(d);
-	return found;
+	return n;
 }
 
 /* The kernel's ring drops since the last read, added to the port's. */
@@ -335,11 +353,15 @@ static void
 afp_read_drops(struct afp_port *p)
 {
 	struct tpacket_stats st;
-	socklen_t len = sizeof(st);
+	socklen_t len;
+	unsigned int k;
 
-	if (p->have_fd &&
-	    getsockopt(p->fd, SOL_PACKET, PACKET_STATISTICS, &st, &len) == 0)
-		p->drops += st.tp_drops;
+	for (k = 0; k < p->n_fd; k++) {
+		len = sizeof(st);
+		if (getsockopt(p->fd[k], SOL_PACKET, PACKET_STATISTICS, &st,
+			       &len) == 0)
+			p->drops += st.tp_drops;
+	}
 }
 
 static int
@@ -355,12 +377,13 @@ afp_started(struct xnv_core *c, uint16_t idx, int rc, char *err,
 			 pc->name, p->a.iface, rte_strerror(rc < 0 ? -rc : rc));
 		return rc < 0 ? rc : -rc;
 	}
-	p->fd = afp_find_socket(idx, p->ifindex);
-	p->have_fd = p->fd >= 0;
-	if (!p->have_fd)
-		XLOG(WARNING, "port %s: the driver's socket on %s not found in "
-		     "/proc/self/fd: frames the kernel drops for want of ring "
-		     "slots are not counted\n", pc->name, p->a.iface);
+	p->n_fd = afp_find_sockets(idx, p);
+	if (p->n_fd != p->a.qpairs)
+		XLOG(WARNING, "port %s: %u of the driver's %" PRIu32 " sockets "
+		     "on %s found in /proc/self/fd: frames the kernel drops "
+		     "for want of ring slots are %scounted\n", pc->name,
+		     p->n_fd, p->a.qpairs, p->a.iface,
+		     p->n_fd == 0 ? "not " : "not all ");
 	afp_read_drops(p);	/* those since the probe */
 	return 0;
 }
@@ -388,10 +411,10 @@ afp_link_tick(struct xnv_core *c, uint16_t idx, uint64_t up, uint64_t since,
 	(void)up;
 	(void)since;
 	(void)now;
-	if (!p->have_fd)
+	if (p->n_fd == 0)
 		return;
 	afp_read_drops(p);
-	mtu = afp_mtu(p->fd, p->a.iface);
+	mtu = afp_mtu(p->fd[0], p->a.iface);
 	if (mtu == 0 || mtu == p->mtu)
 		return;
 	p->mtu = mtu;
@@ -410,7 +433,7 @@ afp_close(struct xnv_core *c, uint16_t idx)
 {
 	(void)c;
 	afp_read_drops(&afp[idx]);
-	afp[idx].have_fd = 0;
+	afp[idx].n_fd = 0;
 }
 
 const struct xnv_port_drv xnv_port_drv_afpacket = {

@@ -15,6 +15,7 @@ import pytest
 
 from harness import BUILD, cpu_ticks, ctl, read_pcap, scaled, write_config, write_pcap
 from traffic import flow_key, make_traffic
+from vethpair import Peer, veth  # noqa: F401 (veth: a fixture)
 
 N_A, N_B = 3000, 2000
 
@@ -205,3 +206,61 @@ def test_queues_of_a_paced_port_and_a_reload(xnv):
     core.stop()
     sent, handed = worker_line(core.log())
     assert (sent, handed) == (0, 0)     # queue 1 of a paced port: nobody's
+
+
+def test_af_packet_queues_on_two_lcores(xnv, veth):
+    """A real interface: an af_packet port with two queue pairs (the
+    kernel spreads flows over its two sockets by hash), chain back out of
+    the same port, on two lcores.  Frames of 32 UDP flows, a third of them
+    802.1Q-tagged, sent on the veth's other end: all come back byte for
+    byte (tags put back), each flow in order, and the second lcore
+    received some of them."""
+    from scapy.layers.inet import IP, UDP
+    from scapy.layers.l2 import Dot1Q, Ether
+    cfg = write_config(xnv.path("afp2.ini"), [
+        ("core", {"socket": xnv.socket, "workers": 2}),
+        ("group g", {"pool_bufs": 4096}),
+        ("port p", {"dev": f"net_af_packet0,iface={veth.a},qpairs=2",
+                    "group": "g", "chain": "p"}),
+    ])
+    core = xnv.start_core(cfg, eal=("-l", "0,1"))
+    core.wait_ready()
+    assert re.search(r"port 0 p: .*2 rx queues, 2 tx queues", core.log())
+    frames = []
+    for i in range(20):
+        for fl in range(32):
+            eth = Ether(src="02:00:00:00:00:02", dst="02:00:00:00:00:01")
+            if fl % 3 == 0:
+                eth = eth / Dot1Q(vlan=100 + fl)
+            pkt = eth / IP(src="10.0.0.1", dst="10.0.1.%d" % (fl + 1)) / \
+                UDP(sport=1000 + fl, dport=2000) / (b"%04d" % i + bytes(20))
+            frames.append(bytes(pkt))
+    peer = Peer(veth.b)
+    try:
+        peer.send(frames)
+        back = peer.collect(len(frames))
+    finally:
+        peer.close()
+    assert sorted(back) == sorted(frames)
+    for fl in range(32):
+        mine = [f for f in frames if f in set(frames[fl::32])]
+        assert [f for f in back if f in set(mine)] == mine, f"flow {fl}"
+    core.stop()
+    sent, handed = worker_line(core.log())
+    assert sent + handed > 0, "the second lcore received nothing"
+    st = core.stats()
+    assert port(st, "p")["rx"] == port(st, "p")["tx"] == len(frames), st
+
+
+def test_af_packet_more_queues_than_workers_refused(xnv, veth):
+    cfg = write_config(xnv.path("afp3.ini"), [
+        ("core", {"socket": xnv.socket, "workers": 2}),
+        ("port p", {"dev": f"net_af_packet0,iface={veth.a},qpairs=3",
+                    "chain": "p"}),
+    ])
+    core = xnv.start_core(cfg, eal=("-l", "0,1"))
+    assert core.wait(30) == 1
+    assert re.search(r"port p: qpairs=3: xnv-core polls one queue per worker"
+                     r" \(\[core\] workers = 2\), frames the kernel hands "
+                     r"the other queues would never be read; use "
+                     r"qpairs=1\.\.2$", core.log(), re.M), core.log()[-1500:]
