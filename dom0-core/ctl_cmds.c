@@ -387,6 +387,8 @@ const struct xnv_ctl_cmd xnv_ctl_cmds[] = {
 	{ "/xnv/flow/clear", xnv_cmd_flow_clear, 0, "Remove every rule.", 1 },
 	{ "/xnv/flow/reload", xnv_cmd_flow_reload, 0, "Replace every rule "
 	  "with the config file's [flow] sections, at once.", 1 },
+	{ "/xnv/workers", xnv_cmd_workers, 0, "Workers ([core] workers): "
+	  "lcore, sent, handed, taken, drops.", 0 },
 	{ "/xnv/fabric", xnv_cmd_fabric, 0, "Fabric hops: port, chain, "
 	  "counters.", 0 },
 	{ "/xnv/chain/set", cmd_chain_set, 1,

@@ -14,6 +14,7 @@
 #include <rte_lcore.h>
 #include <rte_malloc.h>
 #include <rte_pause.h>
+#include <rte_telemetry.h>
 
 #include "core.h"
 #include "doorbell.h"
@@ -377,6 +378,7 @@ cross_rx(struct xnv_core *c, struct xnv_worker *w, uint64_t now)
 	for (j = x->at + 1; j < x->n && x->m[j]->port == pid; j++)
 		;
 	n = j - x->at;
+	x->taken += n;
 	idx = port_index(c, pid);
 	if (idx != UINT16_MAX) {
 		xnv_rx_burst(c, idx, &x->pend, &x->m[x->at], n, now);
@@ -508,6 +510,40 @@ sent(const struct xnv_worker *w)
 	for (k = 0; k < XNV_MAX_PORTS; k++)
 		n += w->cnt.tx[k];
 	return n;
+}
+
+/* Workers 1..: what each sent itself, handed over, dropped; with the
+ * main lcore's, what it took from each.  Run inside the barrier. */
+void
+xnv_cmd_workers(struct xnv_core *c, const char *p, struct rte_tel_data *d)
+{
+	const struct xnv_workers *ws = &c->workers;
+	char key[8];
+	uint64_t drops;
+	uint16_t i, k;
+
+	(void)p;
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_u64(d, "workers", c->cfg.workers);
+	rte_tel_data_add_dict_u64(d, "main_lcore", rte_get_main_lcore());
+	for (i = 1; i < ws->n; i++) {
+		const struct xnv_worker *w = ws->w[i];
+		struct rte_tel_data *x = rte_tel_data_alloc();
+
+		if (x == NULL)
+			break;
+		for (drops = 0, k = 0; k < XNV_DROP_N; k++)
+			drops += w->cnt.drops[k];
+		rte_tel_data_start_dict(x);
+		rte_tel_data_add_dict_u64(x, "lcore", w->lcore);
+		rte_tel_data_add_dict_u64(x, "sent", sent(w));
+		rte_tel_data_add_dict_u64(x, "handed", w->cnt.handed);
+		rte_tel_data_add_dict_u64(x, "taken", w->cross.taken);
+		rte_tel_data_add_dict_u64(x, "drops", drops);
+		snprintf(key, sizeof(key), "%u", i);
+		if (rte_tel_data_add_dict_container(d, key, x, 0) != 0)
+			rte_tel_data_free(x);
+	}
 }
 
 void

@@ -64,6 +64,7 @@ struct xnv_cross {
 	struct rte_mbuf *m[GNTS_BURST_MAX];	/* taken, not yet steered */
 	uint16_t at, n;				/* m[at..n) */
 	struct xnv_pending pend;		/* steered, waiting for room */
+	uint64_t taken;				/* from the ring, in all */
 };
 
 /* A worker's counters: written by it only, read by worker 0. */
@@ -119,6 +120,10 @@ void xnv_workers_sleep_done(struct xnv_core *c);
 /* Worker 0: every worker parked at the top of its loop (@p on), or
  * running again (!@p on). */
 void xnv_workers_park(struct xnv_core *c, int on);
+/* /xnv/workers (CONTROL.md). */
+struct rte_tel_data;
+void xnv_cmd_workers(struct xnv_core *c, const char *p,
+		     struct rte_tel_data *d);
 /* Stop the workers, drop (as shutdown) what they held, fold. */
 void xnv_workers_stop(struct xnv_core *c);
 

@@ -280,7 +280,7 @@ def test_dpdk_telemetry_py_sees_xnv_commands(ctl):
     assert len(rows) == len(set(rows)) and len(table) == len(set(table))
     assert "/xnv/nf/list" in listing["/"]
     assert {c for c in listing["/"] if c.startswith("/xnv/")} == set(table) == set(rows)
-    assert len(table) == 32     # a new command: a row in CONTROL.md, and here
+    assert len(table) == 33     # a new command: a row in CONTROL.md, and here
     assert {"/xnv/flow/clear", "/xnv/flow/reload"} <= set(rows)
     assert info["/xnv/info"]["socket"] == str(ctl.env.socket)
     assert info["/xnv/info"]["n_nfs"] == 2

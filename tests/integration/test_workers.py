@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from harness import BUILD, cpu_ticks, ctl, read_pcap, scaled, write_config, write_pcap
+from harness import BUILD, CTL_BIN, cpu_ticks, ctl, read_pcap, scaled, write_config, write_pcap
 from traffic import flow_key, make_traffic
 from vethpair import Peer, veth  # noqa: F401 (veth: a fixture)
 
@@ -149,6 +149,17 @@ def test_chain_changes_while_both_lcores_forward(xnv):
     for i in range(40):
         r = ctl(core, "/xnv/chain/set", f"in {'drop' if i % 2 == 0 else 'out'}")
         assert "error" not in r, r
+    # the workers' own view, live: telemetry and xnv-ctl
+    w = ctl(core, "/xnv/workers")
+    assert (w["workers"], w["main_lcore"], w["1"]["lcore"]) == (2, 0, 1), w
+    assert w["1"]["sent"] > 0 and w["1"]["handed"] >= w["1"]["taken"] > 0, w
+    r = xnv.run([CTL_BIN, "--socket", xnv.socket, "workers"])
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0].startswith("2 worker(s); the main lcore (0) runs the NFs")
+    assert lines[1].split() == ["WORKER", "LCORE", "SENT", "HANDED", "TAKEN",
+                                "DROPS"], r.stdout
+    assert lines[2].split()[:2] == ["1", "1"], r.stdout
     core.stop()
     sent, handed = worker_line(core.log())
     assert sent > 0 and handed > 0, (sent, handed)

@@ -178,6 +178,22 @@ def cmd_fabric(core, args):
     show(args, hops, human)
 
 
+def cmd_workers(core, args):
+    """[core] workers: what each lcore past the main one sent itself, handed
+    to the main lcore, which took it, and dropped."""
+    ws = core.call("/xnv/workers")
+
+    def human(w):
+        print(f"{w['workers']} worker(s); the main lcore ({w['main_lcore']}) "
+              "runs the NFs, the control plane and what the others hand it")
+        rows = [[k, x["lcore"], x["sent"], x["handed"], x["taken"], x["drops"]]
+                for k, x in sorted(w.items(), key=lambda kv: kv[0])
+                if isinstance(x, dict)]
+        if rows:
+            table(["WORKER", "LCORE", "SENT", "HANDED", "TAKEN", "DROPS"], rows)
+    show(args, ws, human)
+
+
 def cmd_latency(core, args):
     """Needs [core] latency = on (the core's error says so otherwise)."""
     lat = [core.call("/xnv/port/latency", i) for i in core.ids("port")]

@@ -4,7 +4,7 @@ the commands and main()).  Python 3 standard library only."""
 import argparse
 import sys
 
-from .ctl import (DEFAULT_SOCKET, TIMEOUT_S, cmd_chain_set, cmd_chain_unset, cmd_clear, cmd_control, cmd_domains, cmd_fabric, cmd_flow_add, cmd_flow_clear, cmd_flow_del, cmd_flow_list, cmd_flow_reload, cmd_groups, cmd_info, cmd_latency, cmd_metrics, cmd_nf_kick, cmd_nf_release, cmd_nf_stats, cmd_nfs, cmd_ports, cmd_reload, cmd_services, cmd_show_config, cmd_stats, cmd_watch)
+from .ctl import (DEFAULT_SOCKET, TIMEOUT_S, cmd_chain_set, cmd_chain_unset, cmd_clear, cmd_control, cmd_domains, cmd_fabric, cmd_flow_add, cmd_flow_clear, cmd_flow_del, cmd_flow_list, cmd_flow_reload, cmd_groups, cmd_info, cmd_latency, cmd_metrics, cmd_nf_kick, cmd_nf_release, cmd_nf_stats, cmd_nfs, cmd_ports, cmd_reload, cmd_services, cmd_show_config, cmd_stats, cmd_watch, cmd_workers)
 from .version import version
 
 
@@ -78,6 +78,9 @@ def add_views(sub, add):
              "per port: rx-to-tx latency of the packets it sent ([core] latency = on)")
     lt.add_argument("--reset", action="store_true",
                     help="empty the histograms after reading them")
+    add(sub, "workers", cmd_workers,
+        "[core] workers: per lcore, packets sent itself, handed to the main lcore "
+        "(and taken by it), dropped")
     add(sub, "fabric", cmd_fabric,
         "fabric hops: the chain each takes here, packets in and out")
     add(sub, "services", cmd_services, "services: NF instances and replica picks")
