@@ -71,10 +71,12 @@ handed(struct xnv_workers *ws)
 	 * xnv_workers_sleep_prepare() between its store of main_asleep and
 	 * its look at the rings. */
 	rte_atomic_thread_fence(__ATOMIC_SEQ_CST);
+	/* One kick a sleep: the worker that clears the flag sends it.  A
+	 * failed write can only be a full counter: a kick is pending. */
 	if (__atomic_load_n(&ws->main_asleep, __ATOMIC_RELAXED) &&
 	    __atomic_exchange_n(&ws->main_asleep, 0, __ATOMIC_RELAXED) &&
 	    write(ws->efd, &one, sizeof(one)) < 0)
-		__atomic_store_n(&ws->main_asleep, 0, __ATOMIC_RELAXED);
+		return;
 }
 
 /* Send or hand on @p n packets port @p idx received (waiting since

@@ -32,7 +32,11 @@
  * barrier (xnv_workers_park()): worker 0 raises it (an odd generation),
  * each worker sees it at the top of its loop, says so (acks that
  * generation) and waits; worker 0 changes things and lowers it.  Taken
- * only to run a control command (ctl.c), never on the data path.
+ * only to run a control command (ctl.c), never on the data path.  Three
+ * flags worker 0 writes whole outside it, a worker may read one pass
+ * late: a port's link_up (the link watch: one burst more sent or
+ * dropped), rx_on (an NF's attach opening a port's rx: one burst later)
+ * and a memif port's started (never a worker's queue: one_queue).
  *
  * Idle: a worker with nothing to do spins, pauses, yields, then sleeps
  * (never with --idle-sleep poll): at most XNV_IDLE_SLEEP_MAX_US with
