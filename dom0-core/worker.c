@@ -20,6 +20,7 @@
 #include "doorbell.h"
 #include "flow.h"
 #include "worker.h"
+#include "worker_sync.h"
 
 /* Idle passes before a worker pauses, yields (few: see doorbell.c), then
  * sleeps. */
@@ -66,15 +67,8 @@ handed(struct xnv_workers *ws)
 {
 	const uint64_t one = 1;
 
-	/* Full barrier: the enqueue (the ring's tail) is visible before
-	 * main_asleep is read; pairs with the one in
-	 * xnv_workers_sleep_prepare() between its store of main_asleep and
-	 * its look at the rings. */
-	rte_atomic_thread_fence(__ATOMIC_SEQ_CST);
-	/* One kick a sleep: the worker that clears the flag sends it.  A
-	 * failed write can only be a full counter: a kick is pending. */
-	if (__atomic_load_n(&ws->main_asleep, __ATOMIC_RELAXED) &&
-	    __atomic_exchange_n(&ws->main_asleep, 0, __ATOMIC_RELAXED) &&
+	/* A failed write can only be a full counter: a kick is pending. */
+	if (xnv_sync_kick_due(&ws->main_asleep) &&
 	    write(ws->efd, &one, sizeof(one)) < 0)
 		return;
 }
@@ -207,19 +201,15 @@ w_main(void *arg)
 	uint16_t i;
 
 	while (!__atomic_load_n(&ws->stop, __ATOMIC_RELAXED)) {
-		/* Acquire: pairs with the release that lowers the barrier;
-		 * what worker 0 changed inside it is seen by this pass. */
-		uint64_t g = __atomic_load_n(&ws->gen, __ATOMIC_ACQUIRE);
+		/* The barrier (worker_sync.h): what worker 0 changed
+		 * inside it is seen by this pass. */
+		uint64_t g = xnv_sync_pass(&ws->gen);
 		uint64_t now;
 
 		if (unlikely(g & 1)) {
-			/* Release: every read of the core's state by the
-			 * passes before is done before worker 0, seeing the
-			 * ack, changes it. */
-			__atomic_store_n(&w->ack, g, __ATOMIC_RELEASE);
-			while (__atomic_load_n(&ws->gen, __ATOMIC_ACQUIRE) ==
-			       g && !__atomic_load_n(&ws->stop,
-						     __ATOMIC_RELAXED))
+			xnv_sync_ack(&w->ack, g);
+			while (xnv_sync_pass(&ws->gen) == g &&
+			       !__atomic_load_n(&ws->stop, __ATOMIC_RELAXED))
 				rte_pause();
 			continue;
 		}
@@ -319,14 +309,10 @@ xnv_workers_sleep_prepare(struct xnv_core *c)
 
 	if (ws->n <= 1)
 		return 1;
-	__atomic_store_n(&ws->main_asleep, 1, __ATOMIC_RELAXED);
-	/* Full barrier: main_asleep is visible before the rings are read;
-	 * pairs with the one in handed(). */
-	rte_atomic_thread_fence(__ATOMIC_SEQ_CST);
+	xnv_sync_sleep_say(&ws->main_asleep);	/* worker_sync.h */
 	for (i = 1; i < ws->n; i++)
 		if (!rte_ring_empty(ws->w[i]->ring)) {
-			__atomic_store_n(&ws->main_asleep, 0,
-					 __ATOMIC_RELAXED);
+			xnv_sync_awake(&ws->main_asleep);
 			return 0;
 		}
 	return 1;
@@ -340,7 +326,7 @@ xnv_workers_sleep_done(struct xnv_core *c)
 
 	if (ws->n <= 1)
 		return;
-	__atomic_store_n(&ws->main_asleep, 0, __ATOMIC_RELAXED);
+	xnv_sync_awake(&ws->main_asleep);
 	/* A kick taken or not, the fd is left empty (non-blocking). */
 	while (read(ws->efd, &v, sizeof(v)) == (ssize_t)sizeof(v))
 		;
@@ -450,22 +436,18 @@ void
 xnv_workers_park(struct xnv_core *c, int on)
 {
 	struct xnv_workers *ws = &c->workers;
-	uint64_t g = ws->gen + 1;
+	uint64_t g;
 	uint16_t i;
 
 	if (ws->n <= 1)
 		return;
 	if (!on) {
-		/* Release: what was changed inside the barrier is seen by a
-		 * worker that sees it lowered (w_main's acquire). */
-		__atomic_store_n(&ws->gen, g, __ATOMIC_RELEASE);
+		xnv_sync_lower(&ws->gen);	/* worker_sync.h */
 		return;
 	}
-	__atomic_store_n(&ws->gen, g, __ATOMIC_RELAXED);
-	/* Acquire: pairs with each worker's release of its ack, so its
-	 * reads of what is about to change are done. */
+	g = xnv_sync_raise(&ws->gen);
 	for (i = 1; i < ws->n; i++)
-		while (__atomic_load_n(&ws->w[i]->ack, __ATOMIC_ACQUIRE) != g)
+		while (!xnv_sync_acked(&ws->w[i]->ack, g))
 			rte_pause();
 }
 

@@ -6,7 +6,8 @@
 # (tsan/, whatever SAN says: TSan cannot be combined with ASan) and run by
 # check-unit: the two-thread stress then checks the ring's memory ordering
 # too (test_ring_sleep's: the sleep protocol's), and the control thread's
-# handover its locking.  test_ring_sleep sleeps 10^5 times, 10^7 with
+# handover its locking; so is test_worker_sync (the core's workers'
+# barrier and kick, dom0-core/worker_sync.h).  test_ring_sleep sleeps 10^5 times, 10^7 with
 # XNV_STRESS=1 in the environment.
 UNIT_TESTS  := test_ring test_ring_region test_ring_hostile test_ring_ctl \
                test_ring_sleep test_ring_model test_bell test_host_backend test_host_server test_galloc \
@@ -20,7 +21,8 @@ UNIT_LIBS_test_host_listen := $(XEN_SRV_LIBS)
 UNIT_LIBS_test_xen_events := $(XEN_SRV_LIBS)
 TSAN_TESTS  := test_ring test_ring_region test_ring_hostile test_ring_ctl \
                test_ring_sleep
-TSAN_BINS   := $(TSAN_TESTS:%=$(B)/tests/tsan/%) $(B)/tests/tsan/test_srv_control
+TSAN_BINS   := $(TSAN_TESTS:%=$(B)/tests/tsan/%) $(B)/tests/tsan/test_srv_control \
+               $(B)/tests/tsan/test_worker_sync
 TSAN_STRESS_N ?= 10000000
 # test_<x> of an example (or of the core's DPDK-free arithmetic): its object
 # files (examples/build.mk, dom0-core/build.mk compile them)
@@ -28,7 +30,8 @@ EX_UNIT_TESTS := test_lpm test_maglev test_aho test_latency test_pace \
                  test_flow_key test_service_table test_validate \
                  test_chain_table test_prefix test_logbuf \
                  test_config_access test_quota test_pcap_check test_flow_rule \
-                 test_htab test_config_file test_config_devargs test_pkt
+                 test_htab test_config_file test_config_devargs test_pkt \
+                 test_worker_sync
 EX_UNIT_OBJ_test_lpm := examples/router/lpm
 EX_UNIT_OBJ_test_latency := dom0-core/latency
 EX_UNIT_OBJ_test_pace := dom0-core/pace
@@ -37,6 +40,7 @@ EX_UNIT_OBJ_test_pcap_check := dom0-core/pcap_check
 EX_UNIT_OBJ_test_flow_key :=
 EX_UNIT_OBJ_test_htab :=
 EX_UNIT_OBJ_test_pkt :=
+EX_UNIT_OBJ_test_worker_sync :=
 EX_UNIT_OBJ_test_flow_rule := dom0-core/flow_rule
 EX_UNIT_OBJ_test_service_table := dom0-core/service_table
 EX_UNIT_OBJ_test_validate :=
@@ -85,6 +89,14 @@ $(B)/tests/tsan/test_srv_control: tests/unit/test_srv_control.c $(GNTS_SRC) \
 	$(CC) $(CSTD) $(WARN) -O1 -g -fsanitize=thread -Igntshare/include \
 	    $(EXTRA_CFLAGS_gntshare) -o $@ $< $(GNTS_SRC) $(XEN_SRV_LIBS) \
 	    $(CMOCKA_LIBS) -lpthread
+
+# The core's worker handshakes (dom0-core/worker_sync.h, header only)
+# under TSan.
+$(B)/tests/tsan/test_worker_sync: tests/unit/test_worker_sync.c \
+		dom0-core/worker_sync.h gntshare/include/gntshare/ring.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(WARN) -O1 -g -fsanitize=thread -Idom0-core \
+	    -Igntshare/include -o $@ $< $(CMOCKA_LIBS) -lpthread
 
 # Run them all even when one fails, then fail if any did.
 check-unit: $(UNIT_BINS) $(TSAN_BINS)
