@@ -451,6 +451,19 @@ xnv_workers_park(struct xnv_core *c, int on)
 			rte_pause();
 }
 
+/* A handed packet no one steered, dropped at the stop: received by its
+ * port (if still there) and dropped as shutdown. */
+static void
+drop_handed(struct xnv_core *c, struct rte_mbuf *m)
+{
+	uint16_t k = port_index(c, m->port);
+
+	if (k != UINT16_MAX)
+		c->ports[k].rx++;
+	c->drops[XNV_DROP_SHUTDOWN]++;
+	rte_pktmbuf_free(m);
+}
+
 /* What worker @p w still held at its stop, dropped as shutdown: its
  * pending lists and its ring (not yet counted as received), what worker
  * 0 took from it and has not finished (counted). */
@@ -466,21 +479,10 @@ w_drain(struct xnv_core *c, struct xnv_worker *w)
 		w->cnt.drops[XNV_DROP_SHUTDOWN] += w->pend[k].n;
 		xnv_free_parked(&w->pend[k]);
 	}
-	while (x->at < x->n) {
-		m = x->m[x->at++];
-		k = port_index(c, m->port);
-		if (k != UINT16_MAX)
-			c->ports[k].rx++;
-		c->drops[XNV_DROP_SHUTDOWN]++;
-		rte_pktmbuf_free(m);
-	}
-	while (rte_ring_sc_dequeue(w->ring, (void **)&m) == 0) {
-		k = port_index(c, m->port);
-		if (k != UINT16_MAX)
-			c->ports[k].rx++;
-		c->drops[XNV_DROP_SHUTDOWN]++;
-		rte_pktmbuf_free(m);
-	}
+	while (x->at < x->n)
+		drop_handed(c, x->m[x->at++]);
+	while (rte_ring_sc_dequeue(w->ring, (void **)&m) == 0)
+		drop_handed(c, m);
 	c->drops[XNV_DROP_SHUTDOWN] += x->pend.n;
 	xnv_free_parked(&x->pend);
 }
