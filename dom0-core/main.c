@@ -338,52 +338,64 @@ run(struct xnv_core *c, const struct opts *o)
 	xnv_flows_online(c, 0);
 }
 
-int
-main(int argc, char **argv)
+/*
+ * Everything before EAL: the command line, the config, the checks that
+ * need no DPDK, the CPU latency hold, EAL's arguments.  @return -1 to go
+ * on (*eal_argv set), else the exit status (nothing left allocated).
+ */
+static int
+before_eal(struct xnv_core *c, int argc, char **argv, struct opts *o,
+	   int *eal_argc, char ***eal_argv)
 {
-	struct xnv_core *c = &core;
-	struct opts o = { .idle = GNTS_IDLE_DOORBELL, .idle_max_us = 2000,
-			  .cpu_latency_us = -1 };
-	struct sigaction sa;
 	char err[512];
-	int eal_argc, app_argc, rc;
-	char **eal_argv, **app_argv;
-	uint64_t start;
+	int app_argc, rc;
+	char **app_argv;
 
-	if (xnv_split_args(argc, argv, &eal_argc, &eal_argv, &app_argc,
+	if (xnv_split_args(argc, argv, eal_argc, eal_argv, &app_argc,
 			   &app_argv) < 0)
 		return 1;
-	if (xnv_parse_opts(app_argc, app_argv, app_argv != argv, &o) < 0) {
-		free(eal_argv);
+	if (xnv_parse_opts(app_argc, app_argv, app_argv != argv, o) < 0) {
+		free(*eal_argv);
 		return 2;	/* a usage error */
 	}
-	rc = load_config(&c->cfg, &o);
-	if (rc < 0 || o.check_only) {
+	rc = load_config(&c->cfg, o);
+	if (rc < 0 || o->check_only) {
 		xnv_config_free(&c->cfg);
-		free(eal_argv);
+		free(*eal_argv);
 		return rc < 0 ? 1 : 0;
 	}
-	if (o.socket != NULL)
-		snprintf(c->cfg.socket, sizeof(c->cfg.socket), "%s", o.socket);
-	if (xnv_preflight_start(&c->cfg, o.backend, o.stats_json, err,
-				sizeof(err)) < 0) {
-		fprintf(stderr, "xnv-core: %s\n", err);
-		xnv_config_free(&c->cfg);
-		free(eal_argv);
-		return 1;
-	}
-	if (o.cpu_latency_us >= 0 &&
-	    xnv_cpu_latency_hold(o.cpu_latency_us, err, sizeof(err)) < 0) {
+	if (o->socket != NULL)
+		snprintf(c->cfg.socket, sizeof(c->cfg.socket), "%s", o->socket);
+	rc = xnv_preflight_start(&c->cfg, o->backend, o->stats_json, err,
+				 sizeof(err));
+	if (rc == 0 && o->cpu_latency_us >= 0 &&
+	    (rc = xnv_cpu_latency_hold(o->cpu_latency_us, err,
+				       sizeof(err))) < 0)
 		fprintf(stderr, "xnv-core: --cpu-latency %d: %s\n",
-			o.cpu_latency_us, err);
+			o->cpu_latency_us, err);
+	else if (rc < 0)
+		fprintf(stderr, "xnv-core: %s\n", err);
+	if (rc < 0) {
 		xnv_config_free(&c->cfg);
-		free(eal_argv);
+		free(*eal_argv);
 		return 1;
 	}
-	if (xnv_eal_from_config(&eal_argc, &eal_argv, &c->cfg) < 0) {
-		free(eal_argv);
+	if (xnv_eal_from_config(eal_argc, eal_argv, &c->cfg) < 0) {
+		free(*eal_argv);
 		return 1;
 	}
+	return -1;
+}
+
+/* EAL up, every log line through the log sink from then on, signals
+ * caught.  @return 0, or -1 (said; *eal_argv freed, EAL cleaned up). */
+static int
+start_eal(struct xnv_core *c, const struct opts *o, int eal_argc,
+	  char **eal_argv)
+{
+	struct sigaction sa;
+	char err[512];
+
 	/* Registered before EAL's own handlers, so it runs after them (after
 	 * telemetry unlinks its socket). */
 	atexit(remove_runtime_dir);
@@ -395,14 +407,14 @@ main(int argc, char **argv)
 		fprintf(stderr, "xnv-core: %s\n", err);
 	if (xnv_eal_notice()[0] != '\0')
 		XLOG(NOTICE, "%s\n", xnv_eal_notice());
-	if (o.cpu_latency_us >= 0)
+	if (o->cpu_latency_us >= 0)
 		XLOG(INFO, "CPU wake-up latency held at %d us while running "
-		     "(/dev/cpu_dma_latency)\n", o.cpu_latency_us);
+		     "(/dev/cpu_dma_latency)\n", o->cpu_latency_us);
 	if (rte_eal_init(eal_argc, eal_argv) < 0) {
 		fprintf(stderr, "xnv-core: EAL init failed: %s\n",
 			rte_strerror(rte_errno));
 		free(eal_argv);
-		return 1;
+		return -1;
 	}
 	/* From here on, logging never waits for stderr (logsink.h). */
 	if (xnv_logsink_start((size_t)c->cfg.log_buffer_kib << 10, err,
@@ -410,7 +422,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "xnv-core: %s\n", err);
 		rte_eal_cleanup();
 		free(eal_argv);
-		return 1;
+		return -1;
 	}
 	gnts_set_logger(gnts_to_rte_log);
 	memset(&sa, 0, sizeof(sa));
@@ -420,6 +432,24 @@ main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGUSR1, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct xnv_core *c = &core;
+	struct opts o = { .idle = GNTS_IDLE_DOORBELL, .idle_max_us = 2000,
+			  .cpu_latency_us = -1 };
+	int eal_argc, rc;
+	char **eal_argv;
+	uint64_t start;
+
+	rc = before_eal(c, argc, argv, &o, &eal_argc, &eal_argv);
+	if (rc >= 0)
+		return rc;
+	if (start_eal(c, &o, eal_argc, eal_argv) < 0)
+		return 1;
 	c->tsc_hz = rte_get_tsc_hz();
 	c->stall_tsc = c->cfg.stall_timeout_ms * c->tsc_hz / 1000;
 	c->heartbeat_tsc = c->cfg.heartbeat_timeout_ms * c->tsc_hz / 1000;

@@ -68,7 +68,6 @@ parse_num(const char *opt, const char *v, double *out)
 	return 0;
 }
 
-/* @p sep: the command line had a '--' (what is before it is EAL's). */
 /* --cpu-latency US: 0 to 1000000, or -1 said in one line. */
 static int
 cpu_latency_arg(const char *v)
@@ -83,6 +82,64 @@ cpu_latency_arg(const char *v)
 	return -1;
 }
 
+/* Option @p c (getopt_long's value) with argument @p v into @p o.
+ * @return 0, or -1 (said in one line). */
+static int
+one_opt(int c, const char *v, struct opts *o)
+{
+	switch (c) {
+	case 'c': o->config = v; break;
+	case 'C': o->config = v; o->check_only = 1; break;
+	case 's':
+		if (v[0] != '/') {
+			fprintf(stderr, "xnv-core: --socket %s: expected an "
+				"absolute path\n", v);
+			return -1;
+		}
+		o->socket = v;
+		break;
+	case 'j': o->stats_json = v; break;
+	case 'b': o->idle = GNTS_IDLE_POLL; break;
+	case 'I':
+		if ((o->idle = gnts_idle_parse(v)) < 0) {
+			fprintf(stderr, "xnv-core: --idle-sleep %s: expected "
+				"poll, adaptive or doorbell\n", v);
+			return -1;
+		}
+		break;
+	case 'M':
+		if (parse_num("--idle-sleep-max", v, &o->idle_max_us))
+			return -1;
+		if (o->idle_max_us < 50 || o->idle_max_us > 1e6) {
+			fprintf(stderr, "xnv-core: --idle-sleep-max %s: "
+				"expected 50 to 1000000 (us)\n", v);
+			return -1;
+		}
+		break;
+	case 'L':
+		o->cpu_latency_us = cpu_latency_arg(v);
+		return o->cpu_latency_us < 0 ? -1 : 0;
+	case 'B':
+		if (gnts_srv_backend(v) == NULL) {
+			fprintf(stderr, "xnv-core: --backend %s: expected one "
+				"of: %s\n", v, gnts_srv_kinds());
+			return -1;
+		}
+		o->backend = v;
+		break;
+	case 'd': return parse_num("--duration", v, &o->duration_s);
+	case 'i': return parse_num("--idle-exit", v, &o->idle_exit_ms);
+	case 'h': usage(stdout); exit(0);
+	case 'V':
+		printf("xnv-core (XenNetVM) %s\n", XNV_VERSION);
+		exit(0);
+	default:
+		return -1;
+	}
+	return 0;
+}
+
+/* @p sep: the command line had a '--' (what is before it is EAL's). */
 int
 xnv_parse_opts(int argc, char **argv, int sep, struct opts *o)
 {
@@ -107,71 +164,16 @@ xnv_parse_opts(int argc, char **argv, int sep, struct opts *o)
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-		switch (c) {
-		case 'c': o->config = optarg; break;
-		case 'C': o->config = optarg; o->check_only = 1; break;
-		case 's':
-			if (optarg[0] != '/') {
-				fprintf(stderr, "xnv-core: --socket %s: expected "
-					"an absolute path\n", optarg);
-				return -1;
-			}
-			o->socket = optarg;
-			break;
-		case 'j': o->stats_json = optarg; break;
-		case 'b': o->idle = GNTS_IDLE_POLL; break;
-		case 'I':
-			if ((o->idle = gnts_idle_parse(optarg)) < 0) {
-				fprintf(stderr, "xnv-core: --idle-sleep %s: "
-					"expected poll, adaptive or doorbell\n",
-					optarg);
-				return -1;
-			}
-			break;
-		case 'M':
-			if (parse_num("--idle-sleep-max", optarg,
-				      &o->idle_max_us))
-				return -1;
-			if (o->idle_max_us < 50 || o->idle_max_us > 1e6) {
-				fprintf(stderr, "xnv-core: --idle-sleep-max "
-					"%s: expected 50 to 1000000 (us)\n",
-					optarg);
-				return -1;
-			}
-			break;
-		case 'L':
-			o->cpu_latency_us = cpu_latency_arg(optarg);
-			if (o->cpu_latency_us < 0)
-				return -1;
-			break;
-		case 'B':
-			if (gnts_srv_backend(optarg) == NULL) {
-				fprintf(stderr, "xnv-core: --backend %s: "
-					"expected one of: %s\n", optarg,
-					gnts_srv_kinds());
-				return -1;
-			}
-			o->backend = optarg;
-			break;
-		case 'd':
-			if (parse_num("--duration", optarg, &o->duration_s))
-				return -1;
-			break;
-		case 'i':
-			if (parse_num("--idle-exit", optarg, &o->idle_exit_ms))
-				return -1;
-			break;
-		case 'h': usage(stdout); exit(0);
-		case 'V':
-			printf("xnv-core (XenNetVM) %s\n", XNV_VERSION);
-			exit(0);
-		default:
+		if (c == '?' || c == ':') {
 			fprintf(stderr, "xnv-core: unknown or incomplete option "
-				"'%s' (%s)\n", argv[optind - 1], sep ? "see --help" :
-				"EAL options go before '--', xnv-core's after "
-				"it: xnv-core [EAL options] -- --config FILE");
+				"'%s' (%s)\n", argv[optind - 1], sep ?
+				"see --help" : "EAL options go before '--', "
+				"xnv-core's after it: xnv-core [EAL options] -- "
+				"--config FILE");
 			return -1;
 		}
+		if (one_opt(c, optarg, o) < 0)
+			return -1;
 	}
 	if (optind < argc) {
 		fprintf(stderr, "xnv-core: unexpected argument '%s'\n",
