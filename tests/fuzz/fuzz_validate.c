@@ -62,6 +62,68 @@ attach_mode(const uint8_t *data, size_t size)
 	free(mem);
 }
 
+/* The core as producer until the ring looks full: the NF's consumer
+ * index is read, and an impossible one breaks the port. */
+static void
+produce(struct gnts_ring_port *rx, struct gnts_desc *d, uint32_t ring_size,
+	uint32_t burst)
+{
+	memset(d, 0, GNTS_BURST_MAX * sizeof(*d));
+	for (uint32_t sent = 0; sent <= 2 * ring_size;) {
+		uint32_t avail = gnts_ring_enqueue_burst(rx, d, burst);
+
+		CHECK(avail <= burst);
+		CHECK(!rx->broken || avail == 0);
+		if (avail == 0)
+			break;
+		sent += avail;
+		CHECK(rx->idx - rx->cached_peer <= ring_size);
+		/* The NF's sleep word decides "kick or not", nothing else. */
+		struct gnts_ring_port before = *rx;
+		int kick = gnts_ring_need_kick(rx);
+
+		CHECK(kick == 0 || kick == 1);
+		CHECK(rx->idx == before.idx &&
+		      rx->cached_peer == before.cached_peer &&
+		      rx->broken == before.broken && rx->kick_idx == before.idx);
+	}
+}
+
+/* One descriptor the NF returned, validated, and the core's reaction. */
+static void
+check_returned(const struct gnts_desc *d, const struct xnv_pool_view *view,
+	       const struct xnv_config *cfg, uint8_t *held, uint16_t *owner)
+{
+	enum xnv_bad bad = xnv_validate(d, view, TAG, cfg);
+
+	CHECK(bad < XNV_BAD_N);
+	if (bad == XNV_BAD_INDEX) {
+		CHECK(d->buf >= view->n_bufs);
+		return;
+	}
+	CHECK(d->buf < view->n_bufs);
+	if (bad == XNV_BAD_OWNER) {
+		CHECK(owner[d->buf] != TAG);
+		return;
+	}
+	/* Held by the NF: handed back exactly once. */
+	CHECK(held[d->buf] == 1);
+	held[d->buf] = 0;
+	owner[d->buf] = 0;
+	if (bad != XNV_OK)
+		return;
+	/* data, unless handed back unused (DROP) */
+	CHECK(d->len > 0 || d->action == GNTS_ACT_DROP);
+	CHECK((uint32_t)d->off + d->len <= view->buf_size);
+	CHECK(d->flags == 0);
+	CHECK(d->action >= GNTS_ACT_DROP && d->action <= GNTS_ACT_NEXT);
+	if (d->action == GNTS_ACT_OUT)
+		CHECK(d->dst < cfg->n_ports);
+	if (d->action == GNTS_ACT_TO_SERVICE)
+		CHECK(d->dst <= XNV_MAX_SERVICE_ID &&
+		      cfg->service_by_id[d->dst] >= 0);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int
@@ -74,7 +136,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct xnv_config cfg;
 	struct xnv_pool_view view;
 	struct in in = { data, size };
-	uint32_t ring_size, burst, taken = 0, avail;
+	uint32_t ring_size, burst, taken = 0;
 	size_t bytes;
 	void *mem;
 
@@ -116,29 +178,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	       in.n < ring_size * sizeof(struct gnts_desc) ?
 	       in.n : ring_size * sizeof(struct gnts_desc));
 
-	/* The core as producer until the ring looks full: the NF's consumer
-	 * index is read, and an impossible one breaks the port. */
-	memset(d, 0, sizeof(d));
-	for (uint32_t sent = 0; sent <= 2 * ring_size;) {
-		avail = gnts_ring_enqueue_burst(&core[GNTS_RING_RX], d, burst);
-		CHECK(avail <= burst);
-		CHECK(!core[GNTS_RING_RX].broken || avail == 0);
-		if (avail == 0)
-			break;
-		sent += avail;
-		CHECK(core[GNTS_RING_RX].idx -
-		      core[GNTS_RING_RX].cached_peer <= ring_size);
-		/* The NF's sleep word decides "kick or not", nothing else. */
-		struct gnts_ring_port before = core[GNTS_RING_RX];
-		int kick = gnts_ring_need_kick(&core[GNTS_RING_RX]);
-
-		CHECK(kick == 0 || kick == 1);
-		CHECK(core[GNTS_RING_RX].idx == before.idx &&
-		      core[GNTS_RING_RX].cached_peer == before.cached_peer &&
-		      core[GNTS_RING_RX].broken == before.broken &&
-		      core[GNTS_RING_RX].kick_idx == before.idx);
-	}
-
+	produce(&core[GNTS_RING_RX], d, ring_size, burst);
 	/* The core as consumer: dequeue, validate, react. */
 	for (;;) {
 		unsigned n = gnts_ring_dequeue_burst(&core[GNTS_RING_TX], d, burst);
@@ -152,37 +192,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		taken += n;
 		CHECK(taken <= ring_size);
-		for (unsigned i = 0; i < n; i++) {
-			enum xnv_bad bad = xnv_validate(&d[i], &view, TAG, &cfg);
-
-			CHECK(bad < XNV_BAD_N);
-			if (bad == XNV_BAD_INDEX) {
-				CHECK(d[i].buf >= view.n_bufs);
-				continue;
-			}
-			CHECK(d[i].buf < view.n_bufs);
-			if (bad == XNV_BAD_OWNER) {
-				CHECK(owner[d[i].buf] != TAG);
-				continue;
-			}
-			/* Held by the NF: handed back exactly once. */
-			CHECK(held[d[i].buf] == 1);
-			held[d[i].buf] = 0;
-			owner[d[i].buf] = 0;
-			if (bad != XNV_OK)
-				continue;
-			/* data, unless handed back unused (DROP) */
-			CHECK(d[i].len > 0 || d[i].action == GNTS_ACT_DROP);
-			CHECK((uint32_t)d[i].off + d[i].len <= view.buf_size);
-			CHECK(d[i].flags == 0);
-			CHECK(d[i].action >= GNTS_ACT_DROP &&
-			      d[i].action <= GNTS_ACT_NEXT);
-			if (d[i].action == GNTS_ACT_OUT)
-				CHECK(d[i].dst < cfg.n_ports);
-			if (d[i].action == GNTS_ACT_TO_SERVICE)
-				CHECK(d[i].dst <= XNV_MAX_SERVICE_ID &&
-				      cfg.service_by_id[d[i].dst] >= 0);
-		}
+		for (unsigned i = 0; i < n; i++)
+			check_returned(&d[i], &view, &cfg, held, owner);
 	}
 	free(mem);
 	return 0;

@@ -242,6 +242,32 @@ sleep_producer(void *arg)
 	return NULL;
 }
 
+/* Asleep: only the doorbell wakes us.  Data there for @p lost_after
+ * polls of 100 ms with no kick is a lost wake-up.  @return NULL once
+ * woken (the kick read, the word cleared), else what went wrong. */
+static const char *
+sleep_on_bell(struct gnts_ring_port *c, long lost_after, long *blocked)
+{
+	struct pollfd pfd = { .fd = ST.efd, .events = POLLIN };
+	long full_polls = 0;
+	uint64_t v;
+
+	if (poll(&pfd, 1, 0) == 0)
+		(*blocked)++;
+	while (poll(&pfd, 1, 100) == 0) {
+		if (atomic_load(&c->r->prod) == c->idx) {
+			full_polls = 0;
+			continue;
+		}
+		if (++full_polls >= lost_after)
+			return "lost wake-up: asleep on a non-empty ring, "
+			       "no kick";
+	}
+	assert_true(read(ST.efd, &v, sizeof(v)) == sizeof(v));
+	gnts_ring_sleep_cancel(c);
+	return NULL;
+}
+
 TEST(test_stress_sleep_wake)
 {
 	const char *stress = getenv("XNV_STRESS");
@@ -297,30 +323,9 @@ TEST(test_stress_sleep_wake)
 			continue;
 		}
 		slept++;
-		/* Asleep: only the doorbell wakes us.  Data there for
-		 * lost_after seconds with no kick is a lost wake-up. */
-		struct pollfd pfd = { .fd = ST.efd, .events = POLLIN };
-		long full_polls = 0;
-
-		if (poll(&pfd, 1, 0) == 0)
-			blocked++;
-		while (poll(&pfd, 1, 100) == 0) {
-			if (atomic_load(&c->r->prod) == c->idx) {
-				full_polls = 0;
-				continue;
-			}
-			if (++full_polls >= lost_after) {
-				lost = "lost wake-up: asleep on a non-empty "
-				       "ring, no kick";
-				break;
-			}
-		}
+		lost = sleep_on_bell(c, lost_after, &blocked);
 		if (lost != NULL)
 			break;
-		uint64_t v;
-
-		assert_true(read(ST.efd, &v, sizeof(v)) == sizeof(v));
-		gnts_ring_sleep_cancel(c);
 	}
 	if (!atomic_load(&ST.stop)) {
 		atomic_store(&ST.stop, 1);
