@@ -39,7 +39,8 @@ SYSTEMS = {
 }
 ALL_PEERS = ("memif-zc", "memif-copy", "vhost-user", "af_packet", "netfront",
              "sriov")
-GOAL_RATIO = {"memif-zc": 2.5, "vhost-user": 3.0, "af_packet": 50.0}
+GOAL_RATIO = {"memif-zc": 2.5, "memif-copy": 3.5, "vhost-user": 3.0,
+              "af_packet": 50.0}
 GOAL_LIMIT_PCT = 60.0
 GOAL_DOM0_NS = 30.0
 GOAL_P99_US = 5.0
