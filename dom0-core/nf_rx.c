@@ -262,6 +262,9 @@ take_returns(struct xnv_core *c, struct xnv_nfrec *nf, uint64_t now)
 		xnv_rec_quarantine(c, nf, "tx ring producer index impossible");
 		return 0;
 	}
+	/* The next burst's descriptors on their way while this one is
+	 * validated and delivered. */
+	gnts_ring_prefetch_next(&nf->tx, c->cfg.burst);
 	fetch_mbufs(&c->pools[nf->pool], d, mb, n);
 	k = take_burst(c, nf, d, mb, n, out, &r);
 	/* Before the delivery: a chain may lead back to this NF, whose
