@@ -376,16 +376,50 @@ def write_outputs(outdir, rows, m, readme, pts=()):
     return md, pngs
 
 
+def remake(o):
+    """--report-only: the report and plots again from a run's CSV."""
+    rows = report.read_csv(o.report_only / "results.csv")
+    m = dict(when=o.report_only.name, machine="?", load_before="?",
+             load_after="?", commit="?", mode="(remade from CSV)")
+    with contextlib.suppress(OSError, ValueError):
+        m = json.loads((o.report_only / "meta.json").read_text())
+    print(write_outputs(o.report_only, rows, m, o.readme)[0])
+    return 0
+
+
+def run_extras(o, ctx, t0):
+    """The rows that are not throughput runs (latency, doorbell, fabric),
+    those asked for; one that cannot be measured leaves a row saying
+    why."""
+    rows = []
+    if "latency" in o.systems:
+        try:
+            rows += run_latency(o, ctx, t0 + o.max_time)
+        except BenchError as e:
+            say("bench: latency not measured: %s" % e)
+            rows.append(dict(system="latency", config="1 NF", size=64,
+                             chain_len=1, reps=0, note=str(e)[:200]))
+    if "doorbell" in o.systems:
+        try:
+            rows += doorbell.run(o, ctx, say)
+        except BenchError as e:
+            say("bench: doorbell wake-up / density not measured: %s" % e)
+            rows.append(dict(system="doorbell", config="wake-up",
+                             size=64, chain_len=1, reps=0,
+                             note=str(e)[:200]))
+    if "fabric" in o.systems:
+        try:
+            rows += fabric.run(o, ctx, say)
+        except BenchError as e:
+            say("bench: fabric (across hosts) not measured: %s" % e)
+            rows.append(fabric.note_row(e))
+    return rows
+
+
 def main():
     o = parse()
     if o.report_only:
-        rows = report.read_csv(o.report_only / "results.csv")
-        m = dict(when=o.report_only.name, machine="?", load_before="?",
-                 load_after="?", commit="?", mode="(remade from CSV)")
-        with contextlib.suppress(OSError, ValueError):
-            m = json.loads((o.report_only / "meta.json").read_text())
-        print(write_outputs(o.report_only, rows, m, o.readme)[0])
-        return 0
+        return remake(o)
     check_tools(o)
     load_before = loadavg()
     outdir = o.out / o.stamp
@@ -419,27 +453,7 @@ def main():
                                   note="; ".join(p.errors + flows.notes(p) +
                                                  doorbell.notes(p, pts)))
                 for p in pts]
-        if "latency" in o.systems:
-            try:
-                rows += run_latency(o, ctx, t0 + o.max_time)
-            except BenchError as e:
-                say("bench: latency not measured: %s" % e)
-                rows.append(dict(system="latency", config="1 NF", size=64,
-                                 chain_len=1, reps=0, note=str(e)[:200]))
-        if "doorbell" in o.systems:
-            try:
-                rows += doorbell.run(o, ctx, say)
-            except BenchError as e:
-                say("bench: doorbell wake-up / density not measured: %s" % e)
-                rows.append(dict(system="doorbell", config="wake-up",
-                                 size=64, chain_len=1, reps=0,
-                                 note=str(e)[:200]))
-        if "fabric" in o.systems:
-            try:
-                rows += fabric.run(o, ctx, say)
-            except BenchError as e:
-                say("bench: fabric (across hosts) not measured: %s" % e)
-                rows.append(fabric.note_row(e))
+        rows += run_extras(o, ctx, t0)
         say("bench: measured in %.0f s" % (time.monotonic() - t0))
         m = meta(o, load_before, huge.ok)
         runs = [x for p in pts for x in p.samples]
