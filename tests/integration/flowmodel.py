@@ -202,77 +202,91 @@ def specificity(r):
     return s
 
 
-def rand_rule(rnd, i, pool, port_pool, vids, earlier, exact_share=0.15):
-    r = Rule(f"r{i:04d}")
+def _copy_match(rnd, r, earlier):
+    """An earlier rule's match (a tie or a duplicate key); its keys."""
+    src = rnd.choice(earlier)
+    for a in ("in_port", "vlan", "proto", "family", "src", "dst",
+              "sport", "dport"):
+        setattr(r, a, getattr(src, a))
+    return {k: v for k, v in src.keys.items()
+            if k not in ("priority", "chain")}
+
+
+def _exact_match(rnd, r, pool, port_pool):
+    """An exact 5-tuple (the rte_hash path); its keys."""
     keys = {}
-    if earlier and rnd.random() < 0.05:
-        # a copy of an earlier rule's match (a tie or a duplicate key)
-        src = rnd.choice(earlier)
-        for a in ("in_port", "vlan", "proto", "family", "src", "dst",
-                  "sport", "dport"):
-            setattr(r, a, getattr(src, a))
-        keys = {k: v for k, v in src.keys.items()
-                if k not in ("priority", "chain")}
-    elif rnd.random() < exact_share:
-        # an exact 5-tuple: the rte_hash path
-        r.family = rnd.choice((4, 6))
-        r.proto = rnd.choice((TCP, UDP, TCP, UDP, SCTP))
-        for side in ("src", "dst"):
-            a = rand_addr_near(rnd, pool, r.family)
-            setattr(r, side, (a, WIDTH[r.family]))
-            keys[side] = fmt_addr(r.family, a, rnd) + (
-                f"/{WIDTH[r.family]}" if rnd.random() < 0.3 else "")
-        for side in ("sport", "dport"):
-            p = rnd.choice(port_pool)
-            setattr(r, side, (p, p))
-            keys[side] = str(p)
-        keys["proto"] = proto_text(rnd, r.proto)
+    r.family = rnd.choice((4, 6))
+    r.proto = rnd.choice((TCP, UDP, TCP, UDP, SCTP))
+    for side in ("src", "dst"):
+        a = rand_addr_near(rnd, pool, r.family)
+        setattr(r, side, (a, WIDTH[r.family]))
+        keys[side] = fmt_addr(r.family, a, rnd) + (
+            f"/{WIDTH[r.family]}" if rnd.random() < 0.3 else "")
+    for side in ("sport", "dport"):
+        p = rnd.choice(port_pool)
+        setattr(r, side, (p, p))
+        keys[side] = str(p)
+    keys["proto"] = proto_text(rnd, r.proto)
+    if rnd.random() < 0.2:
+        keys[rnd.choice(("vlan", "in_port"))] = "any"
+    return keys
+
+
+def _wild_ports_and_links(rnd, r, keys, vids):
+    """in_port and vlan of a wildcard rule, into r and keys."""
+    x = rnd.random()
+    if x < 0.1:
+        r.in_port = rnd.choice(IN_PORTS)
+    elif x < 0.12:
+        r.in_port = rnd.choice(OUTS)        # receives nothing
+    elif x < 0.17:
+        keys["in_port"] = "any"
+    if r.in_port:
+        keys["in_port"] = r.in_port
+    x = rnd.random()
+    if x < 0.1:
+        r.vlan, keys["vlan"] = "none", "none"
+    elif x < 0.3:
+        r.vlan = rnd.choice(vids)
+        keys["vlan"] = str(r.vlan)
+    elif x < 0.35:
+        keys["vlan"] = "any"
+
+
+def _wild_match(rnd, r, pool, port_pool, vids):
+    """A wildcard match: any field may be left out; its keys."""
+    keys = {}
+    _wild_ports_and_links(rnd, r, keys, vids)
+    fam = rnd.choice((0, 4, 4, 6, 6))
+    if fam:
+        written = []
+        sides = rnd.choice((("src",), ("dst",), ("src", "dst")))
+        for side in sides:
+            setattr(r, side, rand_prefix(rnd, pool, fam, written))
+            keys[side] = written[-1]
+        r.family = fam
+    x = rnd.random()
+    if x < 0.35:
         if rnd.random() < 0.2:
-            keys[rnd.choice(("vlan", "in_port"))] = "any"
+            keys["proto"] = "any"
     else:
-        x = rnd.random()
-        if x < 0.1:
-            r.in_port = rnd.choice(IN_PORTS)
-        elif x < 0.12:
-            r.in_port = rnd.choice(OUTS)        # receives nothing
-        elif x < 0.17:
-            keys["in_port"] = "any"
-        if r.in_port:
-            keys["in_port"] = r.in_port
-        x = rnd.random()
-        if x < 0.1:
-            r.vlan, keys["vlan"] = "none", "none"
-        elif x < 0.3:
-            r.vlan = rnd.choice(vids)
-            keys["vlan"] = str(r.vlan)
-        elif x < 0.35:
-            keys["vlan"] = "any"
-        fam = rnd.choice((0, 4, 4, 6, 6))
-        if fam:
-            written = []
-            sides = rnd.choice((("src",), ("dst",), ("src", "dst")))
-            for side in sides:
-                setattr(r, side, rand_prefix(rnd, pool, fam, written))
-                keys[side] = written[-1]
-            r.family = fam
-        x = rnd.random()
-        if x < 0.35:
-            if rnd.random() < 0.2:
-                keys["proto"] = "any"
-        else:
-            r.proto = rnd.choice((TCP, TCP, UDP, UDP, SCTP, ICMP, ICMP6, GRE,
-                                  ESP, 0, FRAG6, 255, rnd.randrange(256)))
-            keys["proto"] = proto_text(rnd, r.proto)
-        if r.proto in (TCP, UDP, SCTP):
-            for side in ("sport", "dport"):
-                if rnd.random() < 0.45:
-                    rng, txt = rand_range(rnd, port_pool)
-                    setattr(r, side, rng)
-                    keys[side] = txt
-                elif rnd.random() < 0.1:
-                    keys[side] = "any"
-    # Priorities on a few levels (ties), the narrower rules mostly higher:
-    # broad rules at the top would decide every packet alone.
+        r.proto = rnd.choice((TCP, TCP, UDP, UDP, SCTP, ICMP, ICMP6, GRE,
+                              ESP, 0, FRAG6, 255, rnd.randrange(256)))
+        keys["proto"] = proto_text(rnd, r.proto)
+    if r.proto in (TCP, UDP, SCTP):
+        for side in ("sport", "dport"):
+            if rnd.random() < 0.45:
+                rng, txt = rand_range(rnd, port_pool)
+                setattr(r, side, rng)
+                keys[side] = txt
+            elif rnd.random() < 0.1:
+                keys[side] = "any"
+    return keys
+
+
+def _prioritize(rnd, r, keys):
+    """Priorities on a few levels (ties), the narrower rules mostly
+    higher: broad rules at the top would decide every packet alone."""
     spec = specificity(r)
     top = len(PRIO_LEVELS) - 1 if spec >= 2 else PRIO_LEVELS.index(
         PRIO_DEFAULT)
@@ -285,6 +299,17 @@ def rand_rule(rnd, i, pool, port_pool, vids, earlier, exact_share=0.15):
         r.prio = rnd.randint(PRIO_LEVELS[level - 1], r.prio)
     if r.prio != PRIO_DEFAULT or rnd.random() < 0.3:
         keys["priority"] = str(r.prio)
+
+
+def rand_rule(rnd, i, pool, port_pool, vids, earlier, exact_share=0.15):
+    r = Rule(f"r{i:04d}")
+    if earlier and rnd.random() < 0.05:
+        keys = _copy_match(rnd, r, earlier)
+    elif rnd.random() < exact_share:
+        keys = _exact_match(rnd, r, pool, port_pool)
+    else:
+        keys = _wild_match(rnd, r, pool, port_pool, vids)
+    _prioritize(rnd, r, keys)
     r.chain = rnd.choice(VERDICTS)
     items = list(keys.items())
     rnd.shuffle(items)                  # key order does not matter
