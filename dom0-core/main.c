@@ -368,13 +368,13 @@ before_eal(struct xnv_core *c, int argc, char **argv, struct opts *o,
 		snprintf(c->cfg.socket, sizeof(c->cfg.socket), "%s", o->socket);
 	rc = xnv_preflight_start(&c->cfg, o->backend, o->stats_json, err,
 				 sizeof(err));
-	if (rc == 0 && o->cpu_latency_us >= 0 &&
-	    (rc = xnv_cpu_latency_hold(o->cpu_latency_us, err,
-				       sizeof(err))) < 0)
+	if (rc < 0)
+		fprintf(stderr, "xnv-core: %s\n", err);
+	else if (o->cpu_latency_us >= 0 &&
+		 (rc = xnv_cpu_latency_hold(o->cpu_latency_us, err,
+					    sizeof(err))) < 0)
 		fprintf(stderr, "xnv-core: --cpu-latency %d: %s\n",
 			o->cpu_latency_us, err);
-	else if (rc < 0)
-		fprintf(stderr, "xnv-core: %s\n", err);
 	if (rc < 0) {
 		xnv_config_free(&c->cfg);
 		free(*eal_argv);
