@@ -58,34 +58,27 @@ def in_prefix_near(rnd, pfx, family, pool):
     return addr
 
 
-def build_frame(rnd, p, shape):
-    """The bytes of packet p; `shape` says how odd it is.  Sets p.kind."""
-    eth = struct.pack(">6s6s", b"\x02\x00\x00\x00\x00\x02",
-                      b"\x02" + p.seq.to_bytes(5, "big"))
-    tags = b""
-
+def vlan_tags(rnd, p, shape):
+    """The tags of packet p (none, 802.1Q, 802.1ad + 802.1Q, or two
+    802.1Q), the outer one carrying p.vlan."""
     def tci(vid):
         return rnd.randrange(16) << 12 | vid     # PCP and DEI bits set too
     tag = shape.get("tag")
     if tag == "q":
-        tags = struct.pack(">HH", 0x8100, tci(p.vlan))
-    elif tag == "ad":
-        tags = struct.pack(">HHHH", 0x88A8, tci(p.vlan), 0x8100,
+        return struct.pack(">HH", 0x8100, tci(p.vlan))
+    if tag == "ad":
+        return struct.pack(">HHHH", 0x88A8, tci(p.vlan), 0x8100,
                            tci(rnd.randrange(4096)))
-    elif tag == "qq":
-        tags = struct.pack(">HHHH", 0x8100, tci(p.vlan), 0x8100,
+    if tag == "qq":
+        return struct.pack(">HHHH", 0x8100, tci(p.vlan), 0x8100,
                            tci(rnd.randrange(4096)))
-    trailer = TRAILER + struct.pack(">I", p.seq)
-    if p.family is None:
-        et = shape["ethertype"]
-        body = rnd.randbytes(shape.get("len", 46)) + trailer
-        if shape.get("runt"):
-            body = rnd.randbytes(shape["len"])    # an IP header cut short
-        p.frame = eth + tags + struct.pack(">H", et) + body
-        p.kind = "other"
-        return
-    ports_there = True
-    proto = getattr(p, "inner", p.proto)   # under an IPv6 extension header
+    return b""
+
+
+def l4_bytes(rnd, p, trailer):
+    """The L4 header of packet p (of its inner protocol under an IPv6
+    extension header), the trailer after it."""
+    proto = getattr(p, "inner", p.proto)
     if proto in (TCP, UDP, SCTP):
         l4 = struct.pack(">HH", p.sport, p.dport)
         l4 += {TCP: struct.pack(">IIHHHH", p.seq, 0, 0x5010, 512, 0, 0),
@@ -96,42 +89,70 @@ def build_frame(rnd, p, shape):
                          p.seq & 0xFFFF, 1)
     else:
         l4 = rnd.randbytes(rnd.randrange(12))
-    l4 += trailer
+    return l4 + trailer
+
+
+def ipv4_header(rnd, p, shape, l4):
+    """IPv4 header of packet p (options, fragment bits as `shape` says);
+    returns it and whether the core takes the packet for a fragment."""
+    frag = shape.get("frag")
+    ihl = shape.get("ihl", 5)
+    opts = b"\x01" * (4 * max(0, ihl - 5))     # NOPs
+    flags = 0x4000 if rnd.random() < 0.3 else 0    # DF: not a fragment
+    if frag == "mf":
+        flags |= 0x2000
+    elif frag == "off":
+        flags |= rnd.randrange(1, 0x2000)
+    elif frag == "mf+off":
+        flags |= 0x2000 | rnd.randrange(1, 0x2000)
+    hdr = struct.pack(">BBHHHBBH4s4s", 0x40 | ihl, 0,
+                      20 + len(opts) + len(l4), p.seq & 0xFFFF, flags, 64,
+                      p.proto, 0, p.src.to_bytes(4, "big"),
+                      p.dst.to_bytes(4, "big")) + opts
+    hdr = hdr[:10] + struct.pack(">H", csum16(hdr)) + hdr[12:]
+    return hdr, frag is not None or ihl < 5
+
+
+def ipv6_header(rnd, p, shape, l4):
+    """IPv6 header of packet p, a fragment header after it when `shape`
+    says; returns it and whether the packet is a fragment."""
+    frag = shape.get("frag")
+    ext = b""
+    if frag:
+        # a fragment header: the core's proto is 44, ports unknown
+        ext = struct.pack(">BBHI", p.inner, 0,
+                          (rnd.randrange(8192) << 3) | (frag != "off"),
+                          p.seq)
+    ip = struct.pack(">IHBB16s16s", 6 << 28 | rnd.getrandbits(20),
+                     len(ext) + len(l4), p.proto, 64,
+                     p.src.to_bytes(16, "big"),
+                     p.dst.to_bytes(16, "big")) + ext
+    return ip, frag is not None
+
+
+def build_frame(rnd, p, shape):
+    """The bytes of packet p; `shape` says how odd it is.  Sets p.kind."""
+    eth = struct.pack(">6s6s", b"\x02\x00\x00\x00\x00\x02",
+                      b"\x02" + p.seq.to_bytes(5, "big"))
+    tags = vlan_tags(rnd, p, shape)
+    trailer = TRAILER + struct.pack(">I", p.seq)
+    if p.family is None:
+        et = shape["ethertype"]
+        body = rnd.randbytes(shape.get("len", 46)) + trailer
+        if shape.get("runt"):
+            body = rnd.randbytes(shape["len"])    # an IP header cut short
+        p.frame = eth + tags + struct.pack(">H", et) + body
+        p.kind = "other"
+        return
+    l4 = l4_bytes(rnd, p, trailer)
+    ports_there = True
     if shape.get("cut") is not None:        # L4 shorter than 4 bytes
         l4 = l4[:shape["cut"]]
         ports_there = False
-    frag = shape.get("frag")
     if p.family == 4:
-        ihl = shape.get("ihl", 5)
-        opts = b"\x01" * (4 * max(0, ihl - 5))     # NOPs
-        flags = 0x4000 if rnd.random() < 0.3 else 0    # DF: not a fragment
-        if frag == "mf":
-            flags |= 0x2000
-        elif frag == "off":
-            flags |= rnd.randrange(1, 0x2000)
-        elif frag == "mf+off":
-            flags |= 0x2000 | rnd.randrange(1, 0x2000)
-        hdr = struct.pack(">BBHHHBBH4s4s", 0x40 | ihl, 0,
-                          20 + len(opts) + len(l4), p.seq & 0xFFFF, flags, 64,
-                          p.proto, 0, p.src.to_bytes(4, "big"),
-                          p.dst.to_bytes(4, "big")) + opts
-        hdr = hdr[:10] + struct.pack(">H", csum16(hdr)) + hdr[12:]
-        ip, et = hdr, 0x0800
-        fragment = frag is not None or ihl < 5
+        (ip, fragment), et = ipv4_header(rnd, p, shape, l4), 0x0800
     else:
-        nh = p.proto
-        ext = b""
-        if frag:
-            # a fragment header: the core's proto is 44, ports unknown
-            ext = struct.pack(">BBHI", p.inner, 0,
-                              (rnd.randrange(8192) << 3) | (frag != "off"),
-                              p.seq)
-        ip = struct.pack(">IHBB16s16s", 6 << 28 | rnd.getrandbits(20),
-                         len(ext) + len(l4), nh, 64,
-                         p.src.to_bytes(16, "big"),
-                         p.dst.to_bytes(16, "big")) + ext
-        et = 0x86DD
-        fragment = frag is not None
+        (ip, fragment), et = ipv6_header(rnd, p, shape, l4), 0x86DD
     p.frame = eth + tags + struct.pack(">H", et) + ip + l4
     if fragment:
         p.kind = "frag"

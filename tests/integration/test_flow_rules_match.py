@@ -25,8 +25,35 @@ from flowrules import (Traffic, check_clean, check_hits, check_run, ip4, ip6, la
 QA, ADA = (0x8100,), (0x88A8,)      # TPIDs of an 802.1Q and an 802.1ad tag
 
 
-def match_table():
-    ops = [("add", k, s) for k, s in [
+class Senders:
+    """Packets added to a Traffic by kind: UDP, TCP, a bare IP protocol,
+    over IPv4 or IPv6, with the tags and on the input port given."""
+
+    def __init__(self, tr):
+        self.tr = tr
+
+    def u4(self, label, expect, src, dst, sport, dport, vlans=(), port="in1"):
+        self.tr.add(label, expect, lambda tag: pkt(ip4(src, dst), udp(sport, dport),
+                                                   vlans, tag), port)
+
+    def t4(self, label, expect, src, dst, sport, dport, port="in1"):
+        self.tr.add(label, expect,
+                    lambda tag: pkt(ip4(src, dst), tcp(sport, dport), (), tag), port)
+
+    def u6(self, label, expect, src, dst, sport=1, dport=9, vlans=()):
+        self.tr.add(label, expect,
+                    lambda tag: pkt(ip6(src, dst), udp(sport, dport), vlans, tag))
+
+    def p4(self, label, expect, src, dst, proto):
+        self.tr.add(label, expect, lambda tag: pkt(ip4(src, dst, proto=proto), None, (), tag))
+
+    def p6(self, label, expect, src, dst, nh):
+        self.tr.add(label, expect, lambda tag: pkt(ip6(src, dst, nh=nh), None, (), tag))
+
+
+def match_rules():
+    """The rules, each with an address space or protocol of its own."""
+    return [("add", k, s) for k, s in [
         ("repro", "proto=udp src=10.0.0.1 dst=10.0.0.2 dport=53 chain=drop"),
         ("v4-24", "dst=192.168.7.0/24 chain=o1"),
         ("v4-8", "src=172.16.1.1/8 chain=o2"),          # is 172.0.0.0/8
@@ -49,118 +76,119 @@ def match_table():
         ("in2", "in_port=in2 proto=udp dst=10.50.0.0/16 chain=o1"),
         ("in1", "in_port=in1 dst=10.51.0.0/16 chain=o2"),
     ]]
+
+
+def addr_traffic(s):
+    """The repro; IPv4 and IPv6 prefixes; /0 and no address."""
+    # the issue's repro: no sport in the rule
+    s.u4("repro-1234", "repro", "10.0.0.1", "10.0.0.2", 1234, 53)
+    s.u4("repro-40000", "repro", "10.0.0.1", "10.0.0.2", 40000, 53)
+    s.u4("repro-dport54", None, "10.0.0.1", "10.0.0.2", 1234, 54)
+    s.t4("repro-tcp", None, "10.0.0.1", "10.0.0.2", 1234, 53)
+    s.u4("repro-other-src", None, "10.0.0.3", "10.0.0.2", 1234, 53)
+    # IPv4 prefixes
+    s.u4("24-low", "v4-24", "10.99.0.1", "192.168.7.0", 1, 9)
+    s.u4("24-high", "v4-24", "10.99.0.1", "192.168.7.255", 1, 9)
+    s.u4("24-above", None, "10.99.0.1", "192.168.8.0", 1, 9)
+    s.u4("24-below", None, "10.99.0.1", "192.168.6.255", 1, 9)
+    s.u4("8-low", "v4-8", "172.0.0.0", "10.99.0.1", 1, 9)
+    s.u4("8-high", "v4-8", "172.255.255.255", "10.99.0.1", 1, 9)
+    s.u4("8-above", None, "173.0.0.0", "10.99.0.1", 1, 9)
+    s.u4("8-below", None, "171.255.255.255", "10.99.0.1", 1, 9)
+    # /0 limits a rule to its family; no address: both families
+    s.p4("0-v4", "v4-0", "10.60.0.1", "10.60.0.2", 253)
+    s.p6("0-v4-not-v6", None, "2001:db8:60::1", "2001:db8:60::2", 253)
+    s.p6("0-v6", "v6-0", "2001:db8:60::1", "2001:db8:60::2", 254)
+    s.p4("0-v6-not-v4", None, "10.60.0.1", "10.60.0.2", 254)
+    s.p4("both-v4", "both", "10.60.0.1", "10.60.0.2", 252)
+    s.p6("both-v6", "both", "2001:db8:60::1", "2001:db8:60::2", 252)
+    # IPv6 prefixes
+    s.u6("48-low", "v6-48", "2001:db8:99::1", "2001:db8:aa::")
+    s.u6("48-high", "v6-48", "2001:db8:99::1", "2001:db8:aa:ffff:ffff:ffff:ffff:ffff")
+    s.u6("48-above", None, "2001:db8:99::1", "2001:db8:ab::")
+    s.u6("48-below", None, "2001:db8:99::1", "2001:db8:a9:ffff:ffff:ffff:ffff:ffff")
+    s.u6("64-low", "v6-64", "2001:db8:1:2::", "2001:db8:98::1")
+    s.u6("64-high", "v6-64", "2001:db8:1:2:ffff:ffff:ffff:ffff", "2001:db8:98::1")
+    s.u6("64-above", None, "2001:db8:1:3::", "2001:db8:98::1")
+    s.u6("64-below", None, "2001:db8:1:1:ffff:ffff:ffff:ffff", "2001:db8:98::1")
+
+
+def port_proto_traffic(s):
+    """Port ranges; protocols by number, by name, any."""
     from scapy.layers.inet import ICMP
     from scapy.layers.inet6 import ICMPv6EchoRequest
     from scapy.layers.l2 import GRE
-    tr = Traffic()
-
-    def u4(label, expect, src, dst, sport, dport, vlans=(), port="in1"):
-        tr.add(label, expect, lambda tag: pkt(ip4(src, dst), udp(sport, dport),
-                                              vlans, tag), port)
-
-    def t4(label, expect, src, dst, sport, dport, port="in1"):
-        tr.add(label, expect, lambda tag: pkt(ip4(src, dst), tcp(sport, dport), (), tag),
-               port)
-
-    def u6(label, expect, src, dst, sport=1, dport=9, vlans=()):
-        tr.add(label, expect, lambda tag: pkt(ip6(src, dst), udp(sport, dport), vlans, tag))
-
-    def p4(label, expect, src, dst, proto):
-        tr.add(label, expect, lambda tag: pkt(ip4(src, dst, proto=proto), None, (), tag))
-
-    def p6(label, expect, src, dst, nh):
-        tr.add(label, expect, lambda tag: pkt(ip6(src, dst, nh=nh), None, (), tag))
-
-    # the issue's repro: no sport in the rule
-    u4("repro-1234", "repro", "10.0.0.1", "10.0.0.2", 1234, 53)
-    u4("repro-40000", "repro", "10.0.0.1", "10.0.0.2", 40000, 53)
-    u4("repro-dport54", None, "10.0.0.1", "10.0.0.2", 1234, 54)
-    t4("repro-tcp", None, "10.0.0.1", "10.0.0.2", 1234, 53)
-    u4("repro-other-src", None, "10.0.0.3", "10.0.0.2", 1234, 53)
-    # IPv4 prefixes
-    u4("24-low", "v4-24", "10.99.0.1", "192.168.7.0", 1, 9)
-    u4("24-high", "v4-24", "10.99.0.1", "192.168.7.255", 1, 9)
-    u4("24-above", None, "10.99.0.1", "192.168.8.0", 1, 9)
-    u4("24-below", None, "10.99.0.1", "192.168.6.255", 1, 9)
-    u4("8-low", "v4-8", "172.0.0.0", "10.99.0.1", 1, 9)
-    u4("8-high", "v4-8", "172.255.255.255", "10.99.0.1", 1, 9)
-    u4("8-above", None, "173.0.0.0", "10.99.0.1", 1, 9)
-    u4("8-below", None, "171.255.255.255", "10.99.0.1", 1, 9)
-    # /0 limits a rule to its family; no address: both families
-    p4("0-v4", "v4-0", "10.60.0.1", "10.60.0.2", 253)
-    p6("0-v4-not-v6", None, "2001:db8:60::1", "2001:db8:60::2", 253)
-    p6("0-v6", "v6-0", "2001:db8:60::1", "2001:db8:60::2", 254)
-    p4("0-v6-not-v4", None, "10.60.0.1", "10.60.0.2", 254)
-    p4("both-v4", "both", "10.60.0.1", "10.60.0.2", 252)
-    p6("both-v6", "both", "2001:db8:60::1", "2001:db8:60::2", 252)
-    # IPv6 prefixes
-    u6("48-low", "v6-48", "2001:db8:99::1", "2001:db8:aa::")
-    u6("48-high", "v6-48", "2001:db8:99::1", "2001:db8:aa:ffff:ffff:ffff:ffff:ffff")
-    u6("48-above", None, "2001:db8:99::1", "2001:db8:ab::")
-    u6("48-below", None, "2001:db8:99::1", "2001:db8:a9:ffff:ffff:ffff:ffff:ffff")
-    u6("64-low", "v6-64", "2001:db8:1:2::", "2001:db8:98::1")
-    u6("64-high", "v6-64", "2001:db8:1:2:ffff:ffff:ffff:ffff", "2001:db8:98::1")
-    u6("64-above", None, "2001:db8:1:3::", "2001:db8:98::1")
-    u6("64-below", None, "2001:db8:1:1:ffff:ffff:ffff:ffff", "2001:db8:98::1")
     # port ranges: both ends included, the other protocol not
-    u4("dport-1000", "dport-range", "10.20.0.1", "10.20.0.2", 1, 1000)
-    u4("dport-1500", "dport-range", "10.20.0.1", "10.20.0.2", 1, 1500)
-    u4("dport-1999", "dport-range", "10.20.0.1", "10.20.0.2", 1, 1999)
-    u4("dport-999", None, "10.20.0.1", "10.20.0.2", 1, 999)
-    u4("dport-2000", None, "10.20.0.1", "10.20.0.2", 1, 2000)
-    t4("dport-tcp", None, "10.20.0.1", "10.20.0.2", 1, 1500)
-    u6("dport-v6", "dport-range", "2001:db8:20::1", "2001:db8:20::2", 1, 1000)
-    t4("sport-5000", "sport-range", "10.21.0.1", "10.21.0.2", 5000, 80)
-    t4("sport-5001", "sport-range", "10.21.0.1", "10.21.0.2", 5001, 80)
-    t4("sport-4999", None, "10.21.0.1", "10.21.0.2", 4999, 80)
-    t4("sport-5002", None, "10.21.0.1", "10.21.0.2", 5002, 80)
-    u4("sport-udp", None, "10.21.0.1", "10.21.0.2", 5000, 80)
+    s.u4("dport-1000", "dport-range", "10.20.0.1", "10.20.0.2", 1, 1000)
+    s.u4("dport-1500", "dport-range", "10.20.0.1", "10.20.0.2", 1, 1500)
+    s.u4("dport-1999", "dport-range", "10.20.0.1", "10.20.0.2", 1, 1999)
+    s.u4("dport-999", None, "10.20.0.1", "10.20.0.2", 1, 999)
+    s.u4("dport-2000", None, "10.20.0.1", "10.20.0.2", 1, 2000)
+    s.t4("dport-tcp", None, "10.20.0.1", "10.20.0.2", 1, 1500)
+    s.u6("dport-v6", "dport-range", "2001:db8:20::1", "2001:db8:20::2", 1, 1000)
+    s.t4("sport-5000", "sport-range", "10.21.0.1", "10.21.0.2", 5000, 80)
+    s.t4("sport-5001", "sport-range", "10.21.0.1", "10.21.0.2", 5001, 80)
+    s.t4("sport-4999", None, "10.21.0.1", "10.21.0.2", 4999, 80)
+    s.t4("sport-5002", None, "10.21.0.1", "10.21.0.2", 5002, 80)
+    s.u4("sport-udp", None, "10.21.0.1", "10.21.0.2", 5000, 80)
     # protocols: by number, by name, any
-    tr.add("gre", "proto-num", lambda tag: pkt(ip4("10.30.0.9", "10.30.0.1"), GRE(), (), tag))
-    u4("gre-not-udp", None, "10.30.0.9", "10.30.0.1", 1, 9)
-    tr.add("icmp", "icmp", lambda tag: pkt(ip4("10.31.0.9", "10.31.0.1"),
-                                           ICMP(type=8, id=1), (), tag))
-    u4("icmp-not-udp", None, "10.31.0.9", "10.31.0.1", 1, 9)
-    tr.add("icmp6", "icmp6", lambda tag: pkt(ip6("2001:db8:97::1", "2001:db8:96::1"),
-                                             ICMPv6EchoRequest(id=1), (), tag))
-    u4("any-udp", "proto-any", "10.32.0.9", "10.32.0.1", 1, 9)
-    t4("any-tcp", "proto-any", "10.32.0.9", "10.32.0.1", 1, 9)
-    tr.add("any-icmp", "proto-any", lambda tag: pkt(ip4("10.32.0.9", "10.32.0.1"),
-                                                    ICMP(type=8, id=2), (), tag))
-    p4("any-200", "proto-any", "10.32.0.9", "10.32.0.1", 200)
-    u4("any-other-dst", None, "10.32.0.9", "10.32.0.2", 1, 9)
+    s.tr.add("gre", "proto-num", lambda tag: pkt(ip4("10.30.0.9", "10.30.0.1"), GRE(), (), tag))
+    s.u4("gre-not-udp", None, "10.30.0.9", "10.30.0.1", 1, 9)
+    s.tr.add("icmp", "icmp", lambda tag: pkt(ip4("10.31.0.9", "10.31.0.1"),
+                                             ICMP(type=8, id=1), (), tag))
+    s.u4("icmp-not-udp", None, "10.31.0.9", "10.31.0.1", 1, 9)
+    s.tr.add("icmp6", "icmp6", lambda tag: pkt(ip6("2001:db8:97::1", "2001:db8:96::1"),
+                                               ICMPv6EchoRequest(id=1), (), tag))
+    s.u4("any-udp", "proto-any", "10.32.0.9", "10.32.0.1", 1, 9)
+    s.t4("any-tcp", "proto-any", "10.32.0.9", "10.32.0.1", 1, 9)
+    s.tr.add("any-icmp", "proto-any", lambda tag: pkt(ip4("10.32.0.9", "10.32.0.1"),
+                                                      ICMP(type=8, id=2), (), tag))
+    s.p4("any-200", "proto-any", "10.32.0.9", "10.32.0.1", 200)
+    s.u4("any-other-dst", None, "10.32.0.9", "10.32.0.2", 1, 9)
+
+
+def vlan_port_traffic(s):
+    """Outer tags, headers behind two tags, exact tuples, in_port."""
     # vlan=N: the outer tag, whichever TPID; vlan=none: untagged only
-    u4("q100", "vlan100", "10.44.0.1", "10.44.0.2", 1, 9, [(0x8100, 100)])
-    u4("ad100-q200", "vlan100", "10.44.0.1", "10.44.0.2", 1, 9,
-       [(0x88A8, 100), (0x8100, 200)])
-    u4("q100-q200", "vlan100", "10.44.0.1", "10.44.0.2", 1, 9,
-       [(0x8100, 100), (0x8100, 200)])
-    u6("q100-v6", "vlan100", "2001:db8:44::1", "2001:db8:44::2", vlans=[(0x8100, 100)])
-    u4("ad200-q100", None, "10.44.0.1", "10.44.0.2", 1, 9, [(0x88A8, 200), (0x8100, 100)])
-    u4("q101", None, "10.44.0.1", "10.44.0.2", 1, 9, [(0x8100, 101)])
-    u4("untagged-44", None, "10.44.0.1", "10.44.0.2", 1, 9)
-    u4("none-untagged", "vlan-none", "10.40.0.1", "10.40.0.2", 1, 9)
-    u4("none-q5", None, "10.40.0.1", "10.40.0.2", 1, 9, [(0x8100, 5)])
-    u4("none-ad5-q6", None, "10.40.0.1", "10.40.0.2", 1, 9, [(0x88A8, 5), (0x8100, 6)])
+    s.u4("q100", "vlan100", "10.44.0.1", "10.44.0.2", 1, 9, [(0x8100, 100)])
+    s.u4("ad100-q200", "vlan100", "10.44.0.1", "10.44.0.2", 1, 9,
+         [(0x88A8, 100), (0x8100, 200)])
+    s.u4("q100-q200", "vlan100", "10.44.0.1", "10.44.0.2", 1, 9,
+         [(0x8100, 100), (0x8100, 200)])
+    s.u6("q100-v6", "vlan100", "2001:db8:44::1", "2001:db8:44::2", vlans=[(0x8100, 100)])
+    s.u4("ad200-q100", None, "10.44.0.1", "10.44.0.2", 1, 9, [(0x88A8, 200), (0x8100, 100)])
+    s.u4("q101", None, "10.44.0.1", "10.44.0.2", 1, 9, [(0x8100, 101)])
+    s.u4("untagged-44", None, "10.44.0.1", "10.44.0.2", 1, 9)
+    s.u4("none-untagged", "vlan-none", "10.40.0.1", "10.40.0.2", 1, 9)
+    s.u4("none-q5", None, "10.40.0.1", "10.40.0.2", 1, 9, [(0x8100, 5)])
+    s.u4("none-ad5-q6", None, "10.40.0.1", "10.40.0.2", 1, 9, [(0x88A8, 5), (0x8100, 6)])
     # the headers behind two tags are read: addresses and ports match
-    u4("ad300-q5", "vlan300", "10.41.0.1", "10.41.0.2", 1, 7, [(0x88A8, 300), (0x8100, 5)])
-    u4("ad300-q5-port8", None, "10.41.0.1", "10.41.0.2", 1, 8,
-       [(0x88A8, 300), (0x8100, 5)])
-    u4("q300", "vlan300", "10.41.0.1", "10.41.0.2", 1, 7, [(0x8100, 300)])
-    u4("q300-untagged", None, "10.41.0.1", "10.41.0.2", 1, 7)
-    u4("q0", "vlan0", "10.42.0.1", "10.42.0.2", 1, 9, [(0x8100, 0)])
-    u4("q0-untagged", None, "10.42.0.1", "10.42.0.2", 1, 9)
+    s.u4("ad300-q5", "vlan300", "10.41.0.1", "10.41.0.2", 1, 7, [(0x88A8, 300), (0x8100, 5)])
+    s.u4("ad300-q5-port8", None, "10.41.0.1", "10.41.0.2", 1, 8,
+         [(0x88A8, 300), (0x8100, 5)])
+    s.u4("q300", "vlan300", "10.41.0.1", "10.41.0.2", 1, 7, [(0x8100, 300)])
+    s.u4("q300-untagged", None, "10.41.0.1", "10.41.0.2", 1, 7)
+    s.u4("q0", "vlan0", "10.42.0.1", "10.42.0.2", 1, 9, [(0x8100, 0)])
+    s.u4("q0-untagged", None, "10.42.0.1", "10.42.0.2", 1, 9)
     # an exact 5-tuple matches whatever the tags
-    u4("exact-untagged", "exact", "10.43.0.1", "10.43.0.2", 1, 2)
-    u4("exact-q7", "exact", "10.43.0.1", "10.43.0.2", 1, 2, [(0x8100, 7)])
-    u4("exact-ad7-q8", "exact", "10.43.0.1", "10.43.0.2", 1, 2, [(0x88A8, 7), (0x8100, 8)])
-    u4("exact-other-sport", None, "10.43.0.1", "10.43.0.2", 3, 2)
+    s.u4("exact-untagged", "exact", "10.43.0.1", "10.43.0.2", 1, 2)
+    s.u4("exact-q7", "exact", "10.43.0.1", "10.43.0.2", 1, 2, [(0x8100, 7)])
+    s.u4("exact-ad7-q8", "exact", "10.43.0.1", "10.43.0.2", 1, 2, [(0x88A8, 7), (0x8100, 8)])
+    s.u4("exact-other-sport", None, "10.43.0.1", "10.43.0.2", 3, 2)
     # in_port
-    u4("in2-on-in2", "in2", "10.50.0.9", "10.50.0.1", 1, 9, port="in2")
-    u4("in2-on-in1", None, "10.50.0.9", "10.50.0.1", 1, 9, port="in1")
-    t4("in1-on-in1", "in1", "10.51.0.9", "10.51.0.1", 1, 9, port="in1")
-    t4("in1-on-in2", None, "10.51.0.9", "10.51.0.1", 1, 9, port="in2")
-    return ops, tr
+    s.u4("in2-on-in2", "in2", "10.50.0.9", "10.50.0.1", 1, 9, port="in2")
+    s.u4("in2-on-in1", None, "10.50.0.9", "10.50.0.1", 1, 9, port="in1")
+    s.t4("in1-on-in1", "in1", "10.51.0.9", "10.51.0.1", 1, 9, port="in1")
+    s.t4("in1-on-in2", None, "10.51.0.9", "10.51.0.1", 1, 9, port="in2")
+
+
+def match_table():
+    tr = Traffic()
+    s = Senders(tr)
+    addr_traffic(s)
+    port_proto_traffic(s)
+    vlan_port_traffic(s)
+    return match_rules(), tr
 
 
 @pytest.fixture(scope="module")
