@@ -13,30 +13,10 @@ import subprocess
 
 import pytest
 
-from harness import CTL_BIN, ctl, scaled, wait_until, write_config, write_pcap
+from harness import CTL_BIN, ctl, wait_until, write_config, write_pcap
+from vethpair import ip_link, tap_name  # noqa: F401 (tap_name: a fixture)
 
 log = logging.getLogger("xnv-it")
-
-
-def ip_link(*args):
-    return subprocess.run(["ip", "link", *args], capture_output=True,
-                          text=True, timeout=scaled(10))
-
-
-@pytest.fixture
-def tap_name():
-    """A kernel interface name of this test alone; removed afterwards if
-    xnv-core (whose net_tap makes it) left it behind.  Ask for it before
-    `xnv`: torn down after the core is stopped."""
-    if os.geteuid() != 0 or not os.path.exists("/dev/net/tun"):
-        reason = "needs root and /dev/net/tun for a net_tap port"
-        log.info("skipped: %s", reason)
-        pytest.skip(reason)
-    name = f"xnvlk{os.getpid() % 100000}"
-    yield name
-    if ip_link("show", name).returncode == 0:
-        ip_link("del", name)
-        pytest.fail(f"interface {name} left behind by xnv-core")
 
 
 def test_link_down_and_up_logged_and_counted(tap_name, xnv):

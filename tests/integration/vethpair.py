@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """A veth pair of one test (root; the fixture skips without it) and a peer
 on its end B that sends frames and captures what comes back as it was on
-the wire: shared by the af_packet and doorbell tests."""
+the wire: shared by the af_packet and doorbell tests; the name of a
+net_tap port's interface (tap_name).  A Peer works on either."""
 import logging
 import os
 import re
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import REPO, wait_until
+from harness import REPO, scaled, wait_until
 
 sys.path.insert(0, str(REPO / "fabric"))
 from xnv_fabric.sim import ETH_P_ALL, PACKET_AUXDATA, SOL_PACKET, wire_frame  # noqa: E402
@@ -24,7 +25,7 @@ _seq = iter(range(1 << 20))
 
 def ip(*args):
     return subprocess.run(["ip", *args], capture_output=True, text=True,
-                          timeout=10)
+                          timeout=scaled(10))
 
 
 class Veth:
@@ -67,6 +68,26 @@ def veth():
         pytest.skip(f"cannot create a veth pair: {e}")
     yield v
     v.close()
+
+
+def ip_link(*args):
+    return ip("link", *args)
+
+
+@pytest.fixture
+def tap_name():
+    """A kernel interface name of this test alone; removed afterwards if
+    xnv-core (whose net_tap makes it) left it behind.  Ask for it before
+    `xnv`: torn down after the core is stopped."""
+    if os.geteuid() != 0 or not os.path.exists("/dev/net/tun"):
+        reason = "needs root and /dev/net/tun for a net_tap port"
+        log.info("skipped: %s", reason)
+        pytest.skip(reason)
+    name = f"xnvlk{os.getpid() % 100000}"
+    yield name
+    if ip_link("show", name).returncode == 0:
+        ip_link("del", name)
+        pytest.fail(f"interface {name} left behind by xnv-core")
 
 
 class Peer:
