@@ -3,7 +3,7 @@ CORE_SRC := dom0-core/main.c dom0-core/opts.c dom0-core/eal_args.c dom0-core/con
             dom0-core/config_file.c dom0-core/config_keys.c dom0-core/config_port.c \
             dom0-core/config_devargs.c \
             dom0-core/config_access.c dom0-core/config_limits.c \
-            dom0-core/pool.c dom0-core/port.c dom0-core/port_drv.c \
+            dom0-core/pool.c dom0-core/port.c dom0-core/port_drv.c dom0-core/port_intr.c \
             dom0-core/port_afpacket.c dom0-core/port_memif.c \
             dom0-core/attach.c dom0-core/domain.c \
             dom0-core/classify.c dom0-core/datapath.c dom0-core/nf_rx.c dom0-core/stats.c \

@@ -319,6 +319,13 @@ load_port(const struct xnv_ini *ini, const char *sec, const char *name,
 			return xnv_cfg_fail(err, errlen, "[%s] rx_start = %s: expected "
 				    "'chain-ready' or 'immediately'", sec, v);
 	}
+	p->rx_intr = 1;
+	if ((v = GET(f, sec, "rx_interrupt")) != NULL) {
+		if (strcmp(v, "on") != 0 && strcmp(v, "off") != 0)
+			return xnv_cfg_fail(err, errlen, "[%s] rx_interrupt = %s: "
+				    "expected 'on' or 'off'", sec, v);
+		p->rx_intr = strcmp(v, "on") == 0;
+	}
 	if ((v = GET(f, sec, "rx_rate")) != NULL &&
 	    (rc = xnv_config_u32(sec, "rx_rate", v, 0, 1000000000, &p->rx_rate,
 			    err, errlen)) < 0)

@@ -224,6 +224,8 @@ struct xnv_port_cfg {
 	struct xnv_chain chain;		/* n == 0: rx not polled */
 	uint16_t rx_desc, tx_desc;
 	uint8_t rx_when_ready;		/* wait for the chain's services */
+	uint8_t rx_intr;		/* rx interrupts wake the idle core
+					 * where the device has them */
 	uint32_t rx_rate;		/* packets/s at most; 0: no limit */
 	uint8_t fabric;			/* enum xnv_fabric_kind */
 };

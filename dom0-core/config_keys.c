@@ -19,7 +19,8 @@ static const char *const core_keys[] = { "socket", "socket_mode",
 static const char *const group_keys[] = { "pool_bufs", "buf_size",
 	"allow_uids", "allow_gids", "may_send_to", NULL };
 static const char *const port_keys[] = { "dev", "group", "chain",
-	"rx_start", "rx_rate", "rx_desc", "tx_desc", "fabric", "hop.N", NULL };
+	"rx_start", "rx_rate", "rx_interrupt", "rx_desc", "tx_desc", "fabric",
+	"hop.N", NULL };
 static const char *const service_keys[] = { "id", "allow_uids",
 	"allow_gids", NULL };
 static const char *const flow_keys[] = { XNV_FLOW_RULE_FIELDS, "chain",

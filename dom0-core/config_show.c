@@ -139,6 +139,7 @@ xnv_cmd_config_port(struct xnv_core *c, const char *p, struct rte_tel_data *d)
 	U64(d, "tx_desc", pc->tx_desc);
 	STR(d, "rx_start", pc->rx_when_ready ? "chain-ready" : "immediately");
 	U64(d, "rx_rate", pc->rx_rate);
+	STR(d, "rx_interrupt", pc->rx_intr ? "on" : "off");
 }
 
 void

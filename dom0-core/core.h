@@ -235,6 +235,8 @@ struct xnv_core {
 	int idle;			/* --idle-sleep (enum gnts_idle) */
 	unsigned idle_max_us;		/* --idle-sleep-max: longest sleep */
 	int bell_epfd;			/* NFs' doorbells (doorbell.c) */
+	int port_epfd;			/* ports' rx interrupts, one fd of
+					 * bell_epfd's set (port_intr.c) */
 	uint64_t kick_tsc;		/* the last kick to an NF */
 	uint64_t idle_since_tsc;	/* idle since (xnv_idle_backoff) */
 	uint64_t pace_due;		/* earliest paced rx due (TSC); 0 or

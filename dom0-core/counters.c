@@ -36,6 +36,7 @@ xnv_port_counters(const struct xnv_core *c, uint16_t i,
 		.nf_quota = c->ports[i].nf_quota,
 		.link_up = c->ports[i].link_up,
 		.link_changes = c->ports[i].link_changes,
+		.rx_wakes = c->ports[i].rx_wakes,
 	};
 	if (c->ports[i].drv != NULL && c->ports[i].drv->counters != NULL)
 		c->ports[i].drv->counters(c, i, out);

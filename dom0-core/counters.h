@@ -44,10 +44,11 @@ xnv_counter(const struct xnv_counter *k, const void *snap)
 
 /* A port: ours, then the driver's (packets it could not even hand us),
  * then those of its packets dropped because their NF held its quota, then
- * its link: up now (1) or down (0), and how often that changed. */
+ * its link: up now (1) or down (0), and how often that changed; then the
+ * idle core's sleeps its rx interrupt ended (port_intr.c). */
 #define XNV_PORT_COUNTERS(X) \
 	X(rx, 12) X(tx, 12) X(rx_missed, 10) X(rx_nombuf, 10) X(nf_quota, 0) \
-	X(link_up, 0) X(link_changes, 0)
+	X(link_up, 0) X(link_changes, 0) X(rx_wakes, 0)
 struct xnv_port_counters { XNV_PORT_COUNTERS(XNV_COUNTER_FIELD) };
 #define XNV_PORT_N_COUNTERS (0 XNV_PORT_COUNTERS(XNV_COUNTER_ONE))
 extern const struct xnv_counter xnv_port_counter_tab[XNV_PORT_N_COUNTERS];

@@ -53,7 +53,7 @@ xnv_cmd_clear(struct xnv_core *c, const char *p, struct rte_tel_data *d)
 		struct xnv_port *pt = &c->ports[i];
 
 		pt->rx = pt->tx = pt->tx_drop = pt->nf_quota = 0;
-		pt->link_changes = 0;
+		pt->link_changes = pt->rx_wakes = 0;
 		(void)rte_eth_stats_reset(pt->port_id);	/* rx_missed, nombuf */
 	}
 	for (i = 0; i < XNV_MAX_NFS; i++)

@@ -110,7 +110,8 @@ compare(const struct xnv_config *o, const struct xnv_config *n, char *err,
 		if (strcmp(a->name, b->name) || strcmp(a->dev, b->dev) ||
 		    a->group != b->group || a->rx_desc != b->rx_desc ||
 		    a->tx_desc != b->tx_desc || a->fabric != b->fabric ||
-		    a->rx_when_ready != b->rx_when_ready) {
+		    a->rx_when_ready != b->rx_when_ready ||
+		    a->rx_intr != b->rx_intr) {
 			snprintf(what, sizeof(what), "[port %s] (other than "
 				 "chain, hop.N, rx_rate)", a->name);
 			return differ(what, err, len);

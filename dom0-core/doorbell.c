@@ -15,19 +15,34 @@
 #include "core.h"
 #include "doorbell.h"
 
+/* The doorbells' epoll set, and in it the set of the ports' rx
+ * interrupts (port_intr.c; without it the ports are polled on timers). */
 int
 xnv_bells_open(struct xnv_core *c)
 {
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &c->ports };
+
+	c->port_epfd = -1;
 	c->bell_epfd = epoll_create1(EPOLL_CLOEXEC);
-	return c->bell_epfd < 0 ? -errno : 0;
+	if (c->bell_epfd < 0)
+		return -errno;
+	c->port_epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (c->port_epfd >= 0 &&
+	    epoll_ctl(c->bell_epfd, EPOLL_CTL_ADD, c->port_epfd, &ev) < 0) {
+		close(c->port_epfd);
+		c->port_epfd = -1;
+	}
+	return 0;
 }
 
 void
 xnv_bells_close(struct xnv_core *c)
 {
+	if (c->port_epfd >= 0)
+		close(c->port_epfd);
 	if (c->bell_epfd >= 0)
 		close(c->bell_epfd);
-	c->bell_epfd = -1;
+	c->bell_epfd = c->port_epfd = -1;
 }
 
 static void
@@ -210,7 +225,12 @@ xnv_bells_sleep(struct xnv_core *c, unsigned max_us)
 
 	if (!prepare_all(c, now, &us))
 		return 0;
+	if (!xnv_ports_intr_arm(c)) {		/* a port has packets */
+		cancel_all(c, c->n_active);
+		return 0;
+	}
 	if (!xnv_workers_sleep_prepare(c)) {	/* a worker handed packets */
+		xnv_ports_intr_disarm(c);
 		cancel_all(c, c->n_active);
 		return 0;
 	}
@@ -219,9 +239,13 @@ xnv_bells_sleep(struct xnv_core *c, unsigned max_us)
 				.tv_nsec = (long)(us % 1000000) * 1000 };
 	n = epoll_pwait2(c->bell_epfd, ev, RTE_DIM(ev), &ts, NULL);
 	now = rte_rdtsc();
-	for (k = 0; k < n; k++)
-		if (ev[k].data.ptr != &c->workers)	/* else a worker's */
+	for (k = 0; k < n; k++) {
+		if (ev[k].data.ptr == &c->ports)
+			xnv_ports_intr_woken(c);
+		else if (ev[k].data.ptr != &c->workers)	/* else a worker's */
 			woken_by(c, ev[k].data.ptr, now);
+	}
+	xnv_ports_intr_disarm(c);
 	xnv_workers_sleep_done(c);
 	cancel_all(c, c->n_active);
 	return 1;

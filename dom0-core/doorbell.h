@@ -9,9 +9,10 @@
  *   - Consumer of its tx ring: when the core itself is idle (every port
  *     and ring empty) and runs with --idle-sleep doorbell, it says "about
  *     to sleep" on every such NF's tx ring and waits in epoll on their
- *     doorbells, with a timeout: ports have no doorbell (they are polled
- *     at least every --idle-sleep-max µs), and the control plane runs at
- *     least that often.  Its busy loop is unchanged.
+ *     doorbells and on the rx interrupts of the ports that have them
+ *     (port_intr.c), with a timeout: other ports have no doorbell (they
+ *     are polled at least every --idle-sleep-max µs), and the control
+ *     plane runs at least that often.  Its busy loop is unchanged.
  *   - An NF that keeps saying it sleeps (its flag never cleared, its
  *     index moved along) would be kicked after every burst: kicks to one
  *     NF are at least 1/XNV_BELL_KICKS_MAX s apart; one due sooner is

@@ -81,6 +81,31 @@ queues_text(const struct xnv_core *c, uint16_t idx,
 	return s;
 }
 
+/* Configure port @p idx's device with @p conf, set its queues up and
+ * start it: 0 or what the failing ethdev call returned. */
+static int
+setup_start(struct xnv_core *c, uint16_t idx, const struct rte_eth_conf *conf)
+{
+	const struct xnv_port_cfg *pc = &c->cfg.ports[idx];
+	struct xnv_port *p = &c->ports[idx];
+	uint16_t pid = p->port_id, q, nb_rx = pc->rx_desc, nb_tx = pc->tx_desc;
+	int rc;
+
+	rc = rte_eth_dev_configure(pid, p->n_rxq, p->n_txq, conf);
+	if (rc == 0)
+		rc = rte_eth_dev_adjust_nb_rx_tx_desc(pid, &nb_rx, &nb_tx);
+	for (q = 0; rc == 0 && q < p->n_rxq; q++)
+		rc = rte_eth_rx_queue_setup(pid, q, nb_rx,
+					    rte_eth_dev_socket_id(pid), NULL,
+					    c->pools[pc->group].mp);
+	for (q = 0; rc == 0 && q < p->n_txq; q++)
+		rc = rte_eth_tx_queue_setup(pid, q, nb_tx,
+					    rte_eth_dev_socket_id(pid), NULL);
+	if (rc == 0)
+		rc = rte_eth_dev_start(pid);
+	return rc;
+}
+
 int
 xnv_port_open(struct xnv_core *c, uint16_t idx, char *err, size_t errlen)
 {
@@ -89,7 +114,8 @@ xnv_port_open(struct xnv_core *c, uint16_t idx, char *err, size_t errlen)
 	struct rte_eth_conf conf;
 	struct rte_eth_dev_info info;
 	char devname[XNV_DEV_LEN];
-	uint16_t pid, q, nb_rx = pc->rx_desc, nb_tx = pc->tx_desc;
+	const char *intr;
+	uint16_t pid;
 	int rc;
 
 	p->drv = xnv_port_drv_find(pc->dev);
@@ -120,18 +146,15 @@ xnv_port_open(struct xnv_core *c, uint16_t idx, char *err, size_t errlen)
 		p->drv->configure(c, idx, &info, &conf);
 	p->vlan_strip = !!(conf.rxmode.offloads & RTE_ETH_RX_OFFLOAD_VLAN_STRIP);
 	queues(c, idx, &info, &conf);
-	rc = rte_eth_dev_configure(pid, p->n_rxq, p->n_txq, &conf);
-	if (rc == 0)
-		rc = rte_eth_dev_adjust_nb_rx_tx_desc(pid, &nb_rx, &nb_tx);
-	for (q = 0; rc == 0 && q < p->n_rxq; q++)
-		rc = rte_eth_rx_queue_setup(pid, q, nb_rx,
-					    rte_eth_dev_socket_id(pid), NULL,
-					    c->pools[pc->group].mp);
-	for (q = 0; rc == 0 && q < p->n_txq; q++)
-		rc = rte_eth_tx_queue_setup(pid, q, nb_tx,
-					    rte_eth_dev_socket_id(pid), NULL);
-	if (rc == 0)
-		rc = rte_eth_dev_start(pid);
+	conf.intr_conf.rxq = xnv_port_intr_wanted(c, idx) ? 1 : 0;
+	rc = setup_start(c, idx, &conf);
+	if (rc != 0 && conf.intr_conf.rxq) {
+		XLOG(NOTICE, "port %s (%s): cannot start with rx interrupts "
+		     "(%s): starting it without (polled when idle)\n",
+		     pc->name, pc->dev, rte_strerror(rc < 0 ? -rc : rc));
+		conf.intr_conf.rxq = 0;
+		rc = setup_start(c, idx, &conf);
+	}
 	if (rc == 0)
 		p->started = 1;
 	if (p->drv != NULL && p->drv->started != NULL) {
@@ -146,11 +169,12 @@ xnv_port_open(struct xnv_core *c, uint16_t idx, char *err, size_t errlen)
 	p->link_up = link_read(pid, NULL, 0);
 	p->link_tsc = rte_rdtsc();
 	(void)rte_eth_promiscuous_enable(pid);
-	XLOG(INFO, "port %u %s: %s (driver %s), group %s, %s%s\n", idx,
+	intr = conf.intr_conf.rxq ? xnv_port_intr_setup(c, idx) : "";
+	XLOG(INFO, "port %u %s: %s (driver %s), group %s, %s%s%s\n", idx,
 	     pc->name, pc->dev, info.driver_name,
 	     c->cfg.groups[pc->group].name,
 	     pc->chain.n == 0 ? "tx only (no chain)" : "rx + tx",
-	     queues_text(c, idx, &conf));
+	     queues_text(c, idx, &conf), intr);
 	return 0;
 fail:
 	snprintf(err, errlen, "port %s (%s): setup failed: %s", pc->name,
@@ -169,6 +193,7 @@ xnv_port_close(struct xnv_core *c, uint16_t idx)
 		return;
 	if (p->drv != NULL && p->drv->close != NULL)
 		p->drv->close(c, idx);
+	xnv_port_intr_close(c, idx);
 	if (p->started)
 		(void)rte_eth_dev_stop(p->port_id);
 	p->started = 0;

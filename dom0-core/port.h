@@ -32,6 +32,10 @@ struct xnv_port {
 	uint64_t nf_quota;		/* its packets dropped: NF at quota */
 	struct xnv_pace pace;		/* [port] rx_rate */
 	struct xnv_lat *lat;		/* [core] latency: of packets sent */
+	uint8_t rx_intr;		/* rx queue 0's interrupt is in the
+					 * core's port epoll set (port_intr.c) */
+	uint8_t intr_armed;		/* ... and enabled: the core sleeps */
+	uint64_t rx_wakes;		/* sleeps its rx interrupt ended */
 };
 
 int xnv_port_open(struct xnv_core *c, uint16_t idx, char *err, size_t errlen);
@@ -41,5 +45,18 @@ void xnv_update_rx_gates(struct xnv_core *c);
  * logged and counted (link_changes, link_up). */
 #define XNV_LINK_POLL_MS 100
 void xnv_port_link_watch(struct xnv_core *c, uint64_t now);
+
+/* Rx interrupts that wake the idle core (port_intr.c).  wanted: whether
+ * port @p idx asks for them (its device configured with intr_conf.rxq);
+ * setup after its start: its interrupt listened to if the device has
+ * one, and a few words for the port's log line; close before its stop.
+ * arm before the core sleeps (0: a queue holds packets already, do not
+ * sleep), disarm after; woken: the port epoll set fired (counted). */
+int xnv_port_intr_wanted(const struct xnv_core *c, uint16_t idx);
+const char *xnv_port_intr_setup(struct xnv_core *c, uint16_t idx);
+void xnv_port_intr_close(struct xnv_core *c, uint16_t idx);
+int xnv_ports_intr_arm(struct xnv_core *c);
+void xnv_ports_intr_disarm(struct xnv_core *c);
+void xnv_ports_intr_woken(struct xnv_core *c);
 
 #endif /* XNV_PORT_H */

@@ -438,6 +438,7 @@ afp_close(struct xnv_core *c, uint16_t idx)
 
 const struct xnv_port_drv xnv_port_drv_afpacket = {
 	.prefix = "net_af_packet",
+	.no_rx_intr = 1,
 	.pre_probe = afp_pre_probe,
 	.configure = afp_configure,
 	.started = afp_started,

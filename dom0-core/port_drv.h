@@ -32,6 +32,11 @@ struct xnv_port_drv {
 	 * which no other worker's queue may see (and a memif peer decides
 	 * its queues itself). */
 	int one_queue;
+	/* Its PMD has no rx interrupts (DPDK 22.11): the device is not
+	 * configured for them (port_intr.c), so a start that fails for
+	 * another reason (a memif server not there yet) is not tried
+	 * twice. */
+	int no_rx_intr;
 	/* Before the device is probed: its devargs and what they name
 	 * (an interface, a socket file) checked.  0, or -errno with one
 	 * line in @p err. */

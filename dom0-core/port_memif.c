@@ -405,6 +405,7 @@ memif_close(struct xnv_core *c, uint16_t idx)
 const struct xnv_port_drv xnv_port_drv_memif = {
 	.prefix = "net_memif",
 	.one_queue = 1,
+	.no_rx_intr = 1,
 	.pre_probe = memif_pre_probe,
 	.started = memif_started,
 	.link_tick = memif_link_tick,

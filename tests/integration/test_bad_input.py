@@ -56,6 +56,10 @@ CASES = {
     "unknown-key": (
         config(group="[group g]\npool_bufs = 1024\ncolour = blue\n"),
         (), r"config error: .*\[group g\]: unknown key 'colour'", False),
+    "rx-interrupt-not-a-word": (
+        config(out="[port out]\ndev = net_null1\ngroup = g\nrx_interrupt = yes\n"),
+        (), r"config error: .*\[port out\] rx_interrupt = yes: expected 'on' "
+            r"or 'off'$", False),
     "unknown-device": (
         config(out="[port out]\ndev = net_bogus0\ngroup = g\n"),
         (), r"port out: cannot probe device 'net_bogus0'", True),

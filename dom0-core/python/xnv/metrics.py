@@ -24,7 +24,8 @@ PORT_COUNTERS = (("rx", "port_rx_packets", "packets received"),
                  ("rx_missed", "port_rx_missed_packets", "packets the NIC dropped for want of room"),
                  ("rx_nombuf", "port_rx_nombuf_packets", "packets dropped for want of a buffer"),
                  ("nf_quota", "port_nf_quota_drops", "packets dropped: their NF held its quota"),
-                 ("link_changes", "port_link_changes", "link state changes"))
+                 ("link_changes", "port_link_changes", "link state changes"),
+                 ("rx_wakes", "port_rx_wakes", "sleeps of the idle core its rx interrupt ended"))
 NF_COUNTERS = (("rx", "nf_rx_packets", "packets the core gave the NF"),
                ("tx", "nf_tx_packets", "packets the NF returned to be sent on"),
                ("drop", "nf_drop_packets", "packets the NF dropped"),

@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Rx interrupts end the idle core's sleep (port.h, doorbell.h).
+ *
+ * With --idle-sleep doorbell the idle core waits in epoll on its NFs'
+ * doorbells; a port without a doorbell is looked at when that wait times
+ * out (--idle-sleep-max).  A port whose device has rx interrupts (DPDK
+ * rte_eth_dev_rx_intr_*: a NIC under vfio-pci, net_tap; not net_pcap,
+ * net_null, net_memif or net_af_packet in DPDK 22.11) wakes the core as an
+ * NF's kick does:
+ *
+ *   - at open, its device is configured with intr_conf.rxq (port.c) and
+ *     the interrupt of rx queue 0 (worker 0's, worker.h) put in the
+ *     core's port epoll set, which is one fd of the doorbells' set;
+ *   - before each sleep the interrupt is enabled (a device whose event
+ *     fd is readable while packets wait needs nothing: -ENOTSUP), and a
+ *     queue the driver says holds packets already cancels the sleep:
+ *     enabled after they came, the interrupt would not fire for them;
+ *   - after the sleep it is disabled again, so the busy loop takes no
+ *     interrupts; what woke the core is read by DPDK's rte_epoll_wait()
+ *     (it knows each kind of interrupt's event fd) and counted in the
+ *     port's rx_wakes.
+ *
+ * Not for a paced port (rx_rate: its packets wait on purpose and would
+ * wake the core at once), a port whose rx has not started, queues polled
+ * by other workers (they sleep on timers) or [port] rx_interrupt = off.
+ */
+#include <errno.h>
+#include <stdint.h>
+
+#include <rte_epoll.h>
+#include <rte_ethdev.h>
+#include <rte_log.h>
+
+#include "core.h"
+#include "port.h"
+#include "port_drv.h"
+
+/* rte_eth_dev_rx_intr_ctl_q() logs "Rx Intr handle unset" at ERR for a
+ * device without rx interrupts: here a question, not an error. */
+static int
+intr_ctl_quiet(uint16_t pid, int epfd, int op, void *data)
+{
+	int lt = rte_log_register("lib.ethdev");
+	int lvl = lt >= 0 ? rte_log_get_level(lt) : -1;
+	int rc;
+
+	if (lvl >= 0)
+		(void)rte_log_set_level((uint32_t)lt, RTE_LOG_CRIT);
+	rc = rte_eth_dev_rx_intr_ctl_q(pid, 0, epfd, op, data);
+	if (lvl >= 0)
+		(void)rte_log_set_level((uint32_t)lt, (uint32_t)lvl);
+	return rc;
+}
+
+int
+xnv_port_intr_wanted(const struct xnv_core *c, uint16_t idx)
+{
+	const struct xnv_port_cfg *pc = &c->cfg.ports[idx];
+	const struct xnv_port_drv *drv = c->ports[idx].drv;
+
+	if (drv != NULL && drv->no_rx_intr)
+		return 0;
+	return pc->rx_intr && c->idle == GNTS_IDLE_DOORBELL &&
+	       c->port_epfd >= 0 && pc->chain.n != 0 && pc->rx_rate == 0;
+}
+
+const char *
+xnv_port_intr_setup(struct xnv_core *c, uint16_t idx)
+{
+	struct xnv_port *p = &c->ports[idx];
+
+	p->rx_intr = 0;
+	if (!xnv_port_intr_wanted(c, idx))
+		return "";
+	if (intr_ctl_quiet(p->port_id, c->port_epfd, RTE_INTR_EVENT_ADD,
+			   (void *)(uintptr_t)idx) != 0)
+		return ", no rx interrupt (polled when idle)";
+	p->rx_intr = 1;
+	(void)rte_eth_dev_rx_intr_disable(p->port_id, 0);
+	return ", rx interrupt wakes the idle core";
+}
+
+void
+xnv_port_intr_close(struct xnv_core *c, uint16_t idx)
+{
+	struct xnv_port *p = &c->ports[idx];
+
+	if (!p->rx_intr)
+		return;
+	(void)rte_eth_dev_rx_intr_ctl_q(p->port_id, 0, c->port_epfd,
+					RTE_INTR_EVENT_DEL, NULL);
+	p->rx_intr = 0;
+}
+
+void
+xnv_ports_intr_disarm(struct xnv_core *c)
+{
+	uint16_t i;
+
+	for (i = 0; i < c->cfg.n_ports; i++) {
+		struct xnv_port *p = &c->ports[i];
+
+		if (p->intr_armed)
+			(void)rte_eth_dev_rx_intr_disable(p->port_id, 0);
+		p->intr_armed = 0;
+	}
+}
+
+int
+xnv_ports_intr_arm(struct xnv_core *c)
+{
+	uint16_t i;
+
+	for (i = 0; i < c->cfg.n_ports; i++) {
+		struct xnv_port *p = &c->ports[i];
+
+		if (!p->rx_intr || !p->rx_on)
+			continue;
+		(void)rte_eth_dev_rx_intr_enable(p->port_id, 0);
+		p->intr_armed = 1;
+		/* Packets came before the interrupt was on: no sleep. */
+		if (rte_eth_rx_queue_count(p->port_id, 0) > 0) {
+			xnv_ports_intr_disarm(c);
+			return 0;
+		}
+	}
+	return 1;
+}
+
+void
+xnv_ports_intr_woken(struct xnv_core *c)
+{
+	struct rte_epoll_event ev[16];
+	int n, k;
+
+	n = rte_epoll_wait(c->port_epfd, ev, RTE_DIM(ev), 0);
+	for (k = 0; k < n; k++) {
+		uintptr_t i = (uintptr_t)ev[k].epdata.data;
+
+		if (i < c->cfg.n_ports)
+			c->ports[i].rx_wakes++;
+	}
+}

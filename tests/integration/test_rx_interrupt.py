@@ -1,0 +1,115 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""A port's rx interrupt wakes the idle core (docs/CONFIG.md
+`rx_interrupt`, dom0-core/port_intr.c).
+
+A net_tap port (root and /dev/net/tun; skipped without them: DPDK makes
+its kernel interface, whose packets the PMD reads from a file that is
+readable while packets wait) with the chain `fwd -> t`, an
+xnv-forwarder, everything in the default --idle-sleep doorbell mode and
+the core's longest sleep at its maximum (--idle-sleep-max 1 s), so that
+a sleep nothing ends lasts a second:
+  - the port's start line says its rx interrupt wakes the idle core;
+    frames sent into the interface one at a time, the core idle before
+    each, all come back unchanged (the interrupt's event read by DPDK
+    takes no packet from the tap), and the port's rx_wakes counts the
+    sleeps they ended: at least one (/xnv/port/info, the stats JSON);
+  - with `rx_interrupt = off` the same frames still come back (the sleep
+    ends on its timeout) and rx_wakes stays 0, so the count above is the
+    interrupt's; a net_pcap port beside it (one frame, dropped), which
+    has none, says so in its start line and counts none either.
+"""
+import logging
+import time
+
+from scapy.layers.inet import IP, UDP
+from scapy.layers.l2 import Ether
+
+from harness import ctl, scaled, write_config
+from traffic import write_pcap
+from vethpair import Peer, ip, tap_name  # noqa: F401 (tap_name: a fixture)
+
+log = logging.getLogger("xnv-it")
+
+FRAMES = 5
+
+
+def config(xnv, tap, intr):
+    one = write_pcap(xnv.path("one.pcap"), [frame(99)])
+    port = {"dev": f"net_tap0,iface={tap}", "group": "g", "chain": "fwd -> t"}
+    if intr is not None:
+        port["rx_interrupt"] = intr
+    return write_config(xnv.path(f"intr-{intr}.ini"), [
+        ("group g", {"pool_bufs": 2048}),
+        ("port t", port),
+        ("port n", {"dev": f"net_pcap0,rx_pcap={one}", "group": "g",
+                    "chain": "drop"}),
+        ("service fwd", {}),
+    ])
+
+
+def frame(i):
+    return bytes(Ether(src="02:00:00:00:00:02", dst="02:00:00:00:00:01") /
+                 IP(src="10.0.0.1", dst="10.0.0.2") /
+                 UDP(sport=4000 + i, dport=9) / (b"rx interrupt %02d" % i))
+
+
+def run(xnv, tap, intr):
+    """Frames one at a time into an idle core: what came back and the
+    port's counters (live, then in the stats JSON)."""
+    core = xnv.start_core(config(xnv, tap, intr), duration=120,
+                          extra=["--idle-sleep-max", "1000000"])
+    core.wait_ready()
+    # No kernel traffic of its own on the interface (IPv6 router
+    # solicitations would wake the core too).
+    ip("link", "set", tap, "up")
+    with open(f"/proc/sys/net/ipv6/conf/{tap}/disable_ipv6", "w") as f:
+        f.write("1")
+    nf = xnv.start_nf("fwd", "g", "fwd-1")
+    core.wait_attached(nf, timeout=30)
+    core.wait_output(r"port t: rx started", 10)
+    peer = Peer(tap)
+    sent, took = [], []
+    try:
+        for i in range(FRAMES):
+            time.sleep(scaled(0.3))     # the core and the NF fall asleep
+            sent.append(frame(i))
+            t0 = time.monotonic()
+            peer.send([sent[-1]])
+            peer.collect(len(sent), timeout=30)
+            took.append(time.monotonic() - t0)
+    finally:
+        peer.close()
+    # Said, not asserted (a loaded machine): the round trips it took.
+    log.info("rx_interrupt %s: round trips %s ms", intr or "on (default)",
+             " ".join(f"{1000 * x:.2f}" for x in took))
+    live = ctl(core, "/xnv/port/info", 0), ctl(core, "/xnv/port/info", 1)
+    assert core.stop() == 0
+    ports = {p["name"]: p for p in core.stats()["ports"]}
+    return core, sent, peer.got, live, ports
+
+
+def test_rx_interrupt_wakes_the_idle_core(tap_name, xnv):  # noqa: F811
+    core, sent, got, live, ports = run(xnv, tap_name, None)
+    assert got == sent, "frames lost or changed"
+    t_line = next(ln for ln in core.log().splitlines() if "port 0 t:" in ln)
+    assert "rx interrupt wakes the idle core" in t_line, t_line
+    t, n = live
+    log.info("rx_wakes: tap %d (%d frames), net_pcap %d", t["rx_wakes"],
+             FRAMES, n["rx_wakes"])
+    assert 1 <= t["rx_wakes"] <= FRAMES * 4, t
+    assert ports["t"]["rx_wakes"] >= t["rx_wakes"]
+    assert n["rx_wakes"] == 0 and ports["n"]["rx_wakes"] == 0
+    n_line = next(ln for ln in core.log().splitlines() if "port 1 n:" in ln)
+    assert "no rx interrupt (polled when idle)" in n_line, n_line
+
+
+def test_rx_interrupt_off_polls_on_the_timeout(tap_name, xnv):  # noqa: F811
+    core, sent, got, live, ports = run(xnv, tap_name, "off")
+    assert got == sent, "frames lost or changed"
+    lines = core.log().splitlines()
+    t_line = next(ln for ln in lines if "port 0 t:" in ln)
+    n_line = next(ln for ln in lines if "port 1 n:" in ln)
+    assert "rx interrupt" not in t_line, t_line
+    assert live[0]["rx_wakes"] == 0 and ports["t"]["rx_wakes"] == 0
+    assert live[1]["rx_wakes"] == 0 and ports["n"]["rx_wakes"] == 0
+    assert "no rx interrupt" in n_line, n_line   # asked: rx_interrupt on
