@@ -150,8 +150,9 @@ core_stalled(struct xnv_core *c, uint64_t now)
 		c->nfs[c->active[i]].hoard.since = now;
 	}
 	XLOG(WARNING, "xnv-core itself stood still for %u ms: the heartbeat "
-	     "and hoard deadlines of %u NFs start again\n",
-	     (unsigned)(gap * 1000 / c->tsc_hz), c->n_active);
+	     "and hoard deadlines of %u NF%s start again\n",
+	     (unsigned)(gap * 1000 / c->tsc_hz), c->n_active,
+	     c->n_active == 1 ? "" : "s");
 	return 1;
 }
 

@@ -88,7 +88,10 @@ def test_heartbeat_stopped_nf(xnv, timeout_ms):
         if timeout_ms == 0:
             time.sleep(1.5)
             assert nf_infos(t)["fwd-1"]["state"] == "attached"
-            assert "heartbeat" not in core.log()
+            # not detached for it (a loaded machine may still stop the
+            # core itself: its "stood still" line names the heartbeat too)
+            assert not re.search(r"detached: no heartbeat", core.log()), \
+                core.log()
             nf.signal(signal.SIGCONT)
             grows(t, "fwd-1", 10_000)       # it simply goes on
             return
