@@ -10,20 +10,23 @@
  * NF's kick does:
  *
  *   - at open, its device is configured with intr_conf.rxq (port.c) and
- *     the interrupt of rx queue 0 (worker 0's, worker.h) put in the
- *     core's port epoll set, which is one fd of the doorbells' set;
- *   - before each sleep the interrupt is enabled (a device whose event
- *     fd is readable while packets wait needs nothing: -ENOTSUP), and a
- *     queue the driver says holds packets already cancels the sleep:
- *     enabled after they came, the interrupt would not fire for them;
- *   - after the sleep it is disabled again, so the busy loop takes no
- *     interrupts; what woke the core is read by DPDK's rte_epoll_wait()
- *     (it knows each kind of interrupt's event fd) and counted in the
- *     port's rx_wakes.
+ *     the interrupt of rx queue 0 (worker 0's, worker.h) tried;
+ *   - before each sleep that interrupt is put in the core's port epoll
+ *     set, which is one fd of the doorbells' set, and enabled (a device
+ *     whose event fd is readable while packets wait needs nothing:
+ *     -ENOTSUP); a queue the driver says holds packets already cancels
+ *     the sleep: enabled after they came, the interrupt would not fire
+ *     for them;
+ *   - after the sleep it is disabled and taken out of the set again, so
+ *     the busy loop takes no interrupts and a device that cannot disable
+ *     its own (net_tap) wakes nobody while the core is awake; what woke
+ *     the core is read by DPDK's rte_epoll_wait() (it knows each kind of
+ *     interrupt's event fd) and counted in the port's rx_wakes.
  *
- * Not for a paced port (rx_rate: its packets wait on purpose and would
- * wake the core at once), a port whose rx has not started, queues polled
- * by other workers (they sleep on timers) or [port] rx_interrupt = off.
+ * Not armed for a port whose rx has not started (no chain yet) or that
+ * is paced (rx_rate, also set live: its packets wait on purpose and would
+ * end every sleep); not for queues polled by other workers (they sleep
+ * on timers) nor with [port] rx_interrupt = off.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -62,7 +65,17 @@ xnv_port_intr_wanted(const struct xnv_core *c, uint16_t idx)
 	if (drv != NULL && drv->no_rx_intr)
 		return 0;
 	return pc->rx_intr && c->idle == GNTS_IDLE_DOORBELL &&
-	       c->port_epfd >= 0 && pc->chain.n != 0 && pc->rx_rate == 0;
+	       c->port_epfd >= 0;
+}
+
+/* Port @p idx's queue-0 interrupt into (@p on) or out of the port epoll
+ * set: 0 or what DPDK said. */
+static int
+listen_port(struct xnv_core *c, uint16_t idx, int on)
+{
+	return intr_ctl_quiet(c->ports[idx].port_id, c->port_epfd,
+			      on ? RTE_INTR_EVENT_ADD : RTE_INTR_EVENT_DEL,
+			      (void *)(uintptr_t)idx);
 }
 
 const char *
@@ -73,24 +86,18 @@ xnv_port_intr_setup(struct xnv_core *c, uint16_t idx)
 	p->rx_intr = 0;
 	if (!xnv_port_intr_wanted(c, idx))
 		return "";
-	if (intr_ctl_quiet(p->port_id, c->port_epfd, RTE_INTR_EVENT_ADD,
-			   (void *)(uintptr_t)idx) != 0)
+	if (listen_port(c, idx, 1) != 0)
 		return ", no rx interrupt (polled when idle)";
-	p->rx_intr = 1;
+	(void)listen_port(c, idx, 0);	/* listened to while asleep only */
 	(void)rte_eth_dev_rx_intr_disable(p->port_id, 0);
+	p->rx_intr = 1;
 	return ", rx interrupt wakes the idle core";
 }
 
 void
 xnv_port_intr_close(struct xnv_core *c, uint16_t idx)
 {
-	struct xnv_port *p = &c->ports[idx];
-
-	if (!p->rx_intr)
-		return;
-	(void)rte_eth_dev_rx_intr_ctl_q(p->port_id, 0, c->port_epfd,
-					RTE_INTR_EVENT_DEL, NULL);
-	p->rx_intr = 0;
+	c->ports[idx].rx_intr = 0;
 }
 
 void
@@ -101,8 +108,10 @@ xnv_ports_intr_disarm(struct xnv_core *c)
 	for (i = 0; i < c->cfg.n_ports; i++) {
 		struct xnv_port *p = &c->ports[i];
 
-		if (p->intr_armed)
-			(void)rte_eth_dev_rx_intr_disable(p->port_id, 0);
+		if (!p->intr_armed)
+			continue;
+		(void)rte_eth_dev_rx_intr_disable(p->port_id, 0);
+		(void)listen_port(c, i, 0);
 		p->intr_armed = 0;
 	}
 }
@@ -115,7 +124,15 @@ xnv_ports_intr_arm(struct xnv_core *c)
 	for (i = 0; i < c->cfg.n_ports; i++) {
 		struct xnv_port *p = &c->ports[i];
 
-		if (!p->rx_intr || !p->rx_on)
+		/* Not polled for rx, or paced (its packets wait on
+		 * purpose: they would end every sleep). */
+		if (!p->rx_intr || !p->rx_on || p->pace.cost != 0)
+			continue;
+		/* In the set only while armed: a device whose interrupt
+		 * cannot be disabled (net_tap: -ENOTSUP; its fd is readable
+		 * while packets wait, and the add reports them) wakes
+		 * nobody otherwise. */
+		if (listen_port(c, i, 1) != 0)
 			continue;
 		(void)rte_eth_dev_rx_intr_enable(p->port_id, 0);
 		p->intr_armed = 1;
