@@ -28,18 +28,9 @@ gives (dom0-core/doorbell.h, domu-lib/sleep.c, docs/DESIGN.md 2.3).
                mode (goal, doorbell: <= 2 % of one CPU); then one chain
                fed by net_null with the other 28 NFs attached and idle,
                against the same chain alone (its rate, both ways).
-  port wake    a port's first packet after a quiet spell, end to end:
-               a net_tap port (chain fwd -> the same port), every side in
-               doorbell mode, the core's longest sleep the default; a
-               frame into the kernel interface every PORT_WAKE_GAP_S, the
-               time until it comes back (Python on both ends, its own
-               cost in both rows), with `rx_interrupt = on` (the tap's
-               interrupt ends the core's sleep) and `off` (the sleep's
-               timeout does): p50, p99.
 """
 import os
 import re
-import socket
 import statistics
 import subprocess
 import time
@@ -56,7 +47,6 @@ CHAINS, DEPTH = 8, 4
 GOAL_BUSY_PCT = 98.0
 GOAL_P99_US = 20.0
 GOAL_IDLE_PCT = 2.0
-PORT_WAKE_N, PORT_WAKE_GAP_S = 200, 0.02
 IDLE_RUNS = (("adaptive", "adaptive", ()), ("doorbell", "doorbell", ()),
              ("doorbell, max 1000 us", "doorbell",
               ("--idle-sleep-max", "1000")))
@@ -257,94 +247,9 @@ def density_rows(o, ctx, say):
     return rows
 
 
-# ---- a port's packet wakes the core -----------------------------------
-
-def tap_round_trips(tap, n, gap):
-    """n frames into kernel interface @p tap, one every @p gap s: the us
-    each took to come back (lost ones left out)."""
-    tx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
-    rx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
-    tx.bind((tap, 0))
-    rx.bind((tap, 3))
-    rx.settimeout(1.0)
-    us = []
-    try:
-        for i in range(n):
-            time.sleep(gap)
-            f = (b"\x02\0\0\0\0\x01\x02\0\0\0\0\x02\x88\xb5" +
-                 b"port wake %06d" % i).ljust(60, b"\0")
-            t0 = time.perf_counter()
-            tx.send(f)
-            try:
-                while True:
-                    data, addr = rx.recvfrom(2048)
-                    if addr[2] != socket.PACKET_OUTGOING and data == f:
-                        us.append(1e6 * (time.perf_counter() - t0))
-                        break
-            except socket.timeout:
-                pass
-    finally:
-        tx.close()
-        rx.close()
-    return us
-
-
-def port_wake(o, ctx, intr):
-    """One run: the round trips of tap_round_trips() through a net_tap
-    port with rx_interrupt = @p intr."""
-    d, prefix = ctx.new_run("port-wake-%s" % intr)
-    tap = "xnvbw%d" % (os.getpid() % 100000)
-    cfg = d / "wake.ini"
-    cfg.write_text("[core]\nsocket = %s\n[group 0]\npool_bufs = 4096\n"
-                   "[port t]\ndev = net_tap0,iface=%s\nchain = fwd -> t\n"
-                   "rx_interrupt = %s\n[service fwd]\n" % (
-                       d / "xnv.sock", tap, intr))
-    setup = with_mode(Setup([systems.core_side(ctx, d, prefix, cfg),
-                             systems.nf_side(ctx, d, 0, "fwd",
-                                             ctx.bin("xnv-forwarder"))],
-                            prefix, "net_tap0", [prefix]), "doorbell")
-    procs = measure.start_sides(setup.sides, d)
-    try:
-        log = d / "xnv-core.log"
-        wait_until(lambda: "port t: rx started" in log.read_text(
-            errors="replace"), 60, "the core's rx to start", procs)
-        subprocess.run(["ip", "link", "set", tap, "up"], check=True)
-        with open("/proc/sys/net/ipv6/conf/%s/disable_ipv6" % tap, "w") as f:
-            f.write("1")
-        us = tap_round_trips(tap, PORT_WAKE_N, PORT_WAKE_GAP_S)
-    finally:
-        stop_all(procs)
-        remove_runtime_dir(prefix)
-    if len(us) < PORT_WAKE_N // 2:
-        raise BenchError("port wake, rx_interrupt %s: %d of %d frames "
-                         "came back (%s)" % (intr, len(us), PORT_WAKE_N, d))
-    return us
-
-
-def port_wake_rows(o, ctx, say):
-    """p50/p99 of port_wake() with rx_interrupt on and off, o.reps runs
-    each, interleaved."""
-    runs = {"on": [], "off": []}
-    for _ in range(o.reps):
-        for intr in runs:
-            us = sorted(port_wake(o, ctx, intr))
-            r = dict(p50=us[len(us) // 2], p99=us[int(len(us) * 0.99)],
-                     n=len(us))
-            say("  port wake, rx_interrupt %-3s p50 %.1f p99 %.1f us, %d "
-                "frames" % (intr, r["p50"], r["p99"], r["n"]))
-            runs[intr].append(r)
-    return [dict(system=SYSTEM, config="port wake, rx_interrupt %s" % intr,
-                 size=60, chain_len=1, reps=len(rs),
-                 p50_us=round(statistics.median(r["p50"] for r in rs), 1),
-                 p99_us=round(statistics.median(r["p99"] for r in rs), 1),
-                 polling="doorbell")
-            for intr, rs in runs.items()]
-
-
 def run(o, ctx, say):
-    """Rows of the wake-up, port wake and density measurements."""
-    return (wake_rows(o, ctx, say) + port_wake_rows(o, ctx, say) +
-            density_rows(o, ctx, say))
+    """Rows of the wake-up and density measurements."""
+    return wake_rows(o, ctx, say) + density_rows(o, ctx, say)
 
 
 def markdown(rows):
@@ -383,12 +288,6 @@ def markdown(rows):
     L += ["", "floor: bench/wake_floor.c, one kick of the same doorbell to "
           "a process asleep in poll(), no XenNetVM. lat 0: the CPUs' "
           "wake-up latency held at 0 (idle CPUs poll, not halt)."]
-    pw = [by.get("port wake, rx_interrupt %s" % i) for i in ("on", "off")]
-    if all(pw):
-        L += ["", "| a port's first packet after a quiet spell, net_tap, "
-              "end to end | p50 us | p99 us |", "|---|---|---|"]
-        L += ["| rx_interrupt %s | %s | %s |" % (i, r["p50_us"], r["p99_us"])
-              for i, r in zip(("on", "off"), pw)]
     L += ["", "| 32 NFs (8 chains of 4) + core, all idle | CPU, % of one |",
           "|---|---|"]
     for m, _, _ in IDLE_RUNS:

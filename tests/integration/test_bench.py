@@ -153,26 +153,6 @@ def test_fabric_section_from_rows_and_without_hosts(tmp_path):
     assert "Not measured: needs root" in md and "| n/a |" in md
 
 
-def test_doorbell_section_port_wake_rows(tmp_path):
-    """bench/doorbell.py's port wake rows (rx_interrupt on and off) make
-    their table, also read back from results.csv; without them, none."""
-    import doorbell
-
-    def pw(intr, p50, p99):
-        return dict(system="doorbell", config="port wake, rx_interrupt %s"
-                    % intr, size=60, chain_len=1, reps=3, p50_us=p50,
-                    p99_us=p99, polling="doorbell")
-    rows = [pw("on", 45.5, 90.0), pw("off", 1010.0, 2000.5)]
-    report.write_csv(tmp_path / "results.csv", rows)
-    for rs in (rows, report.read_csv(tmp_path / "results.csv")):
-        md = doorbell.markdown(rs)
-        assert "| rx_interrupt on | 45.5 | 90.0 |" in md, md
-        assert "| rx_interrupt off | 1010.0 | 2000.5 |" in md, md
-    md = doorbell.markdown([dict(rows[0], config="wake-up, floor",
-                                 p999_us=1.0, max_us=1.0)])
-    assert "rx_interrupt" not in md, md
-
-
 def test_example_nfs_with_bench_args_are_found():
     found = {name: args for name, _, args in
              systems.example_nfs(REPO, BUILD)}
