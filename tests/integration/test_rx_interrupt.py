@@ -13,8 +13,9 @@ a sleep nothing ends lasts a second:
     each, all come back unchanged (the interrupt's event read by DPDK
     takes no packet from the tap), and the port's rx_wakes counts the
     sleeps they ended: at least one (/xnv/port/info, the stats JSON);
-  - with `rx_interrupt = off` the same frames still come back (the sleep
-    ends on its timeout) and rx_wakes stays 0, so the count above is the
+  - with `rx_interrupt = off` the same frames still come back (net_tap
+    also signals each arrival to the process, which ends the sleep, or
+    its timeout does) and rx_wakes stays 0, so the count above is the
     interrupt's; a net_pcap port beside it (one frame, dropped), which
     has none, says so in its start line and counts none either;
   - a paced tap port (rx_rate) is never woken by its interrupt (its
@@ -83,7 +84,8 @@ def run(xnv, tap, intr, **keys):
             took.append(time.monotonic() - t0)
     finally:
         peer.close()
-    # Said, not asserted (a loaded machine): the round trips it took.
+    # Said, not asserted (a loaded machine; and net_tap's own rx signal
+    # ends the core's sleep whatever rx_interrupt says): the round trips.
     log.info("rx_interrupt %s: round trips %s ms", intr or "on (default)",
              " ".join(f"{1000 * x:.2f}" for x in took))
     live = ctl(core, "/xnv/port/info", 0), ctl(core, "/xnv/port/info", 1)
