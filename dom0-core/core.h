@@ -237,6 +237,7 @@ struct xnv_core {
 	int bell_epfd;			/* NFs' doorbells (doorbell.c) */
 	int port_epfd;			/* ports' rx interrupts, one fd of
 					 * bell_epfd's set (port_intr.c) */
+	int port_ep_listened;		/* ... once a port has one */
 	uint64_t kick_tsc;		/* the last kick to an NF */
 	uint64_t idle_since_tsc;	/* idle since (xnv_idle_backoff) */
 	uint64_t pace_due;		/* earliest paced rx due (TSC); 0 or

@@ -15,23 +15,30 @@
 #include "core.h"
 #include "doorbell.h"
 
-/* The doorbells' epoll set, and in it the set of the ports' rx
- * interrupts (port_intr.c; without it the ports are polled on timers). */
+/* The doorbells' epoll set, and the set of the ports' rx interrupts
+ * (port_intr.c; without it the ports are polled on timers), which joins
+ * the first once a port has one (xnv_bells_listen_ports). */
 int
 xnv_bells_open(struct xnv_core *c)
 {
-	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &c->ports };
-
 	c->port_epfd = -1;
 	c->bell_epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (c->bell_epfd < 0)
 		return -errno;
 	c->port_epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (c->port_epfd >= 0 &&
-	    epoll_ctl(c->bell_epfd, EPOLL_CTL_ADD, c->port_epfd, &ev) < 0) {
-		close(c->port_epfd);
-		c->port_epfd = -1;
-	}
+	return 0;
+}
+
+int
+xnv_bells_listen_ports(struct xnv_core *c)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &c->ports };
+
+	if (c->port_ep_listened)
+		return 0;
+	if (epoll_ctl(c->bell_epfd, EPOLL_CTL_ADD, c->port_epfd, &ev) < 0)
+		return -errno;
+	c->port_ep_listened = 1;
 	return 0;
 }
 

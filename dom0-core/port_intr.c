@@ -36,6 +36,7 @@
 #include <rte_log.h>
 
 #include "core.h"
+#include "doorbell.h"
 #include "port.h"
 #include "port_drv.h"
 
@@ -89,6 +90,8 @@ xnv_port_intr_setup(struct xnv_core *c, uint16_t idx)
 	if (listen_port(c, idx, 1) != 0)
 		return ", no rx interrupt (polled when idle)";
 	(void)listen_port(c, idx, 0);	/* listened to while asleep only */
+	if (xnv_bells_listen_ports(c) != 0)
+		return ", no rx interrupt (epoll failed: polled when idle)";
 	(void)rte_eth_dev_rx_intr_disable(p->port_id, 0);
 	p->rx_intr = 1;
 	return ", rx interrupt wakes the idle core";
