@@ -12,7 +12,8 @@
  *   - at open, its device is configured with intr_conf.rxq (port.c) and
  *     the interrupt of rx queue 0 (worker 0's, worker.h) tried;
  *   - before each sleep that interrupt is put in the core's port epoll
- *     set, which is one fd of the doorbells' set, and enabled (a device
+ *     set, one fd of the doorbells' set once a port has an interrupt
+ *     (xnv_bells_listen_ports), and enabled (a device
  *     whose event fd is readable while packets wait needs nothing:
  *     -ENOTSUP); a queue the driver says holds packets already cancels
  *     the sleep: enabled after they came, the interrupt would not fire
