@@ -71,13 +71,15 @@ xnv_port_intr_wanted(const struct xnv_core *c, uint16_t idx)
 }
 
 /* Port @p idx's queue-0 interrupt into (@p on) or out of the port epoll
- * set: 0 or what DPDK said. */
+ * set, on every sleep of a port known to have one (setup asked quietly):
+ * 0 or what DPDK said. */
 static int
 listen_port(struct xnv_core *c, uint16_t idx, int on)
 {
-	return intr_ctl_quiet(c->ports[idx].port_id, c->port_epfd,
-			      on ? RTE_INTR_EVENT_ADD : RTE_INTR_EVENT_DEL,
-			      (void *)(uintptr_t)idx);
+	return rte_eth_dev_rx_intr_ctl_q(c->ports[idx].port_id, 0,
+					 c->port_epfd, on ? RTE_INTR_EVENT_ADD :
+					 RTE_INTR_EVENT_DEL,
+					 (void *)(uintptr_t)idx);
 }
 
 const char *
@@ -88,7 +90,8 @@ xnv_port_intr_setup(struct xnv_core *c, uint16_t idx)
 	p->rx_intr = 0;
 	if (!xnv_port_intr_wanted(c, idx))
 		return "";
-	if (listen_port(c, idx, 1) != 0)
+	if (intr_ctl_quiet(p->port_id, c->port_epfd, RTE_INTR_EVENT_ADD,
+			   (void *)(uintptr_t)idx) != 0)
 		return ", no rx interrupt (polled when idle)";
 	(void)listen_port(c, idx, 0);	/* listened to while asleep only */
 	if (xnv_bells_listen_ports(c) != 0)
