@@ -162,13 +162,20 @@ static void
 watch_beat(struct xnv_core *c, struct xnv_nfrec *nf, uint64_t now)
 {
 	char why[sizeof(nf->gone_reason)], w[64];
-	uint32_t beat = gnts_ring_beat_read(nf->ctl);	/* read once */
+	uint32_t beat;
 
-	if (beat != nf->beat_seen || nf->held == 0 ||
-	    xnv_bell_asleep_idle(nf)) {
-		/* Moving, nothing to lose, or asleep on its doorbell having
-		 * seen all we gave it (a kick ends that): the clock
-		 * restarts. */
+	if (nf->held == 0) {
+		/* Nothing to lose: the clock restarts, and its line in
+		 * shared memory is not read (an idle core's wake-ups touch
+		 * none of an idle NF's; a stale beat_seen only restarts the
+		 * clock once more later). */
+		nf->beat_tsc = now;
+		return;
+	}
+	beat = gnts_ring_beat_read(nf->ctl);	/* read once */
+	if (beat != nf->beat_seen || xnv_bell_asleep_idle(nf)) {
+		/* Moving, or asleep on its doorbell having seen all we gave
+		 * it (a kick ends that): the clock restarts. */
 		nf->beat_seen = beat;
 		nf->beat_tsc = now;
 		return;
