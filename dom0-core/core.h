@@ -239,6 +239,8 @@ struct xnv_core {
 					 * bell_epfd's set (port_intr.c) */
 	int port_ep_listened;		/* ... once a port has one */
 	uint64_t kick_tsc;		/* the last kick to an NF */
+	uint16_t n_dozing;		/* NFs left asleep between waits,
+					 * not polled (doorbell.c) */
 	uint64_t idle_since_tsc;	/* idle since (xnv_idle_backoff) */
 	uint64_t pace_due;		/* earliest paced rx due (TSC); 0 or
 					 * UINT64_MAX: none */

@@ -300,6 +300,8 @@ cmd_nf_info(struct xnv_core *c, const char *p, struct rte_tel_data *d)
 	U64(d, "quarantined", nf->quarantined);
 	/* Its doorbells: 1 while it has them (until it goes). */
 	U64(d, "doorbell", nf->bell.b != NULL);
+	/* 1 while the idle core leaves it asleep, its rings not polled. */
+	U64(d, "dozing", XNV_BELL_DOZING(nf));
 	STR(d, "reason", nf->gone_reason);
 	U64(d, "rx_ring_used", live ? gnts_ring_count(&nf->rx, 1) : 0);
 	U64(d, "tx_ring_used", live ? gnts_ring_count(&nf->tx, 0) : 0);

@@ -24,6 +24,9 @@ unsigned xnv_rx_port(struct xnv_core *c, uint16_t idx, uint64_t now);
 void xnv_rx_burst(struct xnv_core *c, uint16_t idx, struct xnv_pending *pd,
 		  struct rte_mbuf **m, unsigned n, uint64_t now);
 unsigned xnv_rx_nf(struct xnv_core *c, struct xnv_nfrec *nf, uint64_t now);
+/* 1 if the core has nothing to do for @p nf but read its tx ring: no
+ * packets parked for it, no kick owed, its free ring full enough. */
+int xnv_nf_quiet(const struct xnv_core *c, struct xnv_nfrec *nf);
 void xnv_free_parked(struct xnv_pending *pd);
 /* Steer @p n packets of one source (datapath.c); those that cannot go
  * yet wait in @p pd (waiting since @p since).  @p uniform: every packet

@@ -65,6 +65,18 @@ listen_to(struct xnv_core *c, struct xnv_nfrec *nf, int on)
 		bl->listening = (uint8_t)on;
 }
 
+/* Awake on @p nf's tx ring (C6): polled again. */
+static void
+wake_one(struct xnv_core *c, struct xnv_nfrec *nf)
+{
+	if (!nf->bell.asleep)
+		return;
+	gnts_ring_sleep_cancel(&nf->tx);
+	nf->bell.asleep = 0;
+	if (c->n_dozing > 0)
+		c->n_dozing--;
+}
+
 void
 xnv_bell_attach(struct xnv_core *c, struct xnv_nfrec *nf,
 		struct gnts_bell *b)
@@ -126,6 +138,7 @@ xnv_bell_detach(struct xnv_core *c, struct xnv_nfrec *nf)
 		return;
 	kick_now(c, &nf->bell, rte_rdtsc());	/* this one always goes */
 	listen_to(c, nf, 0);
+	wake_one(c, nf);	/* while its region is still mapped */
 	nf->bell.b = NULL;
 }
 
@@ -147,6 +160,7 @@ woken_by(struct xnv_core *c, struct xnv_nfrec *nf, uint64_t now)
 {
 	struct xnv_bell *bl = &nf->bell;
 
+	wake_one(c, nf);	/* it sent, or lied: polled either way */
 	bl->wakes++;
 	if (gnts_bell_ack(bl->b) < 0) {
 		/* Its end is closed (it died; the backend says so soon):
@@ -173,19 +187,43 @@ woken_by(struct xnv_core *c, struct xnv_nfrec *nf, uint64_t now)
 	}
 }
 
-/* Awake (C6) on the tx rings of active[0..n): polling again.  Only
- * where we said we sleep: a departed NF's region may be gone. */
-static void
-cancel_all(struct xnv_core *c, uint16_t n)
+/* Awake (C6) on every NF's tx ring: polling again.  Only where we said
+ * we sleep: a departed NF's region may be gone. */
+void
+xnv_bells_wake_all(struct xnv_core *c)
 {
-	for (uint16_t i = 0; i < n; i++) {
+	for (uint16_t i = 0; i < c->n_active; i++)
+		wake_one(c, &c->nfs[c->active[i]]);
+	c->n_dozing = 0;
+}
+
+/* After a wait: which NFs stay asleep (dozing, doorbell.h) and which are
+ * polled again.  A muted or dead doorbell would not end the next wait:
+ * its NF is polled. */
+static void
+doze(struct xnv_core *c)
+{
+	uint16_t i, n = 0;
+
+	for (i = 0; i < c->n_active; i++) {
 		struct xnv_nfrec *nf = &c->nfs[c->active[i]];
 
-		if (nf->bell.asleep) {
-			gnts_ring_sleep_cancel(&nf->tx);
-			nf->bell.asleep = 0;
+		if (nf->bell.asleep == XNV_BELL_DOZE) {
+			n++;	/* did not kick: nothing changed */
+			continue;
 		}
+		if (!nf->bell.asleep)
+			continue;
+		if (nf->bell.listening && !nf->bell.dead &&
+		    xnv_nf_quiet(c, nf)) {
+			nf->bell.asleep = XNV_BELL_DOZE;
+			n++;
+			continue;
+		}
+		gnts_ring_sleep_cancel(&nf->tx);
+		nf->bell.asleep = 0;
 	}
+	c->n_dozing = n;
 }
 
 /* Say "about to sleep" on every NF's tx ring that has a doorbell whose
@@ -201,7 +239,8 @@ prepare_all(struct xnv_core *c, uint64_t now, unsigned *cap_us)
 	for (i = 0; i < c->n_active; i++) {
 		struct xnv_nfrec *nf = &c->nfs[c->active[i]];
 
-		if (nf->state != XNV_REC_ATTACHED)
+		/* Dozing: its word is still set from an earlier wait. */
+		if (nf->state != XNV_REC_ATTACHED || nf->bell.asleep)
 			continue;
 		if (nf->bell.b == NULL || !gnts_ring_sleep_ok(&nf->tx)) {
 			*cap_us = XNV_IDLE_SLEEP_MAX_US;
@@ -215,7 +254,7 @@ prepare_all(struct xnv_core *c, uint64_t now, unsigned *cap_us)
 			nf->bell.asleep = 1;
 			continue;
 		}
-		cancel_all(c, i);
+		xnv_bells_wake_all(c);
 		return 0;
 	}
 	return 1;
@@ -233,12 +272,12 @@ xnv_bells_sleep(struct xnv_core *c, unsigned max_us)
 	if (!prepare_all(c, now, &us))
 		return 0;
 	if (!xnv_ports_intr_arm(c)) {		/* a port has packets */
-		cancel_all(c, c->n_active);
+		xnv_bells_wake_all(c);
 		return 0;
 	}
 	if (!xnv_workers_sleep_prepare(c)) {	/* a worker handed packets */
 		xnv_ports_intr_disarm(c);
-		cancel_all(c, c->n_active);
+		xnv_bells_wake_all(c);
 		return 0;
 	}
 	us = RTE_MIN(us, max_us);
@@ -254,7 +293,7 @@ xnv_bells_sleep(struct xnv_core *c, unsigned max_us)
 	}
 	xnv_ports_intr_disarm(c);
 	xnv_workers_sleep_done(c);
-	cancel_all(c, c->n_active);
+	doze(c);
 	return 1;
 }
 

@@ -45,7 +45,9 @@ struct xnv_bell {
 	struct gnts_bell *b;	/* the backend's end; NULL: the NF polls */
 	uint8_t listening;	/* its fd is in the core's epoll set */
 	uint8_t dead;		/* its end is closed: never listened to */
-	uint8_t asleep;		/* the core's sleep word on its tx ring is set */
+	uint8_t asleep;		/* the core's sleep word on its tx ring is
+				 * set: for this wait (1), or kept from
+				 * an earlier one (XNV_BELL_DOZE) */
 	uint64_t kicks;		/* kicks sent to the NF */
 	uint64_t wakes;		/* its kicks that woke the core */
 	uint64_t spurious;	/* of which its tx ring was empty */
@@ -56,6 +58,11 @@ struct xnv_bell {
 	uint64_t next_kick_tsc;	/* no kick before this (KICKS_MAX) */
 	uint8_t owed;		/* a kick came too soon: send it then */
 };
+
+#define XNV_BELL_DOZE 2u
+/* An NF the core left dozing: its rings are not polled (xnv_rx_nf).
+ * Between waits, asleep is 0 or XNV_BELL_DOZE. */
+#define XNV_BELL_DOZING(nf) ((nf)->bell.asleep != 0)
 
 struct xnv_core;
 struct xnv_nfrec;
@@ -98,6 +105,10 @@ xnv_bell_rx_done(struct xnv_core *c, struct xnv_bell *bell,
  * ring had descriptors after all (poll at once).
  */
 int xnv_bells_sleep(struct xnv_core *c, unsigned max_us);
+
+/** The core worked this pass: every NF it left dozing is polled again
+ *  (its sleep word cleared).  Cheap when none dozes. */
+void xnv_bells_wake_all(struct xnv_core *c);
 
 /** Nothing to do this pass: back off as --idle-sleep says (not called
  *  for poll); *@p idle counts the empty passes, reset on work. */

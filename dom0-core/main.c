@@ -304,9 +304,11 @@ run(struct xnv_core *c, const struct opts *o)
 			work += xnv_rx_nf(c, &c->nfs[c->active[i]], now);
 		if (unlikely(c->workers.n > 1))
 			work += xnv_workers_rx(c, now);
-		if (work != 0)
+		if (work != 0) {
 			idle = 0;
-		else if (c->idle != GNTS_IDLE_POLL)
+			if (unlikely(c->n_dozing != 0))
+				xnv_bells_wake_all(c);
+		} else if (c->idle != GNTS_IDLE_POLL)
 			xnv_idle_backoff(c, &idle);
 		if (now < next_ctl)
 			continue;

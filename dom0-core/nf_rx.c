@@ -305,6 +305,8 @@ xnv_rx_nf(struct xnv_core *c, struct xnv_nfrec *nf, uint64_t now)
 			xnv_rec_finish(c, nf);
 		return n;
 	}
+	if (XNV_BELL_DOZING(nf))
+		return 0;	/* it kicks if it sends (doorbell.h) */
 	if (nf->alloc_want != 0) {
 		refill(c, nf);
 		if (nf->state != XNV_REC_ATTACHED)
@@ -317,3 +319,13 @@ xnv_rx_nf(struct xnv_core *c, struct xnv_nfrec *nf, uint64_t now)
 	return take_returns(c, nf, now);
 }
 
+int
+xnv_nf_quiet(const struct xnv_core *c, struct xnv_nfrec *nf)
+{
+	if (nf->pend.n != 0 || nf->bell.owed || nf->free.broken)
+		return 0;
+	return nf->alloc_want == 0 ||
+	       xnv_refill_count(gnts_ring_count(&nf->free, 1),
+				nf->alloc_want, c->cfg.burst,
+				xnv_quota_room(nf->held, nf->max_held)) == 0;
+}

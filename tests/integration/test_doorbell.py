@@ -14,7 +14,8 @@ every side in its default --idle-sleep doorbell mode:
     chain saw a packet.
 An NF with an event loop of its own (xnv-testnf --loop epoll) waits in
 epoll_wait() on xnv_nf_fd() after xnv_nf_arm(), and the core's kick ends
-the wait.  Bad --idle-sleep values are usage errors for the core and for
+the wait.  A generator NF the idle core leaves dozing (not polled) kicks
+the core with each packet it sends.  Bad --idle-sleep values are usage errors for the core and for
 libxnv.
 """
 import logging
@@ -27,7 +28,7 @@ import time
 import pytest
 
 import harness
-from harness import CORE_BIN, FWD_BIN, Telemetry, cpu_ticks, nf_info, nf_infos, \
+from harness import BUILD, CORE_BIN, FWD_BIN, Telemetry, cpu_ticks, nf_info, nf_infos, \
     scaled, write_config
 from vethpair import Peer, veth  # noqa: F401 (veth: a fixture)
 
@@ -121,6 +122,11 @@ def test_idle_nfs_sleep_and_a_burst_gets_through(xnv, veth):
     wakes = (w1 - w0) / (t1 - t0)
     log.info("idle: the control thread woke %.0f times a second", wakes)
     assert wakes < 50, f"idle control thread woke {wakes:.0f} times a second"
+    # Between its own waits the idle core leaves every NF asleep: their
+    # rings are not polled (they kick when they send).
+    with Telemetry(core) as t:
+        dozing = sorted(n for n, i in nf_infos(t).items() if i["dozing"])
+    assert len(dozing) == len(nfs), dozing
 
     # A burst for one chain picked at random.
     k = random.randrange(CHAINS)
@@ -196,6 +202,40 @@ def test_bad_idle_sleep_is_a_usage_error(xnv):
     r = xnv.run([FWD_BIN, "--service", "x"], env=env)
     assert r.returncode == 2, r
     assert "--idle-sleep never: expected" in r.stderr, r.stderr
+
+def test_dozing_nf_that_sends_wakes_the_core(xnv):
+    """A generator sending 10 packets a second to a port: between them
+    the idle core leaves it dozing (its rings not polled, the core's
+    timeout 1 s), and each packet it sends kicks the core awake: they
+    leave the port while it runs, not when it exits and is drained."""
+    out = xnv.path("dozing.pcap")
+    cfg = write_config(xnv.path("dozing.ini"), [
+        ("group g", {"pool_bufs": 1024}),
+        ("port out", {"dev": f"net_pcap0,tx_pcap={out}", "group": "g"}),
+        ("service gen", {}),
+    ])
+    core = xnv.start_core(cfg, extra=["--idle-sleep-max", "1000000"])
+    core.wait_ready()
+    gen = xnv.start_nf("gen", "g", "gen-1", binary=BUILD / "bin" /
+                       "xnv-generator", extra=(
+                           "--alloc=64", "--", "--count", 40, "--rate", 10,
+                           "--size", 64, "--out", 0))
+    core.wait_attached(gen)
+    seen_dozing, tx_while_running, info = 0, 0, {}
+    with Telemetry(core) as t:
+        while gen.alive():
+            info = nf_info(t, "gen-1")
+            seen_dozing |= info["dozing"]
+            tx_while_running = t("/xnv/port/info", 0)["tx"]
+            if seen_dozing and tx_while_running >= 2 and \
+                    info["bell_wakes"] >= 1:
+                break
+            time.sleep(0.02)
+    assert gen.alive(), "the generator ended first: " \
+        f"{tx_while_running} packets had left, {info}"
+    assert gen.wait(scaled(60)) == 0, gen.stderr()
+    core.stop()
+    assert core.stats()["ports"][0]["tx"] == 40, core.stats()
 
 
 CPU_LATENCY = "/dev/cpu_dma_latency"
