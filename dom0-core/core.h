@@ -211,6 +211,8 @@ xnv_take_step(struct xnv_core *c, struct rte_mbuf *m,
 struct xnv_core {
 	struct xnv_config cfg;
 	struct xnv_pool pools[XNV_MAX_POOLS];	/* groups', then NFs' own */
+	unsigned n_retired;		/* own pools waiting for their
+					 * buffers (xnv_pools_sweep) */
 	struct xnv_port ports[XNV_MAX_PORTS];
 	struct xnv_nfrec nfs[XNV_MAX_NFS];
 	struct xnv_service services[XNV_MAX_SERVICES];

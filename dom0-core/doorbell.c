@@ -71,10 +71,10 @@ wake_one(struct xnv_core *c, struct xnv_nfrec *nf)
 {
 	if (!nf->bell.asleep)
 		return;
+	if (nf->bell.asleep == XNV_BELL_DOZE)
+		c->n_dozing--;
 	gnts_ring_sleep_cancel(&nf->tx);
 	nf->bell.asleep = 0;
-	if (c->n_dozing > 0)
-		c->n_dozing--;
 }
 
 void

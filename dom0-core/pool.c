@@ -233,26 +233,35 @@ xnv_pool_retire(struct xnv_core *c, struct xnv_nfrec *nf)
 {
 	struct xnv_pool *p = &c->pools[nf->pool];
 
-	if (p->own)
+	if (p->own && !p->retired) {
 		p->retired = 1;
+		c->n_retired++;
+	}
 }
 
 /* Destroy retired pools whose buffers are all home (control path). */
 void
 xnv_pools_sweep(struct xnv_core *c)
 {
-	unsigned i;
+	unsigned i, left = 0;
 
+	if (c->n_retired == 0)	/* the usual case: no slot to look at */
+		return;
 	for (i = XNV_MAX_GROUPS; i < XNV_MAX_POOLS; i++) {
 		struct xnv_pool *p = &c->pools[i];
 
-		if (!p->retired || xnv_pool_free(p) != p->n_bufs)
+		if (!p->retired)
 			continue;
+		if (xnv_pool_free(p) != p->n_bufs) {
+			left++;
+			continue;
+		}
 		XLOG(INFO, "pool %u (%s, group %s) released: its NF is gone "
 		     "and its %u buffers are home\n", i, p->region->name,
 		     c->cfg.groups[p->group].name, p->n_bufs);
 		xnv_pool_destroy(p);
 	}
+	c->n_retired = left;
 }
 
 void

@@ -112,6 +112,8 @@ xnv_ports_intr_disarm(struct xnv_core *c)
 {
 	uint16_t i;
 
+	if (!c->port_ep_listened)	/* no port has one: none armed */
+		return;
 	for (i = 0; i < c->cfg.n_ports; i++) {
 		struct xnv_port *p = &c->ports[i];
 
@@ -128,6 +130,8 @@ xnv_ports_intr_arm(struct xnv_core *c)
 {
 	uint16_t i;
 
+	if (!c->port_ep_listened)	/* no port has one */
+		return 1;
 	for (i = 0; i < c->cfg.n_ports; i++) {
 		struct xnv_port *p = &c->ports[i];
 
