@@ -48,6 +48,9 @@ struct xnv_bell {
 	uint8_t asleep;		/* the core's sleep word on its tx ring is
 				 * set: for this wait (1), or kept from
 				 * an earlier one (XNV_BELL_DOZE) */
+	uint8_t owed;		/* a kick came too soon: send it then
+				 * (asleep and owed: read every pass, on
+				 * the line of b) */
 	uint64_t kicks;		/* kicks sent to the NF */
 	uint64_t wakes;		/* its kicks that woke the core */
 	uint64_t spurious;	/* of which its tx ring was empty */
@@ -56,7 +59,6 @@ struct xnv_bell {
 	uint64_t win_tsc;	/* start of the current 1 s window */
 	uint32_t win_spurious;	/* spurious wake-ups in that window */
 	uint64_t next_kick_tsc;	/* no kick before this (KICKS_MAX) */
-	uint8_t owed;		/* a kick came too soon: send it then */
 };
 
 #define XNV_BELL_DOZE 2u
