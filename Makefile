@@ -63,7 +63,16 @@ include tests/build.mk
 include bench/build.mk
 include scripts/install.mk
 
-$(B)/obj/%.o: %.c
+# What every object is compiled with beyond its sources, in one file that
+# is rewritten only when that changes: the Xen libraries installed after a
+# first build (make before make deps), another DPDK, OPT or CC then rebuild
+# every object, not only those whose sources changed (a gntshare built
+# without GNTS_HAVE_XEN would otherwise stay without its xen backend).
+BUILD_FLAGS := $(VERSION) $(CC) $(CFLAGS_BASE) HAVE_XEN=$(HAVE_XEN) $(DPDK_CFLAGS)
+$(shell mkdir -p $(B) && printf '%s\n' '$(BUILD_FLAGS)' | cmp -s - $(B)/build.flags || \
+	printf '%s\n' '$(BUILD_FLAGS)' > $(B)/build.flags)
+
+$(B)/obj/%.o: %.c $(B)/build.flags
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_BASE) $(EXTRA_CFLAGS_$(firstword $(subst /, ,$<))) -MMD -MP -c $< -o $@
 
