@@ -322,10 +322,16 @@ xnv_rx_nf(struct xnv_core *c, struct xnv_nfrec *nf, uint64_t now)
 int
 xnv_nf_quiet(const struct xnv_core *c, struct xnv_nfrec *nf)
 {
-	if (nf->pend.n != 0 || nf->bell.owed || nf->free.broken)
+	uint32_t have;
+
+	if (nf->pend.n != 0 || nf->bell.owed)
 		return 0;
-	return nf->alloc_want == 0 ||
-	       xnv_refill_count(gnts_ring_count(&nf->free, 1),
-				nf->alloc_want, c->cfg.burst,
+	if (nf->alloc_want == 0)
+		return 1;
+	/* An impossible consumer index (read here) is not quiet: the next
+	 * pass's refill() quarantines the NF. */
+	have = gnts_ring_count(&nf->free, 1);
+	return !nf->free.broken &&
+	       xnv_refill_count(have, nf->alloc_want, c->cfg.burst,
 				xnv_quota_room(nf->held, nf->max_held)) == 0;
 }
