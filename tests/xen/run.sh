@@ -8,8 +8,8 @@
 # "SKIP: ..." line (exit 0) when Xen/QEMU/libxen-dev are not installed.
 #
 # Knobs (environment): XNV_TIME_SCALE (1: every timeout times it)
-# XT_PAGES (512) XT_MAX_FRAMES (16) XT_TIMEOUT (1560 x scale)
-# XT_WATCHDOG (1500 x scale) XT_QEMU_MEM (3072) XT_KPKG (linux-image-<KV>-amd64)
+# XT_PAGES (512) XT_MAX_FRAMES (16) XT_TIMEOUT (2160 x scale)
+# XT_WATCHDOG (2100 x scale) XT_QEMU_MEM (3072) XT_KPKG (linux-image-<KV>-amd64)
 # XT_HEADERS (auto|cache) XT_OUT (build/xen) XT_VERBOSE (0)
 # XT_PVH (0; 1: PVH Dom0 with 2 MiB hugepage pools, make check-xen-pvh)
 # XT_INSTALL (1; 0: skip instead of installing the Xen suite's packages)
@@ -44,8 +44,8 @@ if ! awk -v s="$scale" 'BEGIN { exit !(s ~ /^[0-9]+(\.[0-9]+)?$/ && s >= 1 && s 
 	echo "XNV_TIME_SCALE=$scale: want a number from 1 to 100" >&2; exit 2
 fi
 sc() { awk -v s="$scale" -v t="$1" 'BEGIN { printf "%d\n", t * s + 0.999 }'; }
-tmo=${XT_TIMEOUT:-$(sc 1560)}
-wd=${XT_WATCHDOG:-$(sc 1500)}
+tmo=${XT_TIMEOUT:-$(sc 2160)}
+wd=${XT_WATCHDOG:-$(sc 2100)}
 pvh=${XT_PVH:-0}
 pvhhap=${XT_PVH_HAP:-1}
 pvhmig=${XT_PVH_MIGRATE:-0}
