@@ -15,8 +15,8 @@ every side in its default --idle-sleep doorbell mode:
 An NF with an event loop of its own (xnv-testnf --loop epoll) waits in
 epoll_wait() on xnv_nf_fd() after xnv_nf_arm(), and the core's kick ends
 the wait.  A generator NF the idle core leaves dozing (not polled) kicks
-the core with each packet it sends.  Bad --idle-sleep values are usage errors for the core and for
-libxnv.
+the core with each packet it sends.  Bad --idle-sleep values are usage
+errors for the core and for libxnv.
 """
 import logging
 import os
@@ -202,6 +202,7 @@ def test_bad_idle_sleep_is_a_usage_error(xnv):
     r = xnv.run([FWD_BIN, "--service", "x"], env=env)
     assert r.returncode == 2, r
     assert "--idle-sleep never: expected" in r.stderr, r.stderr
+
 
 def test_dozing_nf_that_sends_wakes_the_core(xnv):
     """A generator sending 10 packets a second to a port: between them
