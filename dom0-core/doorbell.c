@@ -220,8 +220,7 @@ doze(struct xnv_core *c)
 			n++;
 			continue;
 		}
-		gnts_ring_sleep_cancel(&nf->tx);
-		nf->bell.asleep = 0;
+		wake_one(c, nf);
 	}
 	c->n_dozing = n;
 }

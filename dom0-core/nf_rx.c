@@ -119,12 +119,19 @@ give_empty(struct xnv_core *c, struct xnv_nfrec *nf, uint32_t n)
  * caught where it is read (the count, the enqueue), as the tx ring's
  * producer index is.
  */
+static uint32_t
+refill_due(const struct xnv_core *c, struct xnv_nfrec *nf)
+{
+	uint32_t have = gnts_ring_count(&nf->free, 1);
+
+	return xnv_refill_count(have, nf->alloc_want, c->cfg.burst,
+				xnv_quota_room(nf->held, nf->max_held));
+}
+
 static void
 refill(struct xnv_core *c, struct xnv_nfrec *nf)
 {
-	uint32_t have = gnts_ring_count(&nf->free, 1);
-	uint32_t n = xnv_refill_count(have, nf->alloc_want, c->cfg.burst,
-				      xnv_quota_room(nf->held, nf->max_held));
+	uint32_t n = refill_due(c, nf);
 
 	if (!nf->free.broken && n > 0)
 		give_empty(c, nf, n);
@@ -322,7 +329,7 @@ xnv_rx_nf(struct xnv_core *c, struct xnv_nfrec *nf, uint64_t now)
 int
 xnv_nf_quiet(const struct xnv_core *c, struct xnv_nfrec *nf)
 {
-	uint32_t have;
+	uint32_t n;
 
 	if (nf->pend.n != 0 || nf->bell.owed)
 		return 0;
@@ -330,8 +337,6 @@ xnv_nf_quiet(const struct xnv_core *c, struct xnv_nfrec *nf)
 		return 1;
 	/* An impossible consumer index (read here) is not quiet: the next
 	 * pass's refill() quarantines the NF. */
-	have = gnts_ring_count(&nf->free, 1);
-	return !nf->free.broken &&
-	       xnv_refill_count(have, nf->alloc_want, c->cfg.burst,
-				xnv_quota_room(nf->held, nf->max_held)) == 0;
+	n = refill_due(c, nf);
+	return !nf->free.broken && n == 0;
 }
