@@ -155,6 +155,10 @@ setup(struct xnv_core *c, char *err, size_t errlen)
 	for (i = 0; i < c->cfg.n_ports; i++)
 		c->port_chain[i] = (uint16_t)xnv_chain_new(c,
 							   &c->cfg.ports[i].chain);
+	if ((rc = xnv_workers_init(c)) < 0) {
+		snprintf(err, errlen, "no memory for the counters");
+		return rc;
+	}
 	if ((rc = xnv_bells_open(c)) < 0) {
 		snprintf(err, errlen, "epoll: %s", strerror(-rc));
 		return rc;
@@ -228,11 +232,12 @@ forward(struct played_nf *p)
 }
 
 static uint64_t
-sent(const struct xnv_core *c)
+sent(struct xnv_core *c)
 {
 	uint64_t n = 0;
 	uint16_t i;
 
+	xnv_workers_fold(c);
 	for (i = 0; i < c->cfg.n_ports; i++)
 		n += c->ports[i].tx;
 	return n;

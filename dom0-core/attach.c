@@ -235,6 +235,10 @@ join_service(struct xnv_core *c, struct xnv_nfrec *nf, uint16_t s,
 					     GNTS_RING_STATS_OFF);
 	nf->beat_tsc = nf->bad_window_tsc = rte_rdtsc();
 	nf->state = XNV_REC_ATTACHED;
+	/* Its service's worker polls it from now on (worker.h). */
+	nf->worker = c->cfg.services[s].worker;
+	if (nf->worker != 0)
+		c->workers.n_remote++;
 	xnv_ids_remove(c->active, &c->n_active, nf->id);	/* a drained old slot */
 	c->active[c->n_active++] = nf->id;
 	nf->instance = (uint16_t)slot;
@@ -341,8 +345,13 @@ xnv_rec_attach(void *ctx, gnts_peer_t dom, const struct gnts_peer_cred *cred,
 {
 	struct xnv_core *c = ctx;
 	char name[REQ_ESC_LEN], who[96];
-	int rc = nf_attach(c, dom, cred, req, bell, rsp, err, errlen);
+	int rc;
 
+	/* What the workers read (the NFs polled, the services' replicas)
+	 * changes with the workers parked. */
+	xnv_workers_park(c, 1);
+	rc = nf_attach(c, dom, cred, req, bell, rsp, err, errlen);
+	xnv_workers_park(c, 0);
 	if (rc == 0)
 		return 0;
 	/* Any peer can cause these: at most XNV_REFUSAL_LOG_RATE lines a
@@ -431,6 +440,7 @@ xnv_rec_detach(struct xnv_core *c, struct xnv_nfrec *nf, const char *why)
 
 	if (nf->state != XNV_REC_ATTACHED)
 		return;
+	xnv_workers_park(c, 1);	/* what they read changes */
 	/* Mark it gone first: the server's death callback below finds no
 	 * attached NF for this domain and returns. */
 	nf->state = XNV_REC_GONE;
@@ -454,8 +464,14 @@ xnv_rec_detach(struct xnv_core *c, struct xnv_nfrec *nf, const char *why)
 	 * its slot stays polled (xnv_rx_nf) until that ring is drained
 	 * through the normal checks, or stall_timeout_ms has passed; then
 	 * xnv_rec_finish() reclaims the rest. */
+	/* Its worker lets go of it (its doorbell is out of that worker's
+	 * set now): worker 0 drains and ends a departed NF. */
+	if (nf->worker != 0)
+		c->workers.n_remote--;
+	nf->worker = 0;
 	if (c->shutting_down)
 		xnv_rec_finish(c, nf);
+	xnv_workers_park(c, 0);
 }
 
 /* Stop polling departed NFs whose parked packets have all gone on; say
@@ -474,10 +490,13 @@ xnv_rec_sweep(struct xnv_core *c)
 		struct xnv_nfrec *nf = &c->nfs[c->active[i]];
 
 		if (nf->state == XNV_REC_GONE && nf->ring_region == NULL &&
-		    nf->pend.n == 0)
+		    nf->pend.n == 0) {
+			xnv_workers_park(c, 1);	/* they walk the list */
 			xnv_ids_remove(c->active, &c->n_active, nf->id);
-		else
+			xnv_workers_park(c, 0);
+		} else {
 			i++;
+		}
 	}
 	xnv_pools_sweep(c);
 }

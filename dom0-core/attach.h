@@ -24,6 +24,13 @@ enum xnv_rec_state { XNV_REC_FREE = 0, XNV_REC_ATTACHED, XNV_REC_GONE };
 struct xnv_nfrec {
 	uint16_t id;
 	uint8_t state;
+	uint8_t q_req;			/* a worker asked worker 0 to
+					 * quarantine it (guard.c): not
+					 * polled meanwhile */
+	uint16_t worker;		/* whose lcore polls its rings
+					 * (worker.h); 0 once gone */
+	uint32_t q_code;		/* ... with this GNTS_DETACH_* */
+	char q_why[96];			/* ... for this */
 	gnts_peer_t dom;
 	pid_t pid;
 	char name[XNV_NAME_LEN];

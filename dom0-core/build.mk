@@ -6,8 +6,9 @@ CORE_SRC := dom0-core/main.c dom0-core/opts.c dom0-core/eal_args.c dom0-core/con
             dom0-core/pool.c dom0-core/port.c dom0-core/port_drv.c dom0-core/port_intr.c \
             dom0-core/port_afpacket.c dom0-core/port_memif.c \
             dom0-core/attach.c dom0-core/domain.c \
-            dom0-core/classify.c dom0-core/datapath.c dom0-core/nf_rx.c dom0-core/stats.c \
-            dom0-core/doorbell.c dom0-core/worker.c \
+            dom0-core/classify.c dom0-core/datapath.c dom0-core/port_rx.c dom0-core/nf_rx.c dom0-core/stats.c \
+            dom0-core/doorbell.c dom0-core/worker.c dom0-core/worker_port.c \
+            dom0-core/worker_steer.c \
             dom0-core/chain.c dom0-core/service.c dom0-core/flow.c \
             dom0-core/flow_rule.c dom0-core/flow_acl.c dom0-core/flow_cmds.c \
             dom0-core/flow_path.c \

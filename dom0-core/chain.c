@@ -46,6 +46,8 @@ collect(struct xnv_core *c)
 	for (i = 1; i < c->workers.n; i++)
 		for (k = 0; k < c->workers.w[i]->cross.pend.n; k++)
 			mark(live, c->workers.w[i]->cross.pend.m[k]);
+	/* And what is on its way between workers (worker_steer.c). */
+	xnv_steer_mark(c, mark, live);
 	xnv_chain_table_sweep(c->chains, live);
 }
 

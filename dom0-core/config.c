@@ -364,7 +364,7 @@ load_service(struct rte_cfgfile *f, const char *sec, const char *name,
 {
 	struct xnv_service_cfg *s = &c->services[c->n_services];
 	const char *v;
-	uint32_t id = c->n_services + 1u;
+	uint32_t id = c->n_services + 1u, worker = 0;
 	int rc;
 
 	if ((rc = load_access(f, sec, &s->access, err, errlen)) < 0)
@@ -377,8 +377,13 @@ load_service(struct rte_cfgfile *f, const char *sec, const char *name,
 		return xnv_cfg_fail(err, errlen, "[%s] id = %u: already used by "
 			    "service %s", sec, id,
 			    c->services[c->service_by_id[id]].name);
+	if ((v = GET(f, sec, "worker")) != NULL &&
+	    (rc = xnv_config_u32(sec, "worker", v, 0, XNV_MAX_WORKERS - 1,
+				 &worker, err, errlen)) < 0)
+		return rc;
 	snprintf(s->name, sizeof(s->name), "%s", name);
 	s->id = (uint16_t)id;
+	s->worker = (uint16_t)worker;
 	c->service_by_id[id] = (int16_t)c->n_services;
 	c->n_services++;
 	return 0;
@@ -395,6 +400,22 @@ valid_name(const char *n)
 		    *n != '.')
 			return 0;
 	return 1;
+}
+
+/* A service's worker is one of [core] workers (known once every section
+ * is read). */
+static int
+check_service_worker(const struct xnv_config *c, const char *sec,
+		     const char *name, char *err, size_t errlen)
+{
+	const struct xnv_service_cfg *s = &c->services[xnv_config_service(c,
+							name)];
+
+	if (s->worker < c->workers)
+		return 0;
+	return xnv_cfg_fail(err, errlen, "[%s] worker = %u: there are only "
+			    "workers 0..%u ([core] workers = %u)", sec,
+			    s->worker, c->workers - 1, c->workers);
 }
 
 /* Dispatch one section by its kind ("group NAME", "port NAME", ...). */
@@ -449,6 +470,8 @@ load_section(const struct xnv_ini *ini, unsigned hdr, int pass,
 	if (pass == 1) {
 		const char *v = GET(f, sec, "may_send_to");
 
+		if (strcmp(kind, "service") == 0)
+			return check_service_worker(c, sec, name, err, errlen);
 		if (strcmp(kind, "group") != 0 || v == NULL)
 			return 0;
 		return xnv_config_send_to(c, (uint16_t)xnv_config_group(c,

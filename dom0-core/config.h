@@ -240,6 +240,8 @@ struct xnv_cfg_hop {
 struct xnv_service_cfg {
 	char name[XNV_NAME_LEN];
 	uint16_t id;			/* XNV_TO_SERVICE argument */
+	uint16_t worker;		/* whose lcore polls its NFs' rings
+					 * (worker.h); 0: the main lcore */
 	struct xnv_access access;	/* set: these too, besides the group's */
 };
 

@@ -22,7 +22,7 @@ static const char *const port_keys[] = { "dev", "group", "chain",
 	"rx_start", "rx_rate", "rx_interrupt", "rx_desc", "tx_desc", "fabric",
 	"hop.N", NULL };
 static const char *const service_keys[] = { "id", "allow_uids",
-	"allow_gids", NULL };
+	"allow_gids", "worker", NULL };
 static const char *const flow_keys[] = { XNV_FLOW_RULE_FIELDS, "chain",
 	NULL };
 

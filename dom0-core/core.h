@@ -112,7 +112,9 @@ struct xnv_mbuf_priv {
 	};
 	uint32_t buf;		/* buffer index in its pool */
 	uint16_t pool;		/* index of its pool */
-	uint8_t pad[2];
+	uint16_t to_nf;		/* on a ring between workers: the NF picked
+				 * for it (worker.h); XNV_NF_NONE: resolve
+				 * it again */
 	union {			/* bytes 8..15 of its gnts_desc to an NF */
 		struct {
 			uint8_t desc_action;	/* 0 */
@@ -194,15 +196,14 @@ xnv_desc_hi(uint16_t in_port, uint32_t hash)
  * packet that waits and is sent later is not tagged twice.  @return its
  * route word now (a failed push made it a drop). */
 static inline uint64_t
-xnv_take_step(struct xnv_core *c, struct rte_mbuf *m,
-	      struct xnv_mbuf_priv *pv, uint16_t chain, uint8_t step,
-	      const struct xnv_step *s)
+xnv_take_step(struct rte_mbuf *m, struct xnv_mbuf_priv *pv, uint16_t chain,
+	      uint8_t step, const struct xnv_step *s)
 {
 	uint64_t route = xnv_route(chain, step, s);
 
 	pv->route = route;
 	if (unlikely(s->hop != 0)) {
-		xnv_fabric_push(c, m, pv, s->hop);
+		xnv_fabric_push(m, pv, s->hop);
 		route = pv->route;
 	}
 	return route;
@@ -240,10 +241,6 @@ struct xnv_core {
 	int port_epfd;			/* ports' rx interrupts, one fd of
 					 * bell_epfd's set (port_intr.c) */
 	int port_ep_listened;		/* ... once a port has one */
-	uint64_t kick_tsc;		/* the last kick to an NF */
-	uint16_t n_dozing;		/* NFs left asleep between waits,
-					 * not polled (doorbell.c) */
-	uint64_t idle_since_tsc;	/* idle since (xnv_idle_backoff) */
 	uint64_t pace_due;		/* earliest paced rx due (TSC); 0 or
 					 * UINT64_MAX: none */
 	uint64_t stall_tsc;

@@ -161,6 +161,7 @@ xnv_ctl_poll(struct xnv_core *c)
 		/* A command may change what the workers read: they wait
 		 * (worker.h). */
 		xnv_workers_park(c, 1);
+		xnv_workers_fold(c);	/* the counters it may report */
 		if (pending->cmd != NULL)
 			pending->cmd->fn(c, pending->params, pending->d);
 		else

@@ -292,6 +292,7 @@ cmd_nf_info(struct xnv_core *c, const char *p, struct rte_tel_data *d)
 	U64(d, "service_id", c->cfg.services[nf->service].id);
 	STR(d, "group", c->cfg.groups[nf->group].name);
 	U64(d, "instance", nf->instance);
+	U64(d, "worker", nf->worker);	/* whose lcore polls it (worker.h) */
 	U64(d, "domain", nf->dom);
 	U64(d, "pid", (uint64_t)nf->pid);
 	STR(d, "state", states[nf->state]);

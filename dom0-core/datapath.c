@@ -1,17 +1,16 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The data path: port rx and NF tx rings in (the NF side: nf_rx.c),
- * steering to NF rx rings, ports or drop out.  Nothing here blocks: a
- * packet with nowhere to go yet waits in its source's pending list (the
- * source is not polled meanwhile, which is the backpressure a NIC turns
- * into rx drops), and is dropped after stall_timeout_ms.  Order within a
- * source is kept.
+ * The data path: what port rx (port_rx.c) and NF tx rings (nf_rx.c)
+ * bring in, steered to NF rx rings, ports or drop out.  Nothing here
+ * blocks: a packet with nowhere to go yet waits in its source's pending
+ * list (the source is not polled meanwhile, which is the backpressure a
+ * NIC turns into rx drops), and is dropped after stall_timeout_ms.
+ * Order within a source is kept.
  */
 #include <string.h>
 
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
-#include <rte_prefetch.h>
 
 #include "core.h"
 #include "validate.h"
@@ -70,8 +69,8 @@ copy_to_pool(struct xnv_core *c, struct rte_mbuf *m, uint16_t to)
 	dst->route = src->route;
 	dst->desc_hi = src->desc_hi;
 	dst->rx_tsc = src->rx_tsc;
-	c->copies[c->pools[src->pool].group][g]++;
-	c->pools[g].copies_in++;
+	xnv_count(&XNV_WC()->copies[c->pools[src->pool].group][g], 1);
+	xnv_count(&XNV_WC()->copies_in[g], 1);
 	rte_pktmbuf_free(m);
 	return n;
 }
@@ -129,8 +128,10 @@ resolve(struct xnv_core *c, struct rte_mbuf **mp, int *reuse)
 			return drop(XNV_DROP_BAD_DESC);
 		}
 		/* Not parked: an NF that keeps its buffers must not hold up
-		 * the port or the NF this packet comes from. */
-		if (nf->held >= nf->max_held)
+		 * the port or the NF this packet comes from.  (Asked where
+		 * the NF is polled: another worker's counts are its own.) */
+		if (nf->held >= nf->max_held &&
+		    nf->worker == xnv_worker_self()->id)
 			return DEST_QUOTA | nf->id;
 		if (nf->pool != pv->pool) {
 			struct rte_mbuf *n = copy_to_pool(c, *mp, nf->pool);
@@ -168,6 +169,8 @@ send_nf(struct xnv_core *c, struct xnv_nfrec *nf, struct rte_mbuf **m,
 	const uint16_t tag = (uint16_t)(nf->id + 1);
 	unsigned i, k, spills = 0;
 
+	if (unlikely(nf->q_req))	/* to be quarantined (guard.c) */
+		return 0;
 	for (i = 0; i < n; i++) {
 		const struct xnv_mbuf_priv *pv = xnv_priv(m[i]);
 
@@ -188,8 +191,8 @@ send_nf(struct xnv_core *c, struct xnv_nfrec *nf, struct rte_mbuf **m,
 		return 0;
 	}
 	xnv_bell_rx_done(c, &nf->bell, &nf->rx, nf);
-	c->services[nf->service].picks_spill += spills;
-	c->services[nf->service].picks_affinity += k - spills;
+	xnv_count(&XNV_WC()->picks_spill[nf->service], spills);
+	xnv_count(&XNV_WC()->picks_affinity[nf->service], k - spills);
 	nf->held += k;
 	nf->rx_pkts += k;
 	return k;
@@ -216,6 +219,10 @@ charge_policy(struct xnv_core *c, struct rte_mbuf **m, unsigned n,
 	for (i = 0; i < n; i++) {
 		struct xnv_nfrec *nf = &c->nfs[xnv_priv(m[i])->verdict_nf - 1];
 
+		/* Another worker's NF (its verdict crossed here, and a reload
+		 * changed the policy meanwhile): dropped, not charged. */
+		if (nf->worker != xnv_worker_self()->id)
+			continue;
 		nf->bad_kind[XNV_BAD_POLICY]++;
 		nf->bad++;
 		if (nf->state == XNV_REC_ATTACHED)
@@ -230,35 +237,41 @@ static unsigned
 quota_drop(struct xnv_core *c, struct xnv_nfrec *nf, struct rte_mbuf **m,
 	   unsigned n)
 {
+	struct xnv_wcount *wc = XNV_WC();
 	unsigned k;
 
-	c->drops[XNV_DROP_NF_QUOTA] += n;
+	xnv_count(&wc->drops[XNV_DROP_NF_QUOTA], n);
 	nf->quota_drops += n;
 	for (k = 0; k < n; k++) {
 		uint16_t in = xnv_priv(m[k])->in_port;
 
 		if (in < c->cfg.n_ports)
-			c->ports[in].nf_quota++;
+			xnv_count(&wc->nf_quota[in], 1);
 	}
 	rte_pktmbuf_free_bulk(m, n);
 	return n;
 }
 
-/* To @p nf as many as its quota allows; those past it are dropped, those
- * its full ring did not take wait.  @return how many went (or were
- * dropped). */
-static unsigned
-send_quota(struct xnv_core *c, struct xnv_nfrec *nf, struct rte_mbuf **m,
-	   unsigned n)
+unsigned
+xnv_send_nf(struct xnv_core *c, struct xnv_nfrec *nf, struct rte_mbuf **m,
+	    unsigned n)
 {
 	unsigned room = xnv_quota_room(nf->held, nf->max_held);
 	unsigned want = RTE_MIN(n, room), k = 0;
 
 	if (want > 0)
 		k = send_nf(c, nf, m, want);
-	if (k < want || nf->state != XNV_REC_ATTACHED)
+	if (k < want || nf->state != XNV_REC_ATTACHED || nf->q_req)
 		return k;
 	return k + (n > k ? quota_drop(c, nf, &m[k], n - k) : 0);
+}
+
+/* May the calling worker @p w send on port @p p itself?  Its tx queue,
+ * and a latency histogram only worker 0 writes. */
+static inline int
+tx_here(const struct xnv_port *p, const struct xnv_worker *w)
+{
+	return w->id == 0 || (w->id < p->n_txq && p->lat == NULL);
 }
 
 /* Send a run of packets to one destination.  @return how many went. */
@@ -266,37 +279,47 @@ static unsigned
 send_run(struct xnv_core *c, uint32_t dest, struct rte_mbuf **m, unsigned n,
 	 uint64_t now)
 {
+	struct xnv_worker *w = xnv_worker_self();
+	struct xnv_wcount *wc = &w->cnt;
+	struct xnv_nfrec *nf;
 	struct xnv_port *p;
 	unsigned k;
 
 	switch (DEST_KIND(dest)) {
 	case DEST_NF:
-		return send_quota(c, &c->nfs[DEST_ID(dest)], m, n);
+		nf = &c->nfs[DEST_ID(dest)];
+		if (unlikely(nf->worker != w->id))	/* worker.h */
+			return xnv_steer(c, nf->worker, nf->id, m, n);
+		return xnv_send_nf(c, nf, m, n);
 	case DEST_QUOTA:
 		return quota_drop(c, &c->nfs[DEST_ID(dest)], m, n);
 	case DEST_WAIT:
 		return 0;
 	case DEST_PORT:
 		p = &c->ports[DEST_ID(dest)];
+		if (unlikely(!tx_here(p, w)))
+			return xnv_steer(c, 0, XNV_NF_NONE, m, n);
 		if (unlikely(!p->link_up)) {	/* as last read (port.h) */
-			c->drops[XNV_DROP_LINK_DOWN] += n;
+			xnv_count(&wc->drops[XNV_DROP_LINK_DOWN], n);
 			rte_pktmbuf_free_bulk(m, n);
 			return n;
 		}
-		k = rte_eth_tx_burst(p->port_id, 0, m, (uint16_t)n);
+		k = rte_eth_tx_burst(p->port_id, w->id, m, (uint16_t)n);
 		if (unlikely(p->lat != NULL) && k > 0)
 			xnv_latency_record(p, m, k);
-		p->tx += k;
+		xnv_count(&wc->tx[DEST_ID(dest)], k);
 		if (k > 0)
-			c->last_tx_tsc = now;
+			__atomic_store_n(&wc->last_tx_tsc, now,
+					 __ATOMIC_RELAXED);
 		return k;
 	default:
 		/* Counted here, when freed, not when decided: a packet decided
 		 * to be dropped may wait behind others and be decided again. */
-		c->drops[DEST_ID(dest)] += n;
+		xnv_count(&wc->drops[DEST_ID(dest)], n);
 		if (DEST_ID(dest) == XNV_DROP_NO_INSTANCE)
 			for (k = 0; k < n; k++)
-				c->services[xnv_priv(m[k])->tgt_id].no_instance++;
+				xnv_count(&wc->no_instance[
+					  xnv_priv(m[k])->tgt_id], 1);
 		else if (DEST_ID(dest) == XNV_DROP_BAD_DESC)	/* policy */
 			charge_policy(c, m, n, now);
 		rte_pktmbuf_free_bulk(m, n);
@@ -364,212 +387,10 @@ xnv_flush_pending(struct xnv_core *c, struct xnv_pending *pd, uint64_t now)
 	memcpy(m, pd->m, n * sizeof(m[0]));
 	xnv_deliver(c, pd, m, n, pd->since, now, 0);
 	if (pd->n != 0 && now - pd->since > c->stall_tsc) {
-		c->drops[XNV_DROP_STALL] += pd->n;
+		xnv_count(&XNV_WC()->drops[XNV_DROP_STALL], pd->n);
 		xnv_free_parked(pd);
 	}
 	return pd->n != 0;
-}
-
-/* A received frame that is not passed on: empty, or larger than one
- * buffer of the port's group (said once per port, with the fix). */
-static void __rte_cold __rte_noinline
-rx_reject(struct xnv_core *c, uint16_t idx, struct rte_mbuf *m)
-{
-	const struct xnv_port_cfg *pc = &c->cfg.ports[idx];
-	const struct xnv_group_cfg *g = &c->cfg.groups[pc->group];
-
-	if (m->nb_segs == 1) {
-		c->drops[XNV_DROP_EMPTY]++;
-	} else {
-		c->drops[XNV_DROP_MULTISEG]++;
-		if (!c->ports[idx].multiseg_said) {
-			c->ports[idx].multiseg_said = 1;
-			XLOG(WARNING, "port %s: dropped a %u-byte frame: larger "
-			     "than one buffer of group %s (buf_size %u holds "
-			     "%u bytes of frame); raise [group %s] buf_size "
-			     "(at most %u: frames up to %u bytes); counted as "
-			     "multiseg, said once\n", pc->name, m->pkt_len,
-			     g->name, g->buf_size, g->buf_size - XNV_HEADROOM,
-			     g->name, XNV_BUF_SIZE_MAX,
-			     XNV_BUF_SIZE_MAX - XNV_HEADROOM);
-		}
-	}
-	rte_pktmbuf_free(m);
-}
-
-/* A frame whose outer VLAN tag the driver took out into vlan_tci (an
- * af_packet socket always gets it so from the kernel; port_afpacket.c):
- * the tag put back in front of the EtherType, so a frame leaves as it
- * came.  The driver does not say the tag's TPID; it is written as 802.1Q
- * (0x8100), as rte_vlan_insert() would. */
-static void __rte_cold __rte_noinline
-vlan_restore(struct rte_mbuf *m)
-{
-	m->ol_flags &= ~(RTE_MBUF_F_RX_VLAN | RTE_MBUF_F_RX_VLAN_STRIPPED);
-	(void)xnv_vlan_push(m, m->vlan_tci);	/* no headroom: never with
-						 * the core's pools */
-}
-
-/*
- * A paced port ([port] rx_rate) has nothing due: with --idle-sleep
- * doorbell the core may sleep until it has (the due time caps the sleep,
- * as a NIC's rx interrupt would end it): 0, idle.  Otherwise 1: not
- * idle, the core polls on (the pacing's own timing).
- */
-static inline unsigned
-pace_idle(struct xnv_core *c, const struct xnv_pace *p)
-{
-	uint64_t due;
-
-	if (c->idle != GNTS_IDLE_DOORBELL)
-		return 1;
-	due = c->start_tsc + (p->next >> 8);
-	if (due < c->pace_due)
-		c->pace_due = due;
-	return 0;
-}
-
-/* The route word of chain version @p id's first step, and in *@p hop the
- * hop that step pushes (0: none). */
-static __rte_always_inline uint64_t
-chain_start(const struct xnv_core *c, uint16_t id, uint16_t *hop)
-{
-	const struct xnv_step *s0 = &c->chains[id].ch.s[0];
-
-	*hop = s0->hop;
-	return xnv_route(id, 0, s0);
-}
-
-/*
- * Give each received packet of port @p idx its first step and the half of
- * its descriptor an NF will see; reject what no NF may be handed.  Each
- * takes chain @p chain[i], or when @p chain is NULL (no flow rules, not a
- * fabric port) the port's @p chain0: one route word for the burst, made
- * before the loop.  Always inlined, so that the two are two loops.
- * @return packets kept (in @p m); *@p uniform: all have one target.
- */
-static __rte_always_inline unsigned
-rx_fill(struct xnv_core *c, uint16_t idx, struct rte_mbuf **m, unsigned n,
-	const uint16_t *chain, uint16_t chain0, int flows, uint64_t rx_tsc,
-	int *uniform)
-{
-	const uint16_t pool = c->cfg.ports[idx].group;
-	uint32_t cur = UINT32_MAX;	/* the chain of route and hop */
-	uint64_t route = 0;		/* the route word its first step gives */
-	uint16_t hop = 0, odd = 0;
-	unsigned i, kept = 0, chains = 0;
-
-	if (chain == NULL) {
-		cur = chain0;
-		route = chain_start(c, chain0, &hop);
-		chains = 1;
-	}
-	for (i = 0; i < n; i++) {
-		struct xnv_mbuf_priv *pv;
-		uint32_t hash;
-
-		/* One buffer each, and not empty: an NF is never handed a
-		 * frame it could not return as it got it (proto.h,
-		 * gnts_desc_len_ok). */
-		if (unlikely(m[i]->nb_segs != 1 || m[i]->data_len == 0)) {
-			rx_reject(c, idx, m[i]);
-			continue;
-		}
-		pv = xnv_priv(m[i]);
-		if (chain != NULL && chain[i] != cur) {
-			cur = chain[i];
-			route = chain_start(c, chain[i], &hop);
-			chains++;
-		}
-		odd |= pv->pool ^ pool;
-		/* Its first step (xnv_take_step()), the word made once. */
-		pv->route = route;
-		if (unlikely(hop != 0))
-			xnv_fabric_push(c, m[i], pv, hop);
-		/* With flow rules, xnv_flows_classify() already hashed the
-		 * key it parsed (when the NIC gave no hash). */
-		if (m[i]->ol_flags & RTE_MBUF_F_RX_RSS_HASH)
-			hash = m[i]->hash.rss;
-		else
-			hash = flows ? pv->hash : 0;
-		pv->desc_hi = xnv_desc_hi(idx, hash);
-		pv->rx_tsc = rx_tsc;
-		m[kept++] = m[i];
-	}
-	/* One chain, no hop to push (a failed push changes the target)
-	 * and the port's own pool (a driver's mbufs come from the pool it
-	 * was given): every packet has the first one's target. */
-	*uniform = chains <= 1 && hop == 0 && odd == 0;
-	return kept;
-}
-
-void
-xnv_rx_burst(struct xnv_core *c, uint16_t idx, struct xnv_pending *pd,
-	     struct rte_mbuf **m, unsigned n, uint64_t now)
-{
-	struct xnv_port *p = &c->ports[idx];
-	uint16_t chain[GNTS_BURST_MAX];
-	unsigned i, kept;
-	uint64_t rx_tsc = 0;
-	int flows, fabric, uniform;
-
-	if (unlikely(p->lat != NULL))
-		rx_tsc = rte_rdtsc();
-	/* The driver wrote the header's first lines; fetch the private
-	 * area of every packet before filling the first. */
-	for (i = 0; i < n; i++)
-		rte_prefetch0(xnv_priv(m[i]));
-	p->rx += n;
-	fabric = c->cfg.ports[idx].fabric;
-	flows = !fabric && xnv_flows_active(c);
-	if (unlikely(fabric || flows))	/* a chain each */
-		for (i = 0; i < n; i++)
-			chain[i] = c->port_chain[idx];
-	if (unlikely(fabric))		/* its hop decides */
-		n = xnv_fabric_rx(c, idx, m, chain, n);
-	if (unlikely(p->vlan_strip))	/* only ports that asked for it */
-		for (i = 0; i < n; i++)
-			if (m[i]->ol_flags & RTE_MBUF_F_RX_VLAN_STRIPPED)
-				vlan_restore(m[i]);
-	if (flows)
-		xnv_flows_classify(c, m, n, idx, chain);
-	if (c->first_rx_tsc == 0)
-		c->first_rx_tsc = now;
-	c->last_rx_tsc = now;
-	if (fabric || flows)
-		kept = rx_fill(c, idx, m, n, chain, 0, flows, rx_tsc, &uniform);
-	else
-		kept = rx_fill(c, idx, m, n, NULL, c->port_chain[idx], 0,
-			       rx_tsc, &uniform);
-	xnv_deliver(c, pd, m, kept, now, now, uniform);
-}
-
-unsigned
-xnv_rx_port(struct xnv_core *c, uint16_t idx, uint64_t now)
-{
-	struct xnv_port *p = &c->ports[idx];
-	struct rte_mbuf *m[GNTS_BURST_MAX];
-	unsigned n, want = c->cfg.burst;
-
-	/* Parked packets first, rx stopped or not: they finish the chain
-	 * they were given, or drop after stall_timeout_ms (a chain unset
-	 * while some waited for room used to keep them for ever). */
-	if (xnv_flush_pending(c, &p->pend, now))
-		return 1;	/* waiting for room is not idleness */
-	if (!p->rx_on || !p->started)
-		return 0;
-	if (unlikely(p->pace.cost != 0)) {
-		want = xnv_pace_allow(&p->pace, now - c->start_tsc, want);
-		if (want == 0)	/* paced, nothing due yet */
-			return pace_idle(c, &p->pace);
-	}
-	n = rte_eth_rx_burst(p->port_id, 0, m, (uint16_t)want);
-	if (n == 0)
-		return 0;
-	if (unlikely(p->pace.cost != 0))
-		xnv_pace_took(&p->pace, n);
-	xnv_rx_burst(c, idx, &p->pend, m, n, now);
-	return n;
 }
 
 uint64_t

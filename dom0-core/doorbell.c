@@ -25,6 +25,7 @@ xnv_bells_open(struct xnv_core *c)
 	c->bell_epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (c->bell_epfd < 0)
 		return -errno;
+	c->workers.w[0]->epfd = c->bell_epfd;	/* worker 0's (worker.h) */
 	c->port_epfd = epoll_create1(EPOLL_CLOEXEC);
 	return 0;
 }
@@ -50,19 +51,25 @@ xnv_bells_close(struct xnv_core *c)
 	if (c->bell_epfd >= 0)
 		close(c->bell_epfd);
 	c->bell_epfd = c->port_epfd = -1;
+	c->workers.w[0]->epfd = -1;
 }
 
+/* @p nf's doorbell in (@p on) or out of the epoll set of the worker that
+ * polls it (worker.h). */
 static void
 listen_to(struct xnv_core *c, struct xnv_nfrec *nf, int on)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = nf };
 	struct xnv_bell *bl = &nf->bell;
+	int ep = on ? c->workers.w[nf->worker]->epfd : bl->ep;
 
-	if (bl->b == NULL || c->bell_epfd < 0 || bl->listening == on)
+	if (bl->b == NULL || ep < 0 || bl->listening == on)
 		return;
-	if (epoll_ctl(c->bell_epfd, on ? EPOLL_CTL_ADD : EPOLL_CTL_DEL,
-		      gnts_bell_fd(bl->b), &ev) == 0 || !on)
+	if (epoll_ctl(ep, on ? EPOLL_CTL_ADD : EPOLL_CTL_DEL,
+		      gnts_bell_fd(bl->b), &ev) == 0 || !on) {
 		bl->listening = (uint8_t)on;
+		bl->ep = ep;
+	}
 }
 
 /* Awake on @p nf's tx ring (C6): polled again. */
@@ -72,9 +79,21 @@ wake_one(struct xnv_core *c, struct xnv_nfrec *nf)
 	if (!nf->bell.asleep)
 		return;
 	if (nf->bell.asleep == XNV_BELL_DOZE)
-		c->n_dozing--;
+		c->workers.w[nf->worker]->n_dozing--;
 	gnts_ring_sleep_cancel(&nf->tx);
 	nf->bell.asleep = 0;
+}
+
+void
+xnv_bell_move(struct xnv_core *c, struct xnv_nfrec *nf, uint16_t to)
+{
+	int listening = nf->bell.listening;
+
+	wake_one(c, nf);	/* polled by its new worker */
+	listen_to(c, nf, 0);
+	nf->worker = to;
+	if (listening)
+		listen_to(c, nf, 1);
 }
 
 void
@@ -88,7 +107,7 @@ xnv_bell_attach(struct xnv_core *c, struct xnv_nfrec *nf,
 	/* The core kicks the rings it produces (rx, free) when the NF
 	 * sleeps: say so on the core's line, so the NF may sleep. */
 	gnts_ring_kicks_set(&nf->rx);
-	listen_to(c, nf, 1);
+	listen_to(c, nf, 1);	/* by the worker that polls it */
 }
 
 static void
@@ -96,7 +115,7 @@ kick_now(struct xnv_core *c, struct xnv_bell *bl, uint64_t now)
 {
 	bl->owed = 0;
 	bl->next_kick_tsc = now + c->tsc_hz / XNV_BELL_KICKS_MAX;
-	c->kick_tsc = now;
+	xnv_worker_self()->kick_tsc = now;
 	if (gnts_bell_kick(bl->b) == 0)
 		bl->kicks++;
 }
@@ -187,27 +206,33 @@ woken_by(struct xnv_core *c, struct xnv_nfrec *nf, uint64_t now)
 	}
 }
 
-/* Awake (C6) on every NF's tx ring: polling again.  Only where we said
- * we sleep: a departed NF's region may be gone. */
+/* Awake (C6) on the tx ring of every NF the calling worker polls:
+ * polling again.  Only where we said we sleep: a departed NF's region
+ * may be gone. */
 void
 xnv_bells_wake_all(struct xnv_core *c)
 {
+	struct xnv_worker *w = xnv_worker_self();
+
 	for (uint16_t i = 0; i < c->n_active; i++)
-		wake_one(c, &c->nfs[c->active[i]]);
-	c->n_dozing = 0;
+		if (c->nfs[c->active[i]].worker == w->id)
+			wake_one(c, &c->nfs[c->active[i]]);
+	w->n_dozing = 0;
 }
 
 /* After a wait: which NFs stay asleep (dozing, doorbell.h) and which are
  * polled again.  A muted or dead doorbell would not end the next wait:
  * its NF is polled. */
 static void
-doze(struct xnv_core *c)
+doze(struct xnv_core *c, struct xnv_worker *w)
 {
 	uint16_t i, n = 0;
 
 	for (i = 0; i < c->n_active; i++) {
 		struct xnv_nfrec *nf = &c->nfs[c->active[i]];
 
+		if (nf->worker != w->id)
+			continue;
 		if (nf->bell.asleep == XNV_BELL_DOZE) {
 			n++;	/* did not kick: nothing changed */
 			continue;
@@ -222,7 +247,7 @@ doze(struct xnv_core *c)
 		}
 		wake_one(c, nf);
 	}
-	c->n_dozing = n;
+	w->n_dozing = n;
 }
 
 /* Say "about to sleep" on every NF's tx ring that has a doorbell whose
@@ -231,15 +256,18 @@ doze(struct xnv_core *c)
  * others' latency: XNV_IDLE_SLEEP_MAX_US when an NF has no doorbell (an
  * older libxnv, or a backend without them) or does not kick. */
 static int
-prepare_all(struct xnv_core *c, uint64_t now, unsigned *cap_us)
+prepare_all(struct xnv_core *c, const struct xnv_worker *w, uint64_t now,
+	    unsigned *cap_us)
 {
 	uint16_t i;
 
 	for (i = 0; i < c->n_active; i++) {
 		struct xnv_nfrec *nf = &c->nfs[c->active[i]];
 
-		/* Dozing: its word is still set from an earlier wait. */
-		if (nf->state != XNV_REC_ATTACHED || nf->bell.asleep)
+		/* Dozing: its word is still set from an earlier wait.
+		 * Another worker's NF: that worker sleeps on it. */
+		if (nf->state != XNV_REC_ATTACHED || nf->bell.asleep ||
+		    nf->worker != w->id || nf->q_req)
 			continue;
 		if (nf->bell.b == NULL || !gnts_ring_sleep_ok(&nf->tx)) {
 			*cap_us = XNV_IDLE_SLEEP_MAX_US;
@@ -262,37 +290,41 @@ prepare_all(struct xnv_core *c, uint64_t now, unsigned *cap_us)
 int
 xnv_bells_sleep(struct xnv_core *c, unsigned max_us)
 {
+	struct xnv_worker *w = xnv_worker_self();
+	const int main = w->id == 0;	/* the ports' interrupts: its own */
 	struct epoll_event ev[16];
 	struct timespec ts;
 	uint64_t now = rte_rdtsc();
 	unsigned us = max_us;
 	int n, k;
 
-	if (!prepare_all(c, now, &us))
+	if (!prepare_all(c, w, now, &us))
 		return 0;
-	if (!xnv_ports_intr_arm(c)) {		/* a port has packets */
+	if (main && !xnv_ports_intr_arm(c)) {	/* a port has packets */
 		xnv_bells_wake_all(c);
 		return 0;
 	}
-	if (!xnv_workers_sleep_prepare(c)) {	/* a worker handed packets */
-		xnv_ports_intr_disarm(c);
+	if (!xnv_workers_sleep_prepare(c, w)) {	/* another worker's packets */
+		if (main)
+			xnv_ports_intr_disarm(c);
 		xnv_bells_wake_all(c);
 		return 0;
 	}
 	us = RTE_MIN(us, max_us);
 	ts = (struct timespec){ .tv_sec = us / 1000000,
 				.tv_nsec = (long)(us % 1000000) * 1000 };
-	n = epoll_pwait2(c->bell_epfd, ev, RTE_DIM(ev), &ts, NULL);
+	n = epoll_pwait2(w->epfd, ev, RTE_DIM(ev), &ts, NULL);
 	now = rte_rdtsc();
 	for (k = 0; k < n; k++) {
 		if (ev[k].data.ptr == &c->ports)
 			xnv_ports_intr_woken(c);
-		else if (ev[k].data.ptr != &c->workers)	/* else a worker's */
+		else if (ev[k].data.ptr != w)	/* else another worker's kick */
 			woken_by(c, ev[k].data.ptr, now);
 	}
-	xnv_ports_intr_disarm(c);
-	xnv_workers_sleep_done(c);
-	doze(c);
+	if (main)
+		xnv_ports_intr_disarm(c);
+	xnv_workers_sleep_done(c, w);
+	doze(c, w);
 	return 1;
 }
 
@@ -342,12 +374,13 @@ us_tsc(const struct xnv_core *c, unsigned us)
 void
 xnv_idle_backoff(struct xnv_core *c, unsigned *idle)
 {
+	struct xnv_worker *w = xnv_worker_self();
 	unsigned n = (*idle)++, us;
-	int bell = c->idle == GNTS_IDLE_DOORBELL && c->bell_epfd >= 0;
+	int bell = c->idle == GNTS_IDLE_DOORBELL && w->epfd >= 0;
 	uint64_t now;
 
 	if (n == 0)
-		c->idle_since_tsc = rte_rdtsc();
+		w->idle_since_tsc = rte_rdtsc();
 	if (n < IDLE_SPINS)
 		return;
 	if (n < IDLE_PAUSES) {
@@ -360,7 +393,7 @@ xnv_idle_backoff(struct xnv_core *c, unsigned *idle)
 		 * task: doorbell mode sleeps once idle IDLE_BELL_AFTER_US,
 		 * however few yields that took (else a port paced every few
 		 * ms kept it from ever sleeping). */
-		if (!bell || now - c->idle_since_tsc <
+		if (!bell || now - w->idle_since_tsc <
 			     us_tsc(c, IDLE_BELL_AFTER_US)) {
 			sched_yield();
 			return;
@@ -368,7 +401,7 @@ xnv_idle_backoff(struct xnv_core *c, unsigned *idle)
 		*idle = IDLE_BELL_YIELDS + 1;
 		n = IDLE_BELL_YIELDS;
 	}
-	if (bell && now - c->kick_tsc < us_tsc(c, XNV_BELL_LINGER_US)) {
+	if (bell && now - w->kick_tsc < us_tsc(c, XNV_BELL_LINGER_US)) {
 		rte_pause();	/* the NF we woke answers soon: no wake-up
 				 * of ours on its way back */
 		return;
@@ -376,7 +409,8 @@ xnv_idle_backoff(struct xnv_core *c, unsigned *idle)
 	if (bell) {
 		n -= IDLE_BELL_YIELDS;
 		us = RTE_MIN(32u << RTE_MIN(n, 15u), c->idle_max_us);
-		if (!pace_cap(c, &us) || !xnv_bells_sleep(c, us))
+		if ((w->id == 0 && !pace_cap(c, &us)) ||
+		    !xnv_bells_sleep(c, us))
 			*idle = 0;	/* due, or an NF sent meanwhile */
 		return;
 	}

@@ -43,7 +43,8 @@
 /* One NF's doorbells, as the core keeps them (struct xnv_nfrec bell). */
 struct xnv_bell {
 	struct gnts_bell *b;	/* the backend's end; NULL: the NF polls */
-	uint8_t listening;	/* its fd is in the core's epoll set */
+	uint8_t listening;	/* its fd is in the epoll set ep (its
+				 * worker's: worker.h) */
 	uint8_t dead;		/* its end is closed: never listened to */
 	uint8_t asleep;		/* the core's sleep word on its tx ring is
 				 * set: for this wait (1), or kept from
@@ -59,6 +60,7 @@ struct xnv_bell {
 	uint64_t win_tsc;	/* start of the current 1 s window */
 	uint32_t win_spurious;	/* spurious wake-ups in that window */
 	uint64_t next_kick_tsc;	/* no kick before this (KICKS_MAX) */
+	int ep;			/* while listening */
 };
 
 #define XNV_BELL_DOZE 2u
@@ -86,6 +88,10 @@ void xnv_bell_attach(struct xnv_core *c, struct xnv_nfrec *nf,
 void xnv_bell_detach(struct xnv_core *c, struct xnv_nfrec *nf);
 
 void xnv_bell_kick(struct xnv_core *c, struct xnv_nfrec *nf);
+
+/** @p nf is polled by worker @p to from now on (the workers parked or
+ *  stopped): its doorbell moves to that worker's set. */
+void xnv_bell_move(struct xnv_core *c, struct xnv_nfrec *nf, uint16_t to);
 
 /** A kick owed to @p nf (it came too soon): sent if its time has come.
  *  @return 1 (the core is not idle while one is owed). */

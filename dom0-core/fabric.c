@@ -93,7 +93,7 @@ xnv_fabric_rx(struct xnv_core *c, uint16_t idx, struct rte_mbuf **m,
 		if (hop == 0 || hop > XNV_HOP_MAX ||
 		    c->hops[hop].chain == XNV_CHAIN_NONE ||
 		    c->hops[hop].port != idx) {
-			c->drops[XNV_DROP_FABRIC]++;
+			xnv_count(&XNV_WC()->drops[XNV_DROP_FABRIC], 1);
 			rte_pktmbuf_free(m[i]);
 			continue;
 		}
@@ -124,9 +124,11 @@ xnv_vlan_push(struct rte_mbuf *m, uint16_t tci)
 }
 
 void
-xnv_fabric_push(struct xnv_core *c, struct rte_mbuf *m,
-		struct xnv_mbuf_priv *pv, uint16_t hop)
+xnv_fabric_push(struct rte_mbuf *m, struct xnv_mbuf_priv *pv, uint16_t hop)
 {
+	struct xnv_wcount *wc = XNV_WC();
+	uint64_t *seen = &wc->hop_seen[hop / 64], bit = 1ull << (hop % 64);
+
 	/* Only missing headroom (an NF moved the data to the buffer's
 	 * start) or a frame shorter than two addresses fails. */
 	if (xnv_vlan_push(m, hop) != 0) {
@@ -134,7 +136,10 @@ xnv_fabric_push(struct xnv_core *c, struct rte_mbuf *m,
 		pv->tgt_id = XNV_STEP_DROP_FABRIC;
 		return;
 	}
-	c->hops[hop].tx++;
+
+	xnv_count(&wc->hop_tx[hop], 1);
+	if (!(*seen & bit))	/* which hops the fold looks at */
+		__atomic_store_n(seen, *seen | bit, __ATOMIC_RELAXED);
 }
 
 /* Hop @p k as a dict under its number in @p d; -1: out of memory. */

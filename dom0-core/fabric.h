@@ -61,8 +61,8 @@ unsigned xnv_fabric_rx(struct xnv_core *c, uint16_t idx, struct rte_mbuf **m,
 		       uint16_t *chain, unsigned n);
 
 /** @p m takes step PORT:@p hop: its tag pushed (no room: dropped). */
-void xnv_fabric_push(struct xnv_core *c, struct rte_mbuf *m,
-		     struct xnv_mbuf_priv *pv, uint16_t hop);
+void xnv_fabric_push(struct rte_mbuf *m, struct xnv_mbuf_priv *pv,
+		     uint16_t hop);
 
 /** An 802.1Q tag of @p tci put in front of @p m's EtherType, in its
  *  headroom (rte_vlan_insert() refuses the pools' external buffers).

@@ -77,6 +77,25 @@ who(const struct xnv_core *c, const struct xnv_nfrec *nf, char *buf,
 	return buf;
 }
 
+/*
+ * Found by a worker other than worker 0 (worker.h), whose NF @p nf is:
+ * it polls the NF no more (nf->q_req), and worker 0 quarantines it at
+ * its next control pass with every worker parked (xnv_rec_requests()).
+ */
+static void
+ask_main(struct xnv_core *c, struct xnv_nfrec *nf, uint32_t code,
+	 const char *why)
+{
+	if (nf->q_req)
+		return;
+	nf->q_code = code;
+	snprintf(nf->q_why, sizeof(nf->q_why), "%s", why);
+	/* Release: code and reason are written before worker 0, which
+	 * acquires the flags, reads them. */
+	__atomic_store_n(&nf->q_req, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&c->workers.requests, 1, __ATOMIC_RELEASE);
+}
+
 /* Quarantine @p nf, telling it @p code (GNTS_DETACH_*). */
 static void
 quarantine(struct xnv_core *c, struct xnv_nfrec *nf, uint32_t code,
@@ -86,9 +105,14 @@ quarantine(struct xnv_core *c, struct xnv_nfrec *nf, uint32_t code,
 
 	if (nf->state != XNV_REC_ATTACHED)
 		return;
+	if (xnv_worker_self()->id != 0) {
+		ask_main(c, nf, code, why);
+		return;
+	}
 	snprintf(reason, sizeof(reason), "quarantined: %s", why);
 	XLOG(WARNING, "NF %s (%s) %s\n", nf->name, who(c, nf, w, sizeof(w)),
 	     reason);
+	xnv_workers_park(c, 1);
 	nf->quarantined = 1;
 	nf->detach_code = code;
 	xnv_rec_detach(c, nf, reason);
@@ -96,6 +120,27 @@ quarantine(struct xnv_core *c, struct xnv_nfrec *nf, uint32_t code,
 	xnv_rec_finish(c, nf);
 	/* And its domain may not just start the next one (domain.c). */
 	xnv_dom_hostile(c, nf->dom, reason);
+	xnv_workers_park(c, 0);
+}
+
+void
+xnv_rec_requests(struct xnv_core *c)
+{
+	uint16_t i;
+
+	/* Acquire: pairs with ask_main()'s release. */
+	if (!__atomic_exchange_n(&c->workers.requests, 0, __ATOMIC_ACQUIRE))
+		return;
+	xnv_workers_park(c, 1);
+	for (i = 0; i < XNV_MAX_NFS; i++) {
+		struct xnv_nfrec *nf = &c->nfs[i];
+
+		if (!__atomic_load_n(&nf->q_req, __ATOMIC_ACQUIRE))
+			continue;
+		nf->q_req = 0;
+		quarantine(c, nf, nf->q_code, nf->q_why);
+	}
+	xnv_workers_park(c, 0);
 }
 
 void

@@ -283,6 +283,26 @@ idle_exit_due(const struct xnv_core *c, uint64_t now, uint64_t idle_tsc,
 	return 0;
 }
 
+/* The NFs' heartbeats and hoarding (guard.c): every millisecond while
+ * worker 0 polls every NF; with NFs of other workers, whose counts are
+ * theirs, every 10 ms with the workers parked. */
+static void
+watch(struct xnv_core *c, uint64_t now)
+{
+	struct xnv_workers *ws = &c->workers;
+
+	if (ws->n_remote == 0) {
+		xnv_rec_watch(c, now);
+		return;
+	}
+	if (now < ws->watch_due)
+		return;
+	ws->watch_due = now + c->tsc_hz / 100;
+	xnv_workers_park(c, 1);
+	xnv_rec_watch(c, now);
+	xnv_workers_park(c, 0);
+}
+
 static void
 run(struct xnv_core *c, const struct opts *o)
 {
@@ -290,6 +310,7 @@ run(struct xnv_core *c, const struct opts *o)
 	uint64_t idle_tsc = (uint64_t)(o->idle_exit_ms * 1e-3 * hz);
 	uint64_t end = o->duration_s > 0 ?
 		       start + (uint64_t)(o->duration_s * hz) : UINT64_MAX;
+	struct xnv_worker *self = xnv_worker_self();	/* worker 0 */
 	unsigned idle = 0, work;
 	uint16_t i;
 
@@ -300,13 +321,12 @@ run(struct xnv_core *c, const struct opts *o)
 		work = 0;
 		for (i = 0; i < c->cfg.n_ports; i++)
 			work += xnv_rx_port(c, i, now);
-		for (i = 0; i < c->n_active; i++)
-			work += xnv_rx_nf(c, &c->nfs[c->active[i]], now);
+		work += xnv_rx_nfs(c, 0, now);
 		if (unlikely(c->workers.n > 1))
 			work += xnv_workers_rx(c, now);
 		if (work != 0) {
 			idle = 0;
-			if (unlikely(c->n_dozing != 0))
+			if (unlikely(self->n_dozing != 0))
 				xnv_bells_wake_all(c);
 		} else if (c->idle != GNTS_IDLE_POLL)
 			xnv_idle_backoff(c, &idle);
@@ -318,17 +338,20 @@ run(struct xnv_core *c, const struct opts *o)
 		next_ctl = now + hz / 1000;
 		xnv_flows_quiescent(c);	/* no rule set held from here */
 		(void)gnts_srv_poll(c->srv);
+		xnv_rec_requests(c);	/* other workers' quarantines */
 		/* A clock read after the poll: the loop's `now` may be old
 		 * (a slow poll, a stopped core) and would date a moving
 		 * heartbeat into the past. */
-		xnv_rec_watch(c, rte_rdtsc());
+		watch(c, rte_rdtsc());
 		xnv_rec_sweep(c);
 		xnv_port_link_watch(c, now);
 		xnv_ctl_poll(c);
 		xnv_workers_fold(c);
 		if (dump_stats) {
 			dump_stats = 0;
+			xnv_workers_park(c, 1);	/* NFs' counters */
 			xnv_stats_print(c, stdout, (double)(now - start) / hz);
+			xnv_workers_park(c, 0);
 		}
 		if (now >= end) {
 			XLOG(INFO, "--duration reached\n");
@@ -459,10 +482,11 @@ main(int argc, char **argv)
 	start = rte_rdtsc();
 	c->start_tsc = start;
 	c->idle = o.idle;
-	c->workers.efd = -1;	/* worker.h: no eventfd yet */
 	c->idle_max_us = (unsigned)o.idle_max_us;
-	rc = xnv_bells_open(c);
+	rc = xnv_workers_init(c);	/* worker 0: this lcore (worker.h) */
 	if (rc < 0)
+		XLOG(ERR, "no memory for the main lcore's counters\n");
+	else if ((rc = xnv_bells_open(c)) < 0)
 		XLOG(ERR, "epoll for the doorbells: %s\n", strerror(-rc));
 	else
 		rc = setup(c, o.backend);
@@ -477,6 +501,7 @@ main(int argc, char **argv)
 	if (rc == 0) {
 		double el = (double)(rte_rdtsc() - start) / c->tsc_hz;
 
+		xnv_workers_fold(c);	/* what quiesce counted */
 		xnv_stats_print(c, stdout, el);
 		if (o.stats_json && xnv_stats_json(c, o.stats_json, el) < 0) {
 			XLOG(ERR, "cannot write %s\n", o.stats_json);

@@ -45,9 +45,9 @@ verdict_next(struct xnv_core *c, struct rte_mbuf *m)
 		return route;
 	}
 	if (route != 0)
-		return xnv_take_step(c, m, pv, chain, step,
+		return xnv_take_step(m, pv, chain, step,
 				     &c->chains[chain].ch.s[step]);
-	c->drops[XNV_DROP_CHAIN_END]++;
+	xnv_count(&XNV_WC()->drops[XNV_DROP_CHAIN_END], 1);
 	rte_pktmbuf_free(m);
 	return 0;
 }
@@ -68,7 +68,7 @@ apply_verdict(struct xnv_core *c, struct xnv_nfrec *nf, struct rte_mbuf *m,
 		 * which a chain step gives, not an NF's verdict. */
 		if (likely(!c->cfg.ports[d->dst].fabric))
 			return verdict_target(pv, nf, XNV_STEP_PORT, d->dst);
-		c->drops[XNV_DROP_FABRIC]++;
+		xnv_count(&XNV_WC()->drops[XNV_DROP_FABRIC], 1);
 		break;
 	case GNTS_ACT_TO_SERVICE:
 		return verdict_target(pv, nf, XNV_STEP_SERVICE,
@@ -283,7 +283,7 @@ take_returns(struct xnv_core *c, struct xnv_nfrec *nf, uint64_t now)
 		xnv_deliver(c, &nf->pend, out, k, now, now, r.uniform);
 	if (unlikely(r.n_bad != 0)) {
 		nf->bad += r.n_bad;
-		c->drops[XNV_DROP_BAD_DESC] += r.n_bad;
+		xnv_count(&XNV_WC()->drops[XNV_DROP_BAD_DESC], r.n_bad);
 		/* Over its error budget: quarantined, and not polled again. */
 		if (nf->state == XNV_REC_ATTACHED)
 			(void)xnv_rec_charge_bad(c, nf, now, r.n_bad,
@@ -312,18 +312,35 @@ xnv_rx_nf(struct xnv_core *c, struct xnv_nfrec *nf, uint64_t now)
 			xnv_rec_finish(c, nf);
 		return n;
 	}
-	if (XNV_BELL_DOZING(nf))
-		return 0;	/* it kicks if it sends (doorbell.h) */
+	if (XNV_BELL_DOZING(nf) || unlikely(nf->q_req))
+		return 0;	/* it kicks if it sends (doorbell.h); or it is
+				 * to be quarantined (guard.c) */
 	if (nf->alloc_want != 0) {
 		refill(c, nf);
-		if (nf->state != XNV_REC_ATTACHED)
-			return 0;
+		if (nf->state != XNV_REC_ATTACHED || nf->q_req)
+			return 0;	/* quarantined, or to be (guard.c) */
 	}
 	if (unlikely(nf->bell.owed))
 		return xnv_bell_owed(c, nf, now);	/* not idle until sent */
 	if (xnv_flush_pending(c, &nf->pend, now))
 		return 1;
 	return take_returns(c, nf, now);
+}
+
+unsigned
+xnv_rx_nfs(struct xnv_core *c, uint16_t worker, uint64_t now)
+{
+	unsigned work = 0;
+	uint16_t i;
+
+	/* The list changes only with the workers parked (worker.h). */
+	for (i = 0; i < c->n_active; i++) {
+		struct xnv_nfrec *nf = &c->nfs[c->active[i]];
+
+		if (nf->worker == worker)
+			work += xnv_rx_nf(c, nf, now);
+	}
+	return work;
 }
 
 int

@@ -12,13 +12,30 @@
 #include "classify.h"
 #include "core.h"
 
+/* Descriptors waiting in the rx ring of @p nf, which another worker
+ * polls (worker.h): its ring port is that worker's, so nothing of it is
+ * written here (the check and cache of gnts_ring_count() are its
+ * owner's).  An estimate, never above the ring. */
+static inline uint32_t
+foreign_used(const struct xnv_nfrec *nf)
+{
+	uint32_t prod = __atomic_load_n(&nf->rx.idx, __ATOMIC_RELAXED);
+	uint32_t cons = atomic_load_explicit(&nf->rx.r->cons,
+					     memory_order_relaxed);
+
+	return prod - cons > nf->rx.size ? nf->rx.size : prod - cons;
+}
+
 /* Descriptors waiting in @p nf's rx ring; the cached estimate first, the
  * shared index only when the estimate is high.  Never above the ring. */
 static inline uint32_t
 ring_used(struct xnv_nfrec *nf, uint32_t limit)
 {
-	uint32_t used = nf->rx.idx - nf->rx.cached_peer;
+	uint32_t used;
 
+	if (unlikely(nf->worker != xnv_worker_self()->id))
+		return foreign_used(nf);
+	used = nf->rx.idx - nf->rx.cached_peer;
 	if (used > limit)
 		used = gnts_ring_count(&nf->rx, 1);
 	return used;
@@ -47,7 +64,7 @@ xnv_service_pick(struct xnv_core *c, uint16_t service, struct rte_mbuf *m)
 	for (i = 0; i < s->n_live; i++) {
 		struct xnv_nfrec *o = &c->nfs[s->live[i]];
 
-		u = gnts_ring_count(&o->rx, 1);
+		u = ring_used(o, 0);
 		if (u < used) {
 			used = u;
 			least = o;

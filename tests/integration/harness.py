@@ -380,6 +380,24 @@ def nf_info(t, name):
     return info
 
 
+def watch_dozing_sender(core, nf, port=0):
+    """While NF `nf` (a Proc: a generator sending to port index `port`)
+    runs: until it has been seen dozing (doorbell.c), two of its packets
+    have left the port and one of its kicks woke the core.  Returns
+    (still running, packets out, its last /xnv/nf/info)."""
+    tx, info = 0, {}
+    seen_dozing = 0
+    with Telemetry(core) as t:
+        while nf.alive():
+            info = nf_info(t, nf.nf_name)
+            seen_dozing |= info["dozing"]
+            tx = t("/xnv/port/info", port)["tx"]
+            if seen_dozing and tx >= 2 and info["bell_wakes"] >= 1:
+                break
+            time.sleep(0.02)
+    return nf.alive(), tx, info
+
+
 def ctl(core, cmd, params=None, timeout=5):
     """One control command on a fresh telemetry connection, e.g.
     ctl(core, "/xnv/flow/add", "proto=udp src=.. dst=.. chain=fwd-b->out")."""

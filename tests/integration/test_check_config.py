@@ -133,6 +133,18 @@ BAD = {
     "workers-too-many": (
         config(core="[core]\nworkers = 9\n"), 2,
         r"\[core\] workers = 9: expected a number from 1 to 8$"),
+    "service-worker-beyond-workers": (
+        config(core="[core]\nworkers = 2\n",
+               svc="[service fwd-a]\nworker = 2\n"), 13,
+        r"\[service fwd-a\] worker = 2: there are only workers 0\.\.1 "
+        r"\(\[core\] workers = 2\)$"),
+    "service-worker-one-worker": (
+        config(svc="[service fwd-a]\nworker = 1\n"), 13,
+        r"\[service fwd-a\] worker = 1: there are only workers 0\.\.0 "
+        r"\(\[core\] workers = 1\)$"),
+    "service-worker-range": (
+        config(svc="[service fwd-a]\nworker = 9\n"), 13,
+        r"\[service fwd-a\] worker = 9: expected a number from 0 to 7$"),
     "out-of-range": (
         config(**{"in": "[port in]\ndev = net_null0\ngroup = g\nchain = fwd-a -> out\n"
                         "rx_desc = 16\n"}), 9,
@@ -140,7 +152,7 @@ BAD = {
     "unknown-key": (
         config(svc="[service fwd-a]\nid = 3\ncolor = red\n"), 14,
         r"\[service fwd-a\]: unknown key 'color' \(known: id, allow_uids, "
-        r"allow_gids\)$"),
+        r"allow_gids, worker\)$"),
     "unknown-section-kind": (
         config(svc="[service fwd-a]\n[widget w]\n"), 13,
         r"\[widget w\]: unknown section kind 'widget' \(expected core, group, "

@@ -29,7 +29,7 @@ import pytest
 
 import harness
 from harness import BUILD, CORE_BIN, FWD_BIN, Telemetry, cpu_ticks, nf_info, nf_infos, \
-    scaled, write_config
+    scaled, watch_dozing_sender, write_config
 from vethpair import Peer, veth  # noqa: F401 (veth: a fixture)
 
 log = logging.getLogger("xnv-it")
@@ -222,17 +222,8 @@ def test_dozing_nf_that_sends_wakes_the_core(xnv):
                            "--alloc=64", "--", "--count", 40, "--rate", 10,
                            "--size", 64, "--out", 0))
     core.wait_attached(gen)
-    seen_dozing, tx_while_running, info = 0, 0, {}
-    with Telemetry(core) as t:
-        while gen.alive():
-            info = nf_info(t, "gen-1")
-            seen_dozing |= info["dozing"]
-            tx_while_running = t("/xnv/port/info", 0)["tx"]
-            if seen_dozing and tx_while_running >= 2 and \
-                    info["bell_wakes"] >= 1:
-                break
-            time.sleep(0.02)
-    assert gen.alive(), "the generator ended first: " \
+    running, tx_while_running, info = watch_dozing_sender(core, gen)
+    assert running, "the generator ended first: " \
         f"{tx_while_running} packets had left, {info}"
     assert gen.wait(scaled(60)) == 0, gen.stderr()
     core.stop()

@@ -4,9 +4,11 @@
 A net_pcap port with two rx_pcap files has two rx queues: queue 0 is the
 main lcore's, queue 1 the worker's.  With a port-only chain the worker
 sends what it receives itself, on tx queue 1 (the second tx_pcap file);
-with an NF in the chain it hands its packets to the main lcore, which owns
-the NFs, and they leave through tx queue 0, each input file's packets in
-their order.  The counters of both lcores add up in the core's report."""
+with an NF of the main lcore in the chain it steers its packets to it,
+and they leave through tx queue 0, each input file's packets in their
+order; with flow rules it hands them to the main lcore as received.  The
+counters of both lcores add up in the core's report.  (NFs of other
+lcores: test_worker_nfs.py.)"""
 import os
 import re
 import time
@@ -38,11 +40,12 @@ def two_queue_config(env, chain, workers=2, more=()):
 
 
 def worker_line(log):
-    """(sent itself, handed to the main lcore) of worker 1's exit line."""
+    """(sent itself, handed to the main lcore, steered to other workers)
+    of worker 1's exit line."""
     m = re.search(r"worker 1 \(lcore 1\): (\d+) packets sent itself, "
-                  r"(\d+) handed", log)
+                  r"(\d+) handed to the main lcore, (\d+) steered", log)
     assert m, log[-2000:]
-    return int(m.group(1)), int(m.group(2))
+    return tuple(int(x) for x in m.groups())
 
 
 def port(stats, name):
@@ -60,15 +63,16 @@ def test_port_chain_runs_on_both_lcores(xnv):
     assert "2 rx queues, 2 tx queues" in log
     assert read_pcap(xnv.path("oa.pcap")) == a
     assert read_pcap(xnv.path("ob.pcap")) == b
-    assert worker_line(log) == (N_B, 0)
+    assert worker_line(log) == (N_B, 0, 0)
     st = core.stats()
     assert port(st, "in")["rx"] == N_A + N_B
     assert port(st, "out")["tx"] == N_A + N_B
 
 
 def test_nf_chain_crosses_to_the_main_lcore(xnv):
-    """NFs stay on the main lcore: the worker hands its packets over; all
-    arrive, each input queue's packets in their order."""
+    """The NF is the main lcore's (its service's worker is 0): the worker
+    resolves its packets and steers them to it; all arrive, each input
+    queue's packets in their order."""
     cfg, a, b = two_queue_config(xnv, "fwd -> out")
     core = xnv.start_core(cfg, idle_exit=500, eal=("-l", "0,1"))
     core.wait_ready()
@@ -81,7 +85,7 @@ def test_nf_chain_crosses_to_the_main_lcore(xnv):
     sa, sb = set(a), set(b)
     assert [p for p in out if p in sa] == a
     assert [p for p in out if p in sb] == b
-    assert worker_line(core.log()) == (0, N_B)
+    assert worker_line(core.log()) == (0, 0, N_B)
     st = core.stats()
     assert port(st, "in")["rx"] == N_A + N_B
     assert port(st, "out")["tx"] == N_A + N_B
@@ -95,7 +99,7 @@ def test_flow_rules_are_the_main_lcores(xnv):
     cfg, a, b = two_queue_config(xnv, "out", more=[udp])
     core = xnv.start_core(cfg, idle_exit=500, eal=("-l", "0,1"))
     assert core.wait(60) == 0, core.log()[-3000:]
-    assert worker_line(core.log()) == (0, N_B)
+    assert worker_line(core.log()) == (0, N_B, 0)
     kept_a = [p for p in a if flow_key(p)[3] != 17]
     kept_b = [p for p in b if flow_key(p)[3] != 17]
     assert 0 < len(kept_a) < N_A and 0 < len(kept_b) < N_B
@@ -152,17 +156,20 @@ def test_chain_changes_while_both_lcores_forward(xnv):
     # the workers' own view, live: telemetry and xnv-ctl
     w = ctl(core, "/xnv/workers")
     assert (w["workers"], w["main_lcore"], w["1"]["lcore"]) == (2, 0, 1), w
-    assert w["1"]["sent"] > 0 and w["1"]["handed"] >= w["1"]["taken"] > 0, w
+    # the drop step too: resolved and dropped by the worker itself
+    assert w["1"]["sent"] > 0 and w["1"]["drops"] > 0, w
+    assert w["1"]["handed"] == w["1"]["taken"] == w["1"]["steered"] == 0, w
     r = xnv.run([CTL_BIN, "--socket", xnv.socket, "workers"])
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
-    assert lines[0].startswith("2 worker(s); the main lcore (0) runs the NFs")
-    assert lines[1].split() == ["WORKER", "LCORE", "SENT", "HANDED", "TAKEN",
-                                "DROPS"], r.stdout
-    assert lines[2].split()[:2] == ["1", "1"], r.stdout
+    assert lines[0].startswith("2 worker(s); the main lcore (0) runs the "
+                               "control plane"), r.stdout
+    assert lines[1].split() == ["WORKER", "LCORE", "NFS", "SENT", "HANDED",
+                                "TAKEN", "STEERED", "DROPS"], r.stdout
+    assert lines[2].split()[:3] == ["1", "1", "0"], r.stdout
     core.stop()
-    sent, handed = worker_line(core.log())
-    assert sent > 0 and handed > 0, (sent, handed)
+    sent, handed, steered = worker_line(core.log())
+    assert sent > 0 and (handed, steered) == (0, 0), (sent, handed, steered)
     st = core.stats()
     drops = st["drops"]
     assert drops.get("chain_drop", 0) > 0, drops
@@ -215,8 +222,7 @@ def test_queues_of_a_paced_port_and_a_reload(xnv):
                           "live (restart the core)"}, r
     assert ctl(core, "/xnv/config")["workers"] == 2
     core.stop()
-    sent, handed = worker_line(core.log())
-    assert (sent, handed) == (0, 0)     # queue 1 of a paced port: nobody's
+    assert worker_line(core.log()) == (0, 0, 0)  # a paced port: queue 0
 
 
 def test_af_packet_queues_on_two_lcores(xnv, veth):
@@ -257,7 +263,7 @@ def test_af_packet_queues_on_two_lcores(xnv, veth):
         mine = [f for f in frames if f in set(frames[fl::32])]
         assert [f for f in back if f in set(mine)] == mine, f"flow {fl}"
     core.stop()
-    sent, handed = worker_line(core.log())
+    sent, handed, steered = worker_line(core.log())
     assert sent + handed > 0, "the second lcore received nothing"
     st = core.stats()
     assert port(st, "p")["rx"] == port(st, "p")["tx"] == len(frames), st
