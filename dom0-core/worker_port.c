@@ -131,7 +131,7 @@ w_flush(struct xnv_core *c, struct xnv_worker *w, uint16_t idx, uint64_t now)
 
 unsigned
 xnv_worker_rx_port(struct xnv_core *c, struct xnv_worker *w, uint16_t idx,
-	  uint64_t now)
+		   uint64_t now)
 {
 	const struct xnv_port *p = &c->ports[idx];
 	struct rte_mbuf *m[GNTS_BURST_MAX];

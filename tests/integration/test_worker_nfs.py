@@ -282,3 +282,42 @@ def test_dozing_generator_of_a_worker_wakes_it(xnv):
     core.stop()
     assert core.stats()["ports"][0]["tx"] == 40, core.stats()
     assert worker1_line(core.log())[2] == 40
+
+
+def test_chain_versions_swept_with_packets_between_workers(xnv):
+    """Endless traffic through an NF of each lcore while the port's chain
+    is set 4600 times to a chain not seen before (more than the table of
+    chain versions holds, so its sweep runs, with packets parked on both
+    lcores and on the rings between them, which it looks at in place):
+    every set takes, and afterwards the traffic goes on and every packet
+    received was sent or dropped."""
+    xs = [(f"x{i}", i % 2) for i in range(8)]     # services with no NF
+    cfg = null_config(xnv, "sweep", "f0 -> f1 -> out",
+                      [("f0", 0), ("f1", 1), *xs])
+    core = xnv.start_core(cfg, eal=EAL2, duration=300)
+    core.wait_ready()
+    for s in ("f0", "f1"):
+        core.wait_attached(xnv.start_nf(s, "g", f"{s}-nf"))
+    names = [x for x, _ in xs]
+    chains = [" -> ".join(("f0", "f1", *p, "out")) for p in
+              [(a, b, c, d) for a in names for b in names for c in names
+               for d in names] + [(a, b, c) for a in names for b in names
+                                  for c in names]]
+    assert len(chains) == 4608
+    with Telemetry(core) as t:
+        wait_until(lambda: nf_info(t, "f1-nf")["tx"] > 10000, 20,
+                   "traffic through both lcores")
+        for ch in chains:
+            r = t("/xnv/chain/set", f"in {ch}")
+            assert "error" not in r, (ch, r)
+        r = t("/xnv/chain/set", "in f0 -> f1 -> out")
+        assert "error" not in r, r
+        tx0 = t("/xnv/port/info", 1)["tx"]
+        wait_until(lambda: t("/xnv/port/info", 1)["tx"] > tx0 + 10000, 20,
+                   "traffic out again")
+    core.stop()
+    st = core.stats()
+    drops = st["drops"]
+    assert drops["no_instance"] > 0, drops
+    assert stats_of(st, "ports", "in")["rx"] == \
+        stats_of(st, "ports", "out")["tx"] + sum(drops.values()), st
