@@ -40,6 +40,12 @@ OPT      += -fsanitize=address,undefined -fno-omit-frame-pointer
 LDSAN    := -fsanitize=address,undefined
 B        := build-san
 endif
+# One name for one build directory: B=$(CURDIR)/build (the tests' make
+# calls pass their XNV_BUILD) names the objects build/..., so that what
+# the compiler's .d files say an object depends on applies to it however
+# B was spelled (else a header changed after such a build rebuilt
+# nothing that included it).
+override B := $(patsubst $(CURDIR)/%,%,$(B))
 CFLAGS_BASE := $(CSTD) $(WARN) $(OPT) -fPIC -Igntshare/include -Idomu-lib/include
 DPDK_CFLAGS := $(shell pkg-config --cflags libdpdk 2>/dev/null)
 DPDK_LIBS   := $(shell pkg-config --libs libdpdk 2>/dev/null)
