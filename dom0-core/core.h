@@ -238,9 +238,9 @@ struct xnv_core {
 	int idle;			/* --idle-sleep (enum gnts_idle) */
 	unsigned idle_max_us;		/* --idle-sleep-max: longest sleep */
 	int bell_epfd;			/* NFs' doorbells (doorbell.c) */
-	int port_epfd;			/* ports' rx interrupts, one fd of
-					 * bell_epfd's set (port_intr.c) */
-	int port_ep_listened;		/* ... once a port has one */
+	int port_epfd;			/* ports' rx interrupts of queue 0, one
+					 * fd of bell_epfd's set once a port
+					 * has one (port_intr.c) */
 	uint64_t pace_due;		/* earliest paced rx due (TSC); 0 or
 					 * UINT64_MAX: none */
 	uint64_t stall_tsc;

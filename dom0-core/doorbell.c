@@ -15,9 +15,10 @@
 #include "core.h"
 #include "doorbell.h"
 
-/* The doorbells' epoll set, and the set of the ports' rx interrupts
- * (port_intr.c; without it the ports are polled on timers), which joins
- * the first once a port has one (xnv_bells_listen_ports). */
+/* Worker 0's doorbells' epoll set, and the set of its ports' rx
+ * interrupts (port_intr.c; without it the ports are polled on timers),
+ * which joins the first once a port has one (xnv_bells_listen_ports);
+ * the other workers' are made with them (worker.c). */
 int
 xnv_bells_open(struct xnv_core *c)
 {
@@ -25,21 +26,24 @@ xnv_bells_open(struct xnv_core *c)
 	c->bell_epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (c->bell_epfd < 0)
 		return -errno;
-	c->workers.w[0]->epfd = c->bell_epfd;	/* worker 0's (worker.h) */
 	c->port_epfd = epoll_create1(EPOLL_CLOEXEC);
+	c->workers.w[0]->epfd = c->bell_epfd;	/* worker 0's (worker.h) */
+	c->workers.w[0]->port_epfd = c->port_epfd;
 	return 0;
 }
 
 int
-xnv_bells_listen_ports(struct xnv_core *c)
+xnv_bells_listen_ports(struct xnv_worker *w)
 {
-	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &c->ports };
+	struct epoll_event ev = { .events = EPOLLIN,
+				  .data.ptr = &w->port_epfd };
 
-	if (c->port_ep_listened)
+	if (w->port_ep_listened)
 		return 0;
-	if (epoll_ctl(c->bell_epfd, EPOLL_CTL_ADD, c->port_epfd, &ev) < 0)
+	if (w->port_epfd < 0 ||
+	    epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->port_epfd, &ev) < 0)
 		return -errno;
-	c->port_ep_listened = 1;
+	w->port_ep_listened = 1;
 	return 0;
 }
 
@@ -51,7 +55,7 @@ xnv_bells_close(struct xnv_core *c)
 	if (c->bell_epfd >= 0)
 		close(c->bell_epfd);
 	c->bell_epfd = c->port_epfd = -1;
-	c->workers.w[0]->epfd = -1;
+	c->workers.w[0]->epfd = c->workers.w[0]->port_epfd = -1;
 }
 
 /* @p nf's doorbell in (@p on) or out of the epoll set of the worker that
@@ -291,7 +295,6 @@ int
 xnv_bells_sleep(struct xnv_core *c, unsigned max_us)
 {
 	struct xnv_worker *w = xnv_worker_self();
-	const int main = w->id == 0;	/* the ports' interrupts: its own */
 	struct epoll_event ev[16];
 	struct timespec ts;
 	uint64_t now = rte_rdtsc();
@@ -300,13 +303,12 @@ xnv_bells_sleep(struct xnv_core *c, unsigned max_us)
 
 	if (!prepare_all(c, w, now, &us))
 		return 0;
-	if (main && !xnv_ports_intr_arm(c)) {	/* a port has packets */
+	if (!xnv_ports_intr_arm(c)) {		/* a port has packets */
 		xnv_bells_wake_all(c);
 		return 0;
 	}
 	if (!xnv_workers_sleep_prepare(c, w)) {	/* another worker's packets */
-		if (main)
-			xnv_ports_intr_disarm(c);
+		xnv_ports_intr_disarm(c);
 		xnv_bells_wake_all(c);
 		return 0;
 	}
@@ -316,13 +318,12 @@ xnv_bells_sleep(struct xnv_core *c, unsigned max_us)
 	n = epoll_pwait2(w->epfd, ev, RTE_DIM(ev), &ts, NULL);
 	now = rte_rdtsc();
 	for (k = 0; k < n; k++) {
-		if (ev[k].data.ptr == &c->ports)
+		if (ev[k].data.ptr == &w->port_epfd)	/* its queues' */
 			xnv_ports_intr_woken(c);
 		else if (ev[k].data.ptr != w)	/* else another worker's kick */
 			woken_by(c, ev[k].data.ptr, now);
 	}
-	if (main)
-		xnv_ports_intr_disarm(c);
+	xnv_ports_intr_disarm(c);
 	xnv_workers_sleep_done(c, w);
 	doze(c, w);
 	return 1;

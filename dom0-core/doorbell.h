@@ -70,13 +70,14 @@ struct xnv_bell {
 
 struct xnv_core;
 struct xnv_nfrec;
+struct xnv_worker;
 
 /** The epoll set (at start); -errno. */
 int xnv_bells_open(struct xnv_core *c);
-/** A port has an rx interrupt: the ports' set joins the doorbells' set
- *  (once; until then an idle core's wait has one fd fewer to look at).
- *  0 or -errno. */
-int xnv_bells_listen_ports(struct xnv_core *c);
+/** A port's queue of worker @p w has an rx interrupt: that worker's port
+ *  set joins its doorbells' set (once; until then an idle worker's wait
+ *  has one fd fewer to look at).  0 or -errno. */
+int xnv_bells_listen_ports(struct xnv_worker *w);
 void xnv_bells_close(struct xnv_core *c);
 
 /** An NF attached with doorbell end @p b (NULL: none): listen to it and

@@ -32,10 +32,10 @@ struct xnv_port {
 	uint64_t nf_quota;		/* its packets dropped: NF at quota */
 	struct xnv_pace pace;		/* [port] rx_rate */
 	struct xnv_lat *lat;		/* [core] latency: of packets sent */
-	uint8_t rx_intr;		/* rx queue 0's interrupt is in the
-					 * core's port epoll set (port_intr.c) */
-	uint8_t intr_armed;		/* ... and enabled: the core sleeps */
-	uint64_t rx_wakes;		/* sleeps its rx interrupt ended */
+	uint8_t rx_intr;		/* bit w: rx queue w has an interrupt,
+					 * for worker w's port epoll set
+					 * (port_intr.c) */
+	uint64_t rx_wakes;		/* sleeps its rx interrupts ended */
 };
 
 int xnv_port_open(struct xnv_core *c, uint16_t idx, char *err, size_t errlen);

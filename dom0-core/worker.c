@@ -74,7 +74,7 @@ worker_new(struct xnv_core *c, uint16_t id, unsigned lcore)
 	w->id = id;
 	w->lcore = lcore;
 	w->c = c;
-	w->epfd = w->efd = -1;
+	w->epfd = w->port_epfd = w->efd = -1;
 	return w;
 }
 
@@ -82,12 +82,27 @@ int
 xnv_workers_init(struct xnv_core *c)
 {
 	struct xnv_workers *ws = &c->workers;
+	uint16_t i;
 
 	ws->n = 1;
 	ws->w[0] = worker_new(c, 0, rte_lcore_id());
 	if (ws->w[0] == NULL)
 		return -ENOMEM;
 	RTE_PER_LCORE(xnv_self) = ws->w[0];
+	ws->made = 1;
+	/* The others' epoll sets now: a port's queue w may have an rx
+	 * interrupt for worker w's set when it opens (port_intr.c). */
+	for (i = 1; i < c->cfg.workers; i++) {
+		struct xnv_worker *w = worker_new(c, i, 0);
+
+		if (w == NULL)
+			return -ENOMEM;
+		ws->w[ws->made++] = w;
+		w->epfd = epoll_create1(EPOLL_CLOEXEC);
+		w->port_epfd = epoll_create1(EPOLL_CLOEXEC);
+		if (w->epfd < 0 || w->port_epfd < 0)
+			return -errno;
+	}
 	return 0;
 }
 
@@ -136,20 +151,19 @@ xnv_workers_start(struct xnv_core *c, char *err, size_t len)
 	int rc;
 
 	RTE_LCORE_FOREACH_WORKER(lcore) {
-		if (ws->n >= c->cfg.workers)
+		if (ws->n >= ws->made)
 			break;
-		w = worker_new(c, ws->n, lcore);
+		w = ws->w[ws->n];
+		w->lcore = lcore;
 		snprintf(name, sizeof(name), "xnv_w%u", ws->n);
-		if (w != NULL)
-			w->ring = rte_ring_create(name, XNV_WORKER_RING,
-						  (int)rte_socket_id(),
-						  RING_F_SP_ENQ | RING_F_SC_DEQ);
-		if (w == NULL || w->ring == NULL) {
+		w->ring = rte_ring_create(name, XNV_WORKER_RING,
+					  (int)rte_socket_id(),
+					  RING_F_SP_ENQ | RING_F_SC_DEQ);
+		if (w->ring == NULL) {
 			snprintf(err, len, "worker %u: out of memory", ws->n);
-			rte_free(w);
 			return -ENOMEM;
 		}
-		ws->w[ws->n++] = w;
+		ws->n++;
 	}
 	if ((rc = xnv_steer_open(c, err, len)) < 0)
 		return rc;
@@ -241,6 +255,8 @@ fold_objects(struct xnv_core *c, struct xnv_worker *w)
 		fold(&c->ports[i].rx, &f->rx[i], &k->rx[i]);
 		fold(&c->ports[i].tx, &f->tx[i], &k->tx[i]);
 		fold(&c->ports[i].nf_quota, &f->nf_quota[i], &k->nf_quota[i]);
+		fold(&c->ports[i].rx_wakes, &f->rx_wakes[i],
+		     &k->rx_wakes[i]);
 	}
 	for (i = 0; i < c->cfg.n_services; i++) {
 		struct xnv_service *s = &c->services[i];
@@ -318,14 +334,15 @@ xnv_workers_park(struct xnv_core *c, int on)
 			rte_pause();
 }
 
+/* A per-port counter of a worker's, over all ports. */
 static uint64_t
-sent(const struct xnv_worker *w)
+all_ports(const uint64_t v[XNV_MAX_PORTS])
 {
 	uint64_t n = 0;
 	uint16_t k;
 
 	for (k = 0; k < XNV_MAX_PORTS; k++)
-		n += w->cnt.tx[k];
+		n += v[k];
 	return n;
 }
 
@@ -367,10 +384,12 @@ xnv_cmd_workers(struct xnv_core *c, const char *p, struct rte_tel_data *d)
 			drops += w->cnt.drops[k];
 		rte_tel_data_start_dict(x);
 		rte_tel_data_add_dict_u64(x, "lcore", w->lcore);
-		rte_tel_data_add_dict_u64(x, "sent", sent(w));
+		rte_tel_data_add_dict_u64(x, "sent", all_ports(w->cnt.tx));
 		rte_tel_data_add_dict_u64(x, "handed", w->cnt.handed);
 		rte_tel_data_add_dict_u64(x, "steered", w->cnt.steered);
 		rte_tel_data_add_dict_u64(x, "nfs", nfs_of(c, i));
+		rte_tel_data_add_dict_u64(x, "rx_wakes",
+					  all_ports(w->cnt.rx_wakes));
 		rte_tel_data_add_dict_u64(x, "taken", w->cross.taken);
 		rte_tel_data_add_dict_u64(x, "drops", drops);
 		snprintf(key, sizeof(key), "%u", i);
@@ -398,8 +417,8 @@ xnv_workers_stop(struct xnv_core *c)
 		xnv_worker_drain(c, w);
 		XLOG(INFO, "worker %u (lcore %u): %" PRIu64 " packets sent "
 		     "itself, %" PRIu64 " handed to the main lcore, %" PRIu64
-		     " steered to other workers\n", w->id, w->lcore, sent(w),
-		     w->cnt.handed, w->cnt.steered);
+		     " steered to other workers\n", w->id, w->lcore,
+		     all_ports(w->cnt.tx), w->cnt.handed, w->cnt.steered);
 	}
 	xnv_steer_close(c);
 	/* Their NFs are worker 0's (quiesce detaches them). */
@@ -412,7 +431,11 @@ xnv_workers_stop(struct xnv_core *c)
 		}
 	}
 	xnv_workers_fold(c);
-	for (i = 1; i < ws->n; i++) {
+	ws->n = 1;
+fold:
+	/* Their queues' interrupts are out of their sets between sleeps
+	 * (port_intr.c): nothing of DPDK's is left in what is closed. */
+	for (i = 1; i < ws->made; i++) {
 		struct xnv_worker *w = ws->w[i];
 
 		rte_ring_free(w->ring);
@@ -420,11 +443,12 @@ xnv_workers_stop(struct xnv_core *c)
 			close(w->efd);
 		if (w->epfd >= 0)
 			close(w->epfd);
+		if (w->port_epfd >= 0)
+			close(w->port_epfd);
 		rte_free(w);
 		ws->w[i] = NULL;
 	}
-	ws->n = 1;
-fold:
+	ws->made = 1;
 	xnv_workers_fold(c);	/* worker 0's (it lives on: quiesce counts) */
 	if (ws->w[0]->efd >= 0)
 		close(ws->w[0]->efd);	/* leaves the epoll set with it */

@@ -96,6 +96,8 @@ struct xnv_wcount {
 	uint64_t handed;		/* to worker 0, as received */
 	uint64_t steered;		/* to other workers' NFs (or ports) */
 	uint64_t first_rx_tsc, last_rx_tsc, last_tx_tsc;
+	uint64_t rx_wakes[XNV_MAX_PORTS];	/* sleeps its queue's rx
+						 * interrupt ended */
 	uint64_t picks_affinity[XNV_MAX_SERVICES];
 	uint64_t picks_spill[XNV_MAX_SERVICES];
 	uint64_t no_instance[XNV_MAX_SERVICES];
@@ -115,6 +117,13 @@ struct xnv_worker {
 	/* Idle (doorbell.c): it sleeps on epfd, its NFs' doorbells and efd
 	 * (worker 0's: the core's, with the ports' interrupts). */
 	int epfd;
+	int port_epfd;			/* its rx queues' interrupts, one fd of
+					 * epfd's set once a port has one
+					 * (port_intr.c; worker 0's: the
+					 * core's) */
+	uint8_t port_ep_listened;	/* ... joined epfd's set */
+	uint8_t intr_armed[XNV_MAX_PORTS];	/* its queue's interrupt
+						 * enabled: it sleeps */
 	int efd;			/* eventfd in epfd: kicked by a worker
 					 * that hands or steers it packets
 					 * while it sleeps (-1: none) */
@@ -141,7 +150,8 @@ struct xnv_worker {
 };
 
 struct xnv_workers {
-	uint16_t n;			/* workers, worker 0 included */
+	uint16_t n;			/* workers running, worker 0 included */
+	uint16_t made;			/* made at start ([core] workers) */
 	uint64_t gen __rte_cache_aligned;	/* barrier: odd while raised */
 	uint32_t stop;
 	uint16_t park_depth;		/* xnv_workers_park() nesting */
@@ -185,7 +195,9 @@ xnv_worker_kick(struct xnv_worker *w)
 		return;
 }
 
-/* Worker 0, the calling lcore's, before anything counts: 0, or -ENOMEM. */
+/* Every worker of [core] workers made (launched by xnv_workers_start());
+ * worker 0 the calling lcore's; before anything counts or a port opens:
+ * 0, or -errno. */
 int xnv_workers_init(struct xnv_core *c);
 /* Check that EAL gave the lcores [core] workers asks for.  @return 0, or
  * -EINVAL with a one-line error in @p err. */

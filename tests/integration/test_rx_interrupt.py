@@ -19,7 +19,9 @@ a sleep nothing ends lasts a second:
     interrupt's; a net_pcap port beside it (one frame, dropped), which
     has none, says so in its start line and counts none either;
   - a paced tap port (rx_rate) is never woken by its interrupt (its
-    packets wait on purpose) and its frames come back.
+    packets wait on purpose) and its frames come back;
+  - with two workers the tap has two queues, each one's interrupt in its
+    worker's own set: the second lcore's sleeps are ended by its queue.
 """
 import logging
 import time
@@ -130,3 +132,51 @@ def test_paced_port_interrupt_not_armed(tap_name, xnv):  # noqa: F811
     t_line = next(ln for ln in core.log().splitlines() if "port 0 t:" in ln)
     assert "rx interrupt wakes the idle core" in t_line, t_line
     assert live[0]["rx_wakes"] == 0 and ports["t"]["rx_wakes"] == 0
+
+
+def test_rx_interrupts_wake_each_worker(tap_name, xnv):  # noqa: F811
+    """[core] workers = 2: the tap port has two queues, each worker's
+    interrupt in that worker's own set.  Frames of many flows, one at a
+    time into idle lcores (the kernel spreads them over the two queues by
+    hash): all come back unchanged, the port says its interrupts wake the
+    idle workers, and the second lcore's sleeps were ended by its own
+    queue's interrupt (its rx_wakes in /xnv/workers), the port's count
+    being both lcores'."""
+    port = {"dev": f"net_tap0,iface={tap_name}", "group": "g",
+            "chain": "fwd -> t"}
+    cfg = write_config(xnv.path("intr-w2.ini"), [
+        ("core", {"workers": 2}),
+        ("group g", {"pool_bufs": 4096}),
+        ("port t", port),
+        ("service fwd", {"worker": 1}),
+    ])
+    core = xnv.start_core(cfg, duration=120, eal=("-l", "0,1"),
+                          extra=["--idle-sleep-max", "1000000"])
+    core.wait_ready()
+    ip("link", "set", tap_name, "up")
+    with open(f"/proc/sys/net/ipv6/conf/{tap_name}/disable_ipv6", "w") as f:
+        f.write("1")
+    nf = xnv.start_nf("fwd", "g", "fwd-1")
+    core.wait_attached(nf, timeout=30)
+    core.wait_output(r"port t: rx started", 10)
+    peer = Peer(tap_name)
+    sent = []
+    try:
+        for i in range(4 * FRAMES):
+            time.sleep(scaled(0.2))     # both lcores and the NF asleep
+            sent.append(frame(i))
+            peer.send([sent[-1]])
+            peer.collect(len(sent), timeout=30)
+    finally:
+        peer.close()
+    w = ctl(core, "/xnv/workers")
+    t = ctl(core, "/xnv/port/info", 0)
+    assert core.stop() == 0
+    assert peer.got == sent, "frames lost or changed"
+    t_line = next(ln for ln in core.log().splitlines() if "port 0 t:" in ln)
+    assert "2 rx queues" in t_line and \
+        "rx interrupts wake the idle workers" in t_line, t_line
+    log.info("rx_wakes: port %d, worker 1 %d (%d frames)", t["rx_wakes"],
+             w["1"]["rx_wakes"], len(sent))
+    assert w["1"]["rx_wakes"] >= 1, w
+    assert t["rx_wakes"] >= w["1"]["rx_wakes"], (t, w)
