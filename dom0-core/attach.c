@@ -237,8 +237,6 @@ join_service(struct xnv_core *c, struct xnv_nfrec *nf, uint16_t s,
 	nf->state = XNV_REC_ATTACHED;
 	/* Its service's worker polls it from now on (worker.h). */
 	nf->worker = c->cfg.services[s].worker;
-	if (nf->worker != 0)
-		c->workers.n_remote++;
 	xnv_ids_remove(c->active, &c->n_active, nf->id);	/* a drained old slot */
 	c->active[c->n_active++] = nf->id;
 	nf->instance = (uint16_t)slot;
@@ -466,8 +464,6 @@ xnv_rec_detach(struct xnv_core *c, struct xnv_nfrec *nf, const char *why)
 	 * xnv_rec_finish() reclaims the rest. */
 	/* Its worker lets go of it (its doorbell is out of that worker's
 	 * set now): worker 0 drains and ends a departed NF. */
-	if (nf->worker != 0)
-		c->workers.n_remote--;
 	nf->worker = 0;
 	if (c->shutting_down)
 		xnv_rec_finish(c, nf);

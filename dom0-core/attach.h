@@ -30,7 +30,7 @@ struct xnv_nfrec {
 	uint16_t worker;		/* whose lcore polls its rings
 					 * (worker.h); 0 once gone */
 	uint32_t q_code;		/* ... with this GNTS_DETACH_* */
-	char q_why[96];			/* ... for this */
+	char q_why[128];		/* ... for this (a gone_reason) */
 	gnts_peer_t dom;
 	pid_t pid;
 	char name[XNV_NAME_LEN];

@@ -246,7 +246,6 @@ struct xnv_core {
 	uint64_t stall_tsc;
 	uint64_t heartbeat_tsc;		/* [core] heartbeat_timeout_ms; 0: off */
 	uint64_t hoard_tsc;		/* [core] hoard_timeout_ms; 0: off */
-	uint64_t watch_tsc;		/* last heartbeat watch (guard.c) */
 	uint64_t link_tsc;		/* last link watch (port.c) */
 	uint64_t first_rx_tsc, last_rx_tsc, last_tx_tsc;
 	uint64_t rx_open_tsc;	/* since when every port with a chain is

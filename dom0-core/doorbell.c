@@ -360,6 +360,20 @@ pace_cap(struct xnv_core *c, unsigned *us)
 	return *us > 0;
 }
 
+/* The longest doorbell sleep of worker @p w: --idle-sleep-max, which is
+ * how late a port without an rx interrupt is looked at after a quiet
+ * spell and how often worker 0 runs the control plane; a worker other
+ * than 0 whose every port queue has one (port_intr.c) has neither to do:
+ * XNV_BELL_SLEEP_IRQ_US (its muted NFs are listened to again a second
+ * later; the barrier and the stop kick it awake). */
+static unsigned
+longest_sleep(const struct xnv_core *c, const struct xnv_worker *w)
+{
+	if (w->id != 0 && xnv_ports_intr_all(c, w))
+		return RTE_MAX(c->idle_max_us, XNV_BELL_SLEEP_IRQ_US);
+	return c->idle_max_us;
+}
+
 #define IDLE_SPINS       256u
 #define IDLE_PAUSES      2048u
 #define IDLE_YIELDS      8192u
@@ -409,7 +423,7 @@ xnv_idle_backoff(struct xnv_core *c, unsigned *idle)
 	}
 	if (bell) {
 		n -= IDLE_BELL_YIELDS;
-		us = RTE_MIN(32u << RTE_MIN(n, 15u), c->idle_max_us);
+		us = RTE_MIN(32u << RTE_MIN(n, 15u), longest_sleep(c, w));
 		if ((w->id == 0 && !pace_cap(c, &us)) ||
 		    !xnv_bells_sleep(c, us))
 			*idle = 0;	/* due, or an NF sent meanwhile */

@@ -39,6 +39,8 @@
 					 * most: one each 50 us */
 #define XNV_IDLE_SLEEP_MAX_US 50u	/* adaptive: longest sleep */
 #define XNV_BELL_LINGER_US    200u	/* after a kick, no sleep this long */
+#define XNV_BELL_SLEEP_IRQ_US 1000000u	/* a worker whose queues all have
+					 * rx interrupts: longest sleep */
 
 /* One NF's doorbells, as the core keeps them (struct xnv_nfrec bell). */
 struct xnv_bell {

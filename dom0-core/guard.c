@@ -79,8 +79,9 @@ who(const struct xnv_core *c, const struct xnv_nfrec *nf, char *buf,
 
 /*
  * Found by a worker other than worker 0 (worker.h), whose NF @p nf is:
- * it polls the NF no more (nf->q_req), and worker 0 quarantines it at
- * its next control pass with every worker parked (xnv_rec_requests()).
+ * it polls the NF no more (nf->q_req), and worker 0 quarantines it (or
+ * detaches it, for a heartbeat) at its next control pass with every
+ * worker parked (xnv_rec_requests()).
  */
 static void
 ask_main(struct xnv_core *c, struct xnv_nfrec *nf, uint32_t code,
@@ -123,25 +124,6 @@ quarantine(struct xnv_core *c, struct xnv_nfrec *nf, uint32_t code,
 	xnv_workers_park(c, 0);
 }
 
-void
-xnv_rec_requests(struct xnv_core *c)
-{
-	uint16_t i;
-
-	/* Acquire: pairs with ask_main()'s release. */
-	if (!__atomic_exchange_n(&c->workers.requests, 0, __ATOMIC_ACQUIRE))
-		return;
-	xnv_workers_park(c, 1);
-	for (i = 0; i < XNV_MAX_NFS; i++) {
-		struct xnv_nfrec *nf = &c->nfs[i];
-
-		if (!__atomic_load_n(&nf->q_req, __ATOMIC_ACQUIRE))
-			continue;
-		nf->q_req = 0;
-		quarantine(c, nf, nf->q_code, nf->q_why);
-	}
-	xnv_workers_park(c, 0);
-}
 
 void
 xnv_rec_quarantine(struct xnv_core *c, struct xnv_nfrec *nf, const char *why)
@@ -178,27 +160,46 @@ xnv_rec_charge_bad(struct xnv_core *c, struct xnv_nfrec *nf,
  * @return 1 if so.
  */
 static int
-core_stalled(struct xnv_core *c, uint64_t now)
+core_stalled(struct xnv_core *c, struct xnv_worker *w, uint64_t now)
 {
-	uint64_t gap = now - c->watch_tsc, limit = c->heartbeat_tsc;
-	uint16_t i;
+	uint64_t gap = now - w->watch_tsc, limit = c->heartbeat_tsc;
+	uint16_t i, n = 0;
 
 	if (limit == 0 || (c->hoard_tsc != 0 && c->hoard_tsc < limit))
 		limit = c->hoard_tsc;
-	if (c->watch_tsc == 0 || limit == 0 || gap <= limit / 2) {
-		c->watch_tsc = now;
+	if (w->watch_tsc == 0 || limit == 0 || gap <= limit / 2) {
+		w->watch_tsc = now;
 		return 0;
 	}
-	c->watch_tsc = now;
+	w->watch_tsc = now;
 	for (i = 0; i < c->n_active; i++) {
-		c->nfs[c->active[i]].beat_tsc = now;
-		c->nfs[c->active[i]].hoard.since = now;
+		struct xnv_nfrec *nf = &c->nfs[c->active[i]];
+
+		if (nf->worker != w->id)
+			continue;
+		nf->beat_tsc = now;
+		nf->hoard.since = now;
+		n++;
 	}
-	XLOG(WARNING, "xnv-core itself stood still for %u ms: the heartbeat "
+	XLOG(WARNING, "xnv-core itself stood still for %u ms%s: the heartbeat "
 	     "and hoard deadlines of %u NF%s start again\n",
-	     (unsigned)(gap * 1000 / c->tsc_hz), c->n_active,
-	     c->n_active == 1 ? "" : "s");
+	     (unsigned)(gap * 1000 / c->tsc_hz), w->id == 0 ? "" :
+	     " (a worker)", n, n == 1 ? "" : "s");
 	return 1;
+}
+
+/* @p nf's heartbeat stood still: said, and detached as dead. */
+static void
+declare_dead(struct xnv_core *c, struct xnv_nfrec *nf, const char *why)
+{
+	char w[64];
+
+	if (nf->state != XNV_REC_ATTACHED)
+		return;
+	XLOG(WARNING, "NF %s (%s): %s\n", nf->name, who(c, nf, w, sizeof(w)),
+	     why);
+	nf->detach_code = GNTS_DETACH_HEARTBEAT;
+	xnv_rec_detach(c, nf, why);
 }
 
 /* Heartbeat: declared dead once it stood still too long while holding
@@ -206,7 +207,7 @@ core_stalled(struct xnv_core *c, uint64_t now)
 static void
 watch_beat(struct xnv_core *c, struct xnv_nfrec *nf, uint64_t now)
 {
-	char why[sizeof(nf->gone_reason)], w[64];
+	char why[sizeof(nf->gone_reason)];
 	uint32_t beat;
 
 	if (nf->held == 0) {
@@ -232,10 +233,10 @@ watch_beat(struct xnv_core *c, struct xnv_nfrec *nf, uint64_t now)
 		 "buffers (%s)", (unsigned)((now - nf->beat_tsc) * 1000 /
 		 c->tsc_hz), nf->held, beat == 0 ?
 		 "NF never started polling" : "NF hung or stopped");
-	XLOG(WARNING, "NF %s (%s): %s\n", nf->name, who(c, nf, w, sizeof(w)),
-	     why);
-	nf->detach_code = GNTS_DETACH_HEARTBEAT;
-	xnv_rec_detach(c, nf, why);
+	if (xnv_worker_self()->id != 0)
+		ask_main(c, nf, GNTS_DETACH_HEARTBEAT, why);
+	else
+		declare_dead(c, nf, why);
 }
 
 /* Hoarding: at its quota, nothing of it parked in the core (the core not
@@ -259,17 +260,42 @@ watch_hoard(struct xnv_core *c, struct xnv_nfrec *nf, uint64_t now)
 void
 xnv_rec_watch(struct xnv_core *c, uint64_t now)
 {
+	struct xnv_worker *w = xnv_worker_self();
 	uint16_t i;
 
-	if (core_stalled(c, now))
+	if (core_stalled(c, w, now))
 		return;
 	for (i = 0; i < c->n_active; i++) {
 		struct xnv_nfrec *nf = &c->nfs[c->active[i]];
 
-		if (nf->state != XNV_REC_ATTACHED || nf->ctl == NULL)
+		if (nf->state != XNV_REC_ATTACHED || nf->ctl == NULL ||
+		    nf->worker != w->id || nf->q_req)
 			continue;
 		watch_beat(c, nf, now);
 		if (nf->state == XNV_REC_ATTACHED)
 			watch_hoard(c, nf, now);
 	}
+}
+
+void
+xnv_rec_requests(struct xnv_core *c)
+{
+	uint16_t i;
+
+	/* Acquire: pairs with ask_main()'s release. */
+	if (!__atomic_exchange_n(&c->workers.requests, 0, __ATOMIC_ACQUIRE))
+		return;
+	xnv_workers_park(c, 1);
+	for (i = 0; i < XNV_MAX_NFS; i++) {
+		struct xnv_nfrec *nf = &c->nfs[i];
+
+		if (!__atomic_load_n(&nf->q_req, __ATOMIC_ACQUIRE))
+			continue;
+		nf->q_req = 0;
+		if (nf->q_code == GNTS_DETACH_HEARTBEAT)
+			declare_dead(c, nf, nf->q_why);
+		else
+			quarantine(c, nf, nf->q_code, nf->q_why);
+	}
+	xnv_workers_park(c, 0);
 }

@@ -283,26 +283,6 @@ idle_exit_due(const struct xnv_core *c, uint64_t now, uint64_t idle_tsc,
 	return 0;
 }
 
-/* The NFs' heartbeats and hoarding (guard.c): every millisecond while
- * worker 0 polls every NF; with NFs of other workers, whose counts are
- * theirs, every 10 ms with the workers parked. */
-static void
-watch(struct xnv_core *c, uint64_t now)
-{
-	struct xnv_workers *ws = &c->workers;
-
-	if (ws->n_remote == 0) {
-		xnv_rec_watch(c, now);
-		return;
-	}
-	if (now < ws->watch_due)
-		return;
-	ws->watch_due = now + c->tsc_hz / 100;
-	xnv_workers_park(c, 1);
-	xnv_rec_watch(c, now);
-	xnv_workers_park(c, 0);
-}
-
 static void
 run(struct xnv_core *c, const struct opts *o)
 {
@@ -342,7 +322,7 @@ run(struct xnv_core *c, const struct opts *o)
 		/* A clock read after the poll: the loop's `now` may be old
 		 * (a slow poll, a stopped core) and would date a moving
 		 * heartbeat into the past. */
-		watch(c, rte_rdtsc());
+		xnv_rec_watch(c, rte_rdtsc());	/* its own NFs' */
 		xnv_rec_sweep(c);
 		xnv_port_link_watch(c, now);
 		xnv_ctl_poll(c);

@@ -46,17 +46,21 @@ void xnv_update_rx_gates(struct xnv_core *c);
 #define XNV_LINK_POLL_MS 100
 void xnv_port_link_watch(struct xnv_core *c, uint64_t now);
 
-/* Rx interrupts that wake the idle core (port_intr.c).  wanted: whether
+/* Rx interrupts that wake an idle worker (port_intr.c).  wanted: whether
  * port @p idx asks for them (its device configured with intr_conf.rxq);
- * setup after its start: its interrupt listened to if the device has
- * one, and a few words for the port's log line; close before its stop.
- * arm before the core sleeps (0: a queue holds packets already, do not
- * sleep), disarm after; woken: the port epoll set fired (counted). */
+ * setup after its start: each queue's interrupt listened to by its
+ * worker if the device has them, and a few words for the port's log
+ * line; close before its stop.  The calling worker's own queues: arm
+ * before it sleeps (0: a queue holds packets already, do not sleep),
+ * disarm after; woken: its port epoll set fired (counted).  all: every
+ * port queue worker @p w polls has an interrupt. */
+struct xnv_worker;
 int xnv_port_intr_wanted(const struct xnv_core *c, uint16_t idx);
 const char *xnv_port_intr_setup(struct xnv_core *c, uint16_t idx);
 void xnv_port_intr_close(struct xnv_core *c, uint16_t idx);
 int xnv_ports_intr_arm(struct xnv_core *c);
 void xnv_ports_intr_disarm(struct xnv_core *c);
 void xnv_ports_intr_woken(struct xnv_core *c);
+int xnv_ports_intr_all(const struct xnv_core *c, const struct xnv_worker *w);
 
 #endif /* XNV_PORT_H */

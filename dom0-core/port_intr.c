@@ -181,6 +181,21 @@ xnv_ports_intr_arm(struct xnv_core *c)
 	return 1;
 }
 
+int
+xnv_ports_intr_all(const struct xnv_core *c, const struct xnv_worker *w)
+{
+	uint16_t i;
+
+	for (i = 0; i < c->cfg.n_ports; i++) {
+		const struct xnv_port *p = &c->ports[i];
+
+		if (p->rx_on && p->started && w->id < p->n_rxq &&
+		    !(p->rx_intr & (1u << w->id)))
+			return 0;
+	}
+	return 1;
+}
+
 void
 xnv_ports_intr_woken(struct xnv_core *c)
 {

@@ -28,6 +28,7 @@ w_main(void *arg)
 	struct xnv_worker *w = arg;
 	struct xnv_core *c = w->c;
 	struct xnv_workers *ws = &c->workers;
+	uint64_t next_watch = 0;
 	unsigned idle = 0, work;
 	uint16_t i;
 
@@ -58,6 +59,12 @@ w_main(void *arg)
 		} else if (c->idle != GNTS_IDLE_POLL) {
 			/* As worker 0: its doorbells, its NFs' (doorbell.c). */
 			xnv_idle_backoff(c, &idle);
+		}
+		/* Its NFs' heartbeats and hoarding once a millisecond (a
+		 * detach or quarantine asked of worker 0: guard.c). */
+		if (now >= next_watch) {
+			next_watch = now + c->tsc_hz / 1000;
+			xnv_rec_watch(c, rte_rdtsc());
 		}
 	}
 	return 0;
@@ -425,10 +432,8 @@ xnv_workers_stop(struct xnv_core *c)
 	for (i = 0; i < c->n_active; i++) {
 		struct xnv_nfrec *nf = &c->nfs[c->active[i]];
 
-		if (nf->worker != 0) {
+		if (nf->worker != 0)
 			xnv_bell_move(c, nf, 0);
-			ws->n_remote--;
-		}
 	}
 	xnv_workers_fold(c);
 	ws->n = 1;

@@ -131,6 +131,8 @@ struct xnv_worker {
 					 * not polled (doorbell.c) */
 	uint64_t idle_since_tsc;	/* idle since (xnv_idle_backoff) */
 	uint64_t kick_tsc;		/* its last kick to an NF */
+	uint64_t watch_tsc;		/* its NFs' last heartbeat watch
+					 * (guard.c) */
 	/* 1 while it sleeps on epfd: whoever puts packets on a ring it
 	 * reads kicks efd (xnv_worker_kick()). */
 	uint32_t asleep __rte_cache_aligned;
@@ -155,8 +157,6 @@ struct xnv_workers {
 	uint64_t gen __rte_cache_aligned;	/* barrier: odd while raised */
 	uint32_t stop;
 	uint16_t park_depth;		/* xnv_workers_park() nesting */
-	uint16_t n_remote;		/* attached NFs of workers 1.. */
-	uint64_t watch_due;		/* the next held watch (main.c) */
 	/* 1: a worker asked for a quarantine (guard.c, nf->q_req). */
 	uint32_t requests __rte_cache_aligned;
 	struct xnv_worker *w[XNV_MAX_WORKERS];	/* [0]: the main lcore */

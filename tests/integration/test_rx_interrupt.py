@@ -21,9 +21,12 @@ a sleep nothing ends lasts a second:
   - a paced tap port (rx_rate) is never woken by its interrupt (its
     packets wait on purpose) and its frames come back;
   - with two workers the tap has two queues, each one's interrupt in its
-    worker's own set: the second lcore's sleeps are ended by its queue.
+    worker's own set: the second lcore's sleeps are ended by its queue,
+    and, idle, it sleeps a second at a time where the main lcore wakes
+    every --idle-sleep-max for the control plane.
 """
 import logging
+import os
 import time
 
 from scapy.layers.inet import IP, UDP
@@ -134,6 +137,20 @@ def test_paced_port_interrupt_not_armed(tap_name, xnv):  # noqa: F811
     assert live[0]["rx_wakes"] == 0 and ports["t"]["rx_wakes"] == 0
 
 
+def sleeps(pid):
+    """{thread name: times it slept (voluntary context switches)} of
+    process `pid`."""
+    out = {}
+    for task in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{task}/comm") as f:
+            name = f.read().strip()
+        with open(f"/proc/{pid}/task/{task}/status") as f:
+            n = next(int(ln.split()[1]) for ln in f
+                     if ln.startswith("voluntary_ctxt_switches"))
+        out[name] = out.get(name, 0) + n
+    return out
+
+
 def test_rx_interrupts_wake_each_worker(tap_name, xnv):  # noqa: F811
     """[core] workers = 2: the tap port has two queues, each worker's
     interrupt in that worker's own set.  Frames of many flows, one at a
@@ -180,3 +197,34 @@ def test_rx_interrupts_wake_each_worker(tap_name, xnv):  # noqa: F811
              w["1"]["rx_wakes"], len(sent))
     assert w["1"]["rx_wakes"] >= 1, w
     assert t["rx_wakes"] >= w["1"]["rx_wakes"], (t, w)
+
+
+def test_worker_with_interrupts_only_sleeps_long(tap_name, xnv):  # noqa: F811
+    """Idle, with the default --idle-sleep-max (2 ms): the main lcore
+    wakes that often (it runs the control plane), the second lcore, whose
+    only port queue has an interrupt, sleeps until one fires or a second
+    has passed: a few sleeps in 3 s against hundreds."""
+    cfg = write_config(xnv.path("intr-long.ini"), [
+        ("core", {"workers": 2}),
+        ("group g", {"pool_bufs": 4096}),
+        ("port t", {"dev": f"net_tap0,iface={tap_name}", "group": "g",
+                    "chain": "fwd -> t"}),
+        ("service fwd", {"worker": 1}),
+    ])
+    core = xnv.start_core(cfg, duration=60, eal=("-l", "0,1"))
+    core.wait_ready()
+    ip("link", "set", tap_name, "up")
+    with open(f"/proc/sys/net/ipv6/conf/{tap_name}/disable_ipv6", "w") as f:
+        f.write("1")
+    nf = xnv.start_nf("fwd", "g", "fwd-1")
+    core.wait_attached(nf, timeout=30)
+    core.wait_output(r"port t: rx started", 10)
+    time.sleep(scaled(1.0))
+    before = sleeps(core.pid)
+    time.sleep(3.0)
+    after = sleeps(core.pid)
+    waits = {k: after[k] - before.get(k, 0) for k in after}
+    log.info("sleeps in 3 s: %s", waits)
+    assert core.stop() == 0
+    assert waits["rte-worker-1"] <= 10, waits
+    assert waits["xnv-core"] >= 100, waits   # the 2 ms timer, for contrast
