@@ -124,7 +124,6 @@ quarantine(struct xnv_core *c, struct xnv_nfrec *nf, uint32_t code,
 	xnv_workers_park(c, 0);
 }
 
-
 void
 xnv_rec_quarantine(struct xnv_core *c, struct xnv_nfrec *nf, const char *why)
 {
