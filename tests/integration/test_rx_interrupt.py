@@ -62,21 +62,26 @@ def frame(i):
                  UDP(sport=4000 + i, dport=9) / (b"rx interrupt %02d" % i))
 
 
-def run(xnv, tap, intr, **keys):
-    """Frames one at a time into an idle core: what came back and the
-    port's counters (live, then in the stats JSON).  keys: more of the
-    tap port's."""
-    core = xnv.start_core(config(xnv, tap, intr, keys), duration=120,
-                          extra=["--idle-sleep-max", "1000000"])
+def start_chain(xnv, core, tap):
+    """The core started on `tap`: the interface up without kernel traffic
+    of its own (IPv6 router solicitations would wake the core too), the
+    NF of service fwd attached, the port's rx started."""
     core.wait_ready()
-    # No kernel traffic of its own on the interface (IPv6 router
-    # solicitations would wake the core too).
     ip("link", "set", tap, "up")
     with open(f"/proc/sys/net/ipv6/conf/{tap}/disable_ipv6", "w") as f:
         f.write("1")
     nf = xnv.start_nf("fwd", "g", "fwd-1")
     core.wait_attached(nf, timeout=30)
     core.wait_output(r"port t: rx started", 10)
+
+
+def run(xnv, tap, intr, **keys):
+    """Frames one at a time into an idle core: what came back and the
+    port's counters (live, then in the stats JSON).  keys: more of the
+    tap port's."""
+    core = xnv.start_core(config(xnv, tap, intr, keys), duration=120,
+                          extra=["--idle-sleep-max", "1000000"])
+    start_chain(xnv, core, tap)
     peer = Peer(tap)
     sent, took = [], []
     try:
@@ -169,13 +174,7 @@ def test_rx_interrupts_wake_each_worker(tap_name, xnv):  # noqa: F811
     ])
     core = xnv.start_core(cfg, duration=120, eal=("-l", "0,1"),
                           extra=["--idle-sleep-max", "1000000"])
-    core.wait_ready()
-    ip("link", "set", tap_name, "up")
-    with open(f"/proc/sys/net/ipv6/conf/{tap_name}/disable_ipv6", "w") as f:
-        f.write("1")
-    nf = xnv.start_nf("fwd", "g", "fwd-1")
-    core.wait_attached(nf, timeout=30)
-    core.wait_output(r"port t: rx started", 10)
+    start_chain(xnv, core, tap_name)
     peer = Peer(tap_name)
     sent = []
     try:
@@ -212,13 +211,7 @@ def test_worker_with_interrupts_only_sleeps_long(tap_name, xnv):  # noqa: F811
         ("service fwd", {"worker": 1}),
     ])
     core = xnv.start_core(cfg, duration=60, eal=("-l", "0,1"))
-    core.wait_ready()
-    ip("link", "set", tap_name, "up")
-    with open(f"/proc/sys/net/ipv6/conf/{tap_name}/disable_ipv6", "w") as f:
-        f.write("1")
-    nf = xnv.start_nf("fwd", "g", "fwd-1")
-    core.wait_attached(nf, timeout=30)
-    core.wait_output(r"port t: rx started", 10)
+    start_chain(xnv, core, tap_name)
     time.sleep(scaled(1.0))
     before = sleeps(core.pid)
     time.sleep(3.0)

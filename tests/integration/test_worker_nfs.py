@@ -123,19 +123,31 @@ def null_config(env, name, chain, services, **core):
     return cfg
 
 
+def forwarding(t, name):
+    """Until NF `name` has forwarded 10000 packets (Telemetry `t`)."""
+    wait_until(lambda: nf_info(t, name)["tx"] > 10000, 20,
+               f"{name} forwarding")
+
+
+def one_nf_of_worker1(xnv, name, **core_keys):
+    """A core on both lcores, endless traffic through service f1 of the
+    second lcore, NF `name` attached: (core, NF)."""
+    cfg = null_config(xnv, name, "f1 -> out", [("f1", 1)], **core_keys)
+    core = xnv.start_core(cfg, eal=EAL2)
+    core.wait_ready()
+    nf = xnv.start_nf("f1", "g", name)
+    core.wait_attached(nf)
+    return core, nf
+
+
 def test_killed_nf_of_a_worker_is_reclaimed_and_replaced(xnv):
     """Endless traffic through an NF of the second lcore: killed, it is
     detached, what it held comes home, and its replacement is polled by
     the same lcore and forwards; at the end every packet received was
     sent or dropped, and the pool is full."""
-    cfg = null_config(xnv, "kill", "f1 -> out", [("f1", 1)])
-    core = xnv.start_core(cfg, eal=EAL2)
-    core.wait_ready()
-    nf = xnv.start_nf("f1", "g", "f1-a")
-    core.wait_attached(nf)
+    core, nf = one_nf_of_worker1(xnv, "f1-a")
     with Telemetry(core) as t:
-        wait_until(lambda: nf_info(t, "f1-a")["tx"] > 10000, 20,
-                   "f1-a forwarding")
+        forwarding(t, "f1-a")
         nf.signal(signal.SIGKILL)
         nf.wait(10)
         wait_until(lambda: nf_info(t, "f1-a")["state"] == "gone", 20,
@@ -143,8 +155,7 @@ def test_killed_nf_of_a_worker_is_reclaimed_and_replaced(xnv):
         nf2 = xnv.start_nf("f1", "g", "f1-b")
         core.wait_attached(nf2)
         assert nf_info(t, "f1-b")["worker"] == 1
-        wait_until(lambda: nf_info(t, "f1-b")["tx"] > 10000, 20,
-                   "f1-b forwarding")
+        forwarding(t, "f1-b")
         gone = nf_info(t, "f1-a")
     assert gone["held"] == 0 and gone["worker"] == 0, gone
     nf2.signal(signal.SIGTERM)
@@ -163,15 +174,9 @@ def test_stopped_nf_of_a_worker_declared_dead(xnv):
     holds buffers: its lcore's watch finds its heartbeat standing still
     and worker 0 detaches it as the main lcore's own, with the same
     words; what it held comes home."""
-    cfg = null_config(xnv, "hb", "f1 -> out", [("f1", 1)],
-                      heartbeat_timeout_ms=500)
-    core = xnv.start_core(cfg, eal=EAL2)
-    core.wait_ready()
-    nf = xnv.start_nf("f1", "g", "f1-a")
-    core.wait_attached(nf)
+    core, nf = one_nf_of_worker1(xnv, "f1-a", heartbeat_timeout_ms=500)
     with Telemetry(core) as t:
-        wait_until(lambda: nf_info(t, "f1-a")["tx"] > 10000, 20,
-                   "f1-a forwarding")
+        forwarding(t, "f1-a")
         nf.signal(signal.SIGSTOP)
         m = core.wait_output(r"NF f1-a \(domain \d+\) detached: (no heartbeat "
                              r"for (\d+) ms while holding (\d+) buffers \(NF "
@@ -335,8 +340,7 @@ def test_chain_versions_swept_with_packets_between_workers(xnv):
                                   for c in names]]
     assert len(chains) == 4608
     with Telemetry(core) as t:
-        wait_until(lambda: nf_info(t, "f1-nf")["tx"] > 10000, 20,
-                   "traffic through both lcores")
+        forwarding(t, "f1-nf")
         for ch in chains:
             r = t("/xnv/chain/set", f"in {ch}")
             assert "error" not in r, (ch, r)
