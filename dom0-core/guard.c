@@ -287,14 +287,17 @@ xnv_rec_requests(struct xnv_core *c)
 	xnv_workers_park(c, 1);
 	for (i = 0; i < XNV_MAX_NFS; i++) {
 		struct xnv_nfrec *nf = &c->nfs[i];
+		char why[sizeof(nf->q_why)];
 
 		if (!__atomic_load_n(&nf->q_req, __ATOMIC_ACQUIRE))
 			continue;
 		nf->q_req = 0;
+		memcpy(why, nf->q_why, sizeof(why));	/* not read from what
+							 * may be written */
 		if (nf->q_code == GNTS_DETACH_HEARTBEAT)
-			declare_dead(c, nf, nf->q_why);
+			declare_dead(c, nf, why);
 		else
-			quarantine(c, nf, nf->q_code, nf->q_why);
+			quarantine(c, nf, nf->q_code, why);
 	}
 	xnv_workers_park(c, 0);
 }
