@@ -192,8 +192,8 @@ measure(struct xnv_core *c, const char *pcap, const char *rules_path,
 
 		for (k = 0; k < ROUND_BURSTS; k++)
 			if (rules > 0)
-				xnv_flows_classify(c, &m[k * BURST % n], BURST,
-						   0, chain);
+				xnv_flows_classify(c, 0, &m[k * BURST % n],
+						   BURST, 0, chain);
 		dt = rte_rdtsc_precise() - t0;
 		best = RTE_MIN(best, (double)dt * 1e9 / rte_get_tsc_hz() /
 			       (ROUND_BURSTS * BURST));

@@ -14,6 +14,7 @@
 
 #include "core.h"
 #include "doorbell.h"
+#include "flow.h"
 
 /* Worker 0's doorbells' epoll set, and the set of its ports' rx
  * interrupts (port_intr.c; without it the ports are polled on timers),
@@ -315,7 +316,11 @@ xnv_bells_sleep(struct xnv_core *c, unsigned max_us)
 	us = RTE_MIN(us, max_us);
 	ts = (struct timespec){ .tv_sec = us / 1000000,
 				.tv_nsec = (long)(us % 1000000) * 1000 };
+	/* Asleep it holds no rule set (top of its loop): a rule change
+	 * waits for no sleeping worker (flow.c). */
+	xnv_flows_online(c, w->id, 0);
 	n = epoll_pwait2(w->epfd, ev, RTE_DIM(ev), &ts, NULL);
+	xnv_flows_online(c, w->id, 1);
 	now = rte_rdtsc();
 	for (k = 0; k < n; k++) {
 		if (ev[k].data.ptr == &w->port_epfd)	/* its queues' */

@@ -12,17 +12,19 @@
  *     set, old or new, never half of each.
  * A packet matched in both takes the better rule (priority, then the
  * older).  What the data path might still read (an old set, a deleted
- * key's slot in the hash) is freed only once the data path lcore has
- * passed a quiescent state (rte_rcu_qsbr, reported once a millisecond
- * from the main loop).
+ * key's slot in the hash) is freed only once every worker that
+ * classifies (worker.h: each its own rx queues') has passed a quiescent
+ * state (rte_rcu_qsbr, a reader id a worker, reported once a
+ * millisecond from each loop; a worker about to sleep goes offline).
  *
- * The data path caches each flow's verdict under the set's id
+ * Each worker caches each flow's verdict under the set's id
  * (flow_path.c); a new set or a change to the hash makes it stale.
  *
  * Changes are serialised by a mutex; chain versions (chain.c) are the
  * data path's and are taken and let go on the main loop
  * (xnv_ctl_on_loop).  Rule ids are slot + 1 and stable while the rule
- * lives; hit counters are per slot, written by the data path only.
+ * lives; hit counters are per worker and slot, each written by its
+ * worker only.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -43,9 +45,6 @@
 #include "ctl.h"
 #include "flow_acl.h"
 #include "flow_pvt.h"
-
-/* The data path's one reader id in the RCU variable. */
-#define READER 0u
 
 /* Exact rules are keyed by a packet's flow key up to its ethertype. */
 #define EXACT_KEY_LEN offsetof(struct xnv_flow_key, vlan)
@@ -206,6 +205,18 @@ swap_in(struct xnv_flows *f, struct flow_set *s)
 	set_free(old, old != NULL && old->exact != s->exact);
 }
 
+/* Every worker's hits of slot @p i in @p bank to 0 (nothing counts
+ * there: the slot is unused in the sets that count in that bank). */
+static void
+hits_zero(struct xnv_flows *f, unsigned bank, unsigned i)
+{
+	unsigned w;
+
+	for (w = 0; w < f->n_workers; w++)
+		atomic_store_explicit(&f->hits[w][bank][i], 0,
+				      memory_order_relaxed);
+}
+
 static void
 count(struct xnv_flows *f)
 {
@@ -268,7 +279,7 @@ xnv_flows_put(struct xnv_flows *f, unsigned i, char *err, size_t errlen)
 	int rc;
 
 	/* slot i is not in use in s: nothing counts there now */
-	atomic_store_explicit(&f->hits[s->bank][i], 0, memory_order_relaxed);
+	hits_zero(f, s->bank, i);
 	publish_slot(f, s, i);
 	/* An exact rule whose key another rule holds goes to the tries. */
 	sl->exact = xnv_flow_is_exact(&sl->r) && hash_put(f, s->exact, i) == 0;
@@ -314,9 +325,13 @@ uint64_t
 xnv_flows_hits(struct xnv_flows *f, unsigned i)
 {
 	const struct flow_set *s = atomic_load(&f->live);
+	uint64_t n = 0;
+	unsigned w;
 
-	return s == NULL ? 0 : atomic_load_explicit(&f->hits[s->bank][i],
-						    memory_order_relaxed);
+	for (w = 0; s != NULL && w < f->n_workers; w++)
+		n += atomic_load_explicit(&f->hits[w][s->bank][i],
+					  memory_order_relaxed);
+	return n;
 }
 
 int
@@ -333,8 +348,7 @@ xnv_flows_replace(struct xnv_flows *f, char *err, size_t errlen)
 	 * grace period ended. */
 	s->bank = old != NULL ? !old->bank : 0;
 	for (i = 0; i < XNV_MAX_FLOWS; i++)
-		atomic_store_explicit(&f->hits[s->bank][i], 0,
-				      memory_order_relaxed);
+		hits_zero(f, s->bank, i);
 	for (i = 0; i < XNV_MAX_FLOWS; i++) {
 		struct flow_slot *sl = &f->slot[i];
 
@@ -451,23 +465,49 @@ load_config(struct xnv_core *c, char *err, size_t errlen)
 	return rc;
 }
 
+static void
+flows_free(struct xnv_flows *f)
+{
+	unsigned w;
+
+	for (w = 0; w < f->n_workers; w++)
+		rte_free(f->cache[w]);
+	rte_free(f->hits);
+	rte_free(f->qs);
+	rte_free(f);
+}
+
+/* A reader id, a verdict cache and hit counters for each of [core]
+ * workers (registered offline: xnv_flows_online()).  0 or -ENOMEM. */
+static int
+flows_readers(struct xnv_flows *f, unsigned n)
+{
+	unsigned w;
+
+	f->n_workers = n;
+	f->qs = rte_zmalloc("xnv-flows-rcu", rte_rcu_qsbr_get_memsize(n),
+			    RTE_CACHE_LINE_SIZE);
+	f->hits = rte_zmalloc("xnv-flows-hits", n * sizeof(*f->hits),
+			      RTE_CACHE_LINE_SIZE);
+	if (f->qs == NULL || f->hits == NULL || rte_rcu_qsbr_init(f->qs, n))
+		return -ENOMEM;
+	for (w = 0; w < n; w++)
+		if ((f->cache[w] = xnv_flow_cache_new()) == NULL ||
+		    rte_rcu_qsbr_thread_register(f->qs, w) != 0)
+			return -ENOMEM;
+	return 0;
+}
+
 int
 xnv_flows_create(struct xnv_core *c, char *err, size_t errlen)
 {
-	size_t qsz = rte_rcu_qsbr_get_memsize(1);
 	struct xnv_flows *f;
 
 	f = rte_zmalloc("xnv-flows", sizeof(*f), 0);
 	if (f == NULL)
 		return -ENOMEM;
-	f->qs = rte_zmalloc("xnv-flows-rcu", qsz, RTE_CACHE_LINE_SIZE);
-	f->cache = xnv_flow_cache_new();
-	if (f->qs == NULL || f->cache == NULL ||
-	    rte_rcu_qsbr_init(f->qs, 1) != 0 ||
-	    rte_rcu_qsbr_thread_register(f->qs, READER) != 0) {
-		rte_free(f->cache);
-		rte_free(f->qs);
-		rte_free(f);
+	if (flows_readers(f, RTE_MAX(c->cfg.workers, 1u)) < 0) {
+		flows_free(f);
 		return -ENOMEM;
 	}
 	pthread_mutex_init(&f->mu, NULL);
@@ -483,25 +523,26 @@ xnv_flows_destroy(struct xnv_core *c)
 	if (f == NULL)
 		return;
 	set_free(atomic_load(&f->live), 1);
-	rte_free(f->cache);
-	rte_free(f->qs);
-	rte_free(f);
+	flows_free(f);
 	c->flows = NULL;
 }
 
 void
-xnv_flows_online(struct xnv_core *c, int on)
+xnv_flows_online(struct xnv_core *c, unsigned w, int on)
 {
+	if (c->flows == NULL)	/* a harness without the table (bench/) */
+		return;
 	if (on)
-		rte_rcu_qsbr_thread_online(c->flows->qs, READER);
+		rte_rcu_qsbr_thread_online(c->flows->qs, w);
 	else
-		rte_rcu_qsbr_thread_offline(c->flows->qs, READER);
+		rte_rcu_qsbr_thread_offline(c->flows->qs, w);
 }
 
 void
-xnv_flows_quiescent(struct xnv_core *c)
+xnv_flows_quiescent(struct xnv_core *c, unsigned w)
 {
-	rte_rcu_qsbr_quiescent(c->flows->qs, READER);
+	if (c->flows != NULL)
+		rte_rcu_qsbr_quiescent(c->flows->qs, w);
 }
 
 unsigned

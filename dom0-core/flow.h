@@ -14,11 +14,12 @@ struct rte_tel_data;
 int xnv_flows_create(struct xnv_core *c, char *err, size_t errlen);
 void xnv_flows_destroy(struct xnv_core *c);
 
-/** The main loop runs (1) or stopped (0): from then on, until it stops,
- *  xnv_flows_quiescent() at least once a millisecond. */
-void xnv_flows_online(struct xnv_core *c, int on);
-/** The main loop holds no rule set between bursts (RCU, flow.c). */
-void xnv_flows_quiescent(struct xnv_core *c);
+/** Worker @p w (worker.h) classifies (1) or stopped or is about to
+ *  sleep (0): while on, xnv_flows_quiescent() at least once a
+ *  millisecond. */
+void xnv_flows_online(struct xnv_core *c, unsigned w, int on);
+/** Worker @p w holds no rule set between bursts (RCU, flow.c). */
+void xnv_flows_quiescent(struct xnv_core *c, unsigned w);
 
 /** Rules in force, and of them exact 5-tuples (in the hash). */
 unsigned xnv_flows_count(const struct xnv_core *c);
@@ -26,11 +27,11 @@ unsigned xnv_flows_exact(const struct xnv_core *c);
 /** Non-zero when any rule is in force (a hint: classify looks again). */
 int xnv_flows_active(const struct xnv_core *c);
 
-/** Parse @p n packets from port @p in_port (their flow hash into the
- *  private area when the NIC gave none) and set @p chain[i] for each one
- *  a rule matches. */
-void xnv_flows_classify(struct xnv_core *c, struct rte_mbuf **m, unsigned n,
-			uint16_t in_port, uint16_t *chain);
+/** On worker @p w: parse @p n packets from port @p in_port (their flow
+ *  hash into the private area when the NIC gave none) and set
+ *  @p chain[i] for each one a rule matches. */
+void xnv_flows_classify(struct xnv_core *c, unsigned w, struct rte_mbuf **m,
+			unsigned n, uint16_t in_port, uint16_t *chain);
 
 /* Control commands (flow_cmds.c; CONTROL.md), on the telemetry thread. */
 void xnv_cmd_flow_list(struct xnv_core *c, const char *p,

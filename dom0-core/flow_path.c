@@ -4,7 +4,7 @@
  * packet its flow's verdict from a cache, and the hash and the tries
  * (flow.c's set) only for what the cache did not hold.
  *
- * The cache is the data path lcore's alone (no lock, no atomic): 2-way
+ * A cache is one worker's alone (no lock, no atomic): 2-way
  * sets of one cache line each way, indexed by the flow hash (the NIC's
  * RSS hash, else ours, which the replica pick takes too).  An entry holds
  * the whole key, the input port and the rule id it matched (0: none),
@@ -308,8 +308,8 @@ lookup_cached(struct flow_cache_way *cache, struct burst *b,
 }
 
 void
-xnv_flows_classify(struct xnv_core *c, struct rte_mbuf **m, unsigned n,
-		   uint16_t in_port, uint16_t *chain)
+xnv_flows_classify(struct xnv_core *c, unsigned w, struct rte_mbuf **m,
+		   unsigned n, uint16_t in_port, uint16_t *chain)
 {
 	struct xnv_flows *f = c->flows;
 	struct burst b;
@@ -325,10 +325,10 @@ xnv_flows_classify(struct xnv_core *c, struct rte_mbuf **m, unsigned n,
 	b.tag = b.s->id | (uint64_t)atomic_load_explicit(&b.s->xgen,
 					memory_order_acquire) << 32;
 	b.chains = b.s->chain;
-	b.hits = f->hits[b.s->bank];
+	b.hits = f->hits[w][b.s->bank];
 	b.chain = chain;
 	b.in_port = in_port;
-	lookup_cached(f->cache, &b, m, n);
+	lookup_cached(f->cache[w], &b, m, n);
 	if (b.missed > 0)
-		lookup_missed(f->cache, &b);
+		lookup_missed(f->cache[w], &b);
 }

@@ -48,16 +48,21 @@ struct xnv_flows {
 	pthread_mutex_t mu;		/* one change at a time */
 	struct flow_set *_Atomic live;	/* the data path's; NULL: none */
 	uint32_t sets;			/* made so far: the next set's id */
-	struct flow_cache_way *cache;	/* the data path's (flow_path.c) */
+	/* Each worker (worker.h) classifies what its own rx queues take,
+	 * with a verdict cache of its own (flow_path.c) and its own reader
+	 * id in qs (its worker id): n_workers of each. */
+	unsigned n_workers;
+	struct flow_cache_way *cache[XNV_MAX_WORKERS];
 	struct rte_rcu_qsbr *qs;
 	_Atomic unsigned n;		/* rules in force */
 	uint64_t seq;
 	uint64_t build_us;		/* of the last set built */
-	/* Hit counters by slot, written by the data path.  Two banks: a
-	 * set replacing every rule (clear, reload) counts in the other one,
+	/* Hit counters by worker, bank and slot, each written by its
+	 * worker only (summed by xnv_flows_hits()).  Two banks: a set
+	 * replacing every rule (clear, reload) counts in the other one,
 	 * zeroed first, so a reused id never mixes the old rule's hits in
 	 * (the old set may count for a moment after the swap). */
-	_Atomic uint64_t hits[2][XNV_MAX_FLOWS];
+	_Atomic uint64_t (*hits)[2][XNV_MAX_FLOWS];	/* [n_workers] */
 	struct flow_slot slot[XNV_MAX_FLOWS];
 };
 

@@ -294,7 +294,7 @@ run(struct xnv_core *c, const struct opts *o)
 	unsigned idle = 0, work;
 	uint16_t i;
 
-	xnv_flows_online(c, 1);
+	xnv_flows_online(c, 0, 1);
 	while (!quit) {
 		uint64_t now = rte_rdtsc();
 
@@ -316,7 +316,7 @@ run(struct xnv_core *c, const struct opts *o)
 		 * thread handed over (attach, death, ...), telemetry
 		 * commands, the NFs' heartbeats. */
 		next_ctl = now + hz / 1000;
-		xnv_flows_quiescent(c);	/* no rule set held from here */
+		xnv_flows_quiescent(c, 0);	/* no rule set held from here */
 		(void)gnts_srv_poll(c->srv);
 		xnv_rec_requests(c);	/* other workers' quarantines */
 		/* A clock read after the poll: the loop's `now` may be old
@@ -340,7 +340,7 @@ run(struct xnv_core *c, const struct opts *o)
 		if (idle_exit_due(c, now, idle_tsc, o->idle_exit_ms))
 			break;
 	}
-	xnv_flows_online(c, 0);
+	xnv_flows_online(c, 0, 0);
 }
 
 /*

@@ -175,7 +175,7 @@ xnv_rx_burst(struct xnv_core *c, uint16_t idx, struct xnv_pending *pd,
 			if (m[i]->ol_flags & RTE_MBUF_F_RX_VLAN_STRIPPED)
 				vlan_restore(m[i]);
 	if (flows)
-		xnv_flows_classify(c, m, n, idx, chain);
+		xnv_flows_classify(c, xnv_worker_self()->id, m, n, idx, chain);
 	if (wc->first_rx_tsc == 0)
 		__atomic_store_n(&wc->first_rx_tsc, now, __ATOMIC_RELAXED);
 	__atomic_store_n(&wc->last_rx_tsc, now, __ATOMIC_RELAXED);

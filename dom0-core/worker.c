@@ -16,6 +16,7 @@
 
 #include "core.h"
 #include "doorbell.h"
+#include "flow.h"
 #include "worker.h"
 #include "worker_pvt.h"
 #include "worker_sync.h"
@@ -33,6 +34,7 @@ w_main(void *arg)
 	uint16_t i;
 
 	RTE_PER_LCORE(xnv_self) = w;
+	xnv_flows_online(c, w->id, 1);	/* it classifies (flow.c) */
 	while (!__atomic_load_n(&ws->stop, __ATOMIC_RELAXED)) {
 		/* The barrier (worker_sync.h): what worker 0 changed
 		 * inside it is seen by this pass. */
@@ -42,8 +44,10 @@ w_main(void *arg)
 		if (unlikely(g & 1)) {
 			xnv_sync_ack(&w->ack, g);
 			while (xnv_sync_pass(&ws->gen) == g &&
-			       !__atomic_load_n(&ws->stop, __ATOMIC_RELAXED))
+			       !__atomic_load_n(&ws->stop, __ATOMIC_RELAXED)) {
+				xnv_flows_quiescent(c, w->id);	/* parked */
 				rte_pause();
+			}
 			continue;
 		}
 		now = rte_rdtsc();
@@ -64,9 +68,11 @@ w_main(void *arg)
 		 * detach or quarantine asked of worker 0: guard.c). */
 		if (now >= next_watch) {
 			next_watch = now + c->tsc_hz / 1000;
+			xnv_flows_quiescent(c, w->id);	/* no rule set held */
 			xnv_rec_watch(c, rte_rdtsc());
 		}
 	}
+	xnv_flows_online(c, w->id, 0);
 	return 0;
 }
 

@@ -12,10 +12,12 @@
  *     flow rules, no latency histogram on that port, a tx queue w there)
  *     it sends itself on tx queue w: the core-only path, which touches
  *     no packet data and no private area;
- *   - one whose chain starts with an NF or a drop it resolves itself, as
- *     worker 0 does (xnv_rx_burst());
- *   - with flow rules, from a fabric port, or an empty or oversize frame,
- *     it hands the packets as received to worker 0 through a
+ *   - one whose chain starts with an NF or a drop, or that flow rules
+ *     may steer, it classifies (its own verdict cache, hit counters and
+ *     RCU reader id: flow.c) and resolves itself, as worker 0 does
+ *     (xnv_rx_burst());
+ *   - from a fabric port, or an empty or oversize frame, it hands the
+ *     packets as received to worker 0 through a
  *     single-producer single-consumer rte_ring; worker 0 takes them from
  *     there exactly as if its own queue had received them.
  *
@@ -32,14 +34,14 @@
  * one set.
  *
  * Control plane: what a worker reads of the core (ports, their chains,
- * the chain versions, services, the NFs polled, whether flow rules are on)
- * changes only inside a barrier (xnv_workers_park()): worker 0 raises it
- * (an odd generation), each worker sees it at the top of its loop, says
- * so (acks that generation) and waits; worker 0 changes things and lowers
- * it.  Taken by control commands, attaches and detaches, and the watch of
- * other workers' NFs, never on the data path.  A worker that would
+ * the chain versions, services, the NFs polled) changes only inside a
+ * barrier (xnv_workers_park()): worker 0 raises it (an odd generation),
+ * each worker sees it at the top of its loop, says so (acks that
+ * generation) and waits; worker 0 changes things and lowers it.  Taken
+ * by control commands, attaches and detaches, and what worker 0 does of
+ * other workers' asking, never on the data path.  A worker that would
  * quarantine one of its NFs asks worker 0 to (guard.c) and stops polling
- * it.  Three flags worker 0 writes whole outside the barrier, a worker
+ * it.  The flow rules' sets change outside it, under RCU (flow.c).  Three flags worker 0 writes whole outside the barrier, a worker
  * may read one pass late: a port's link_up (the link watch: one burst
  * more sent or dropped), rx_on (an NF's attach opening a port's rx: one
  * burst later) and a memif port's started (never a worker's queue:

@@ -42,14 +42,15 @@ own_target(const struct xnv_core *c, const struct xnv_worker *w, uint16_t idx)
 	return ch->s[0].id;
 }
 
-/* May worker @p w resolve what port @p idx received itself?  Not with
- * flow rules (worker 0's rule sets, flow.h) nor on a fabric port (its
- * hops): those go to worker 0 as received. */
+/* May worker @p w resolve what port @p idx received itself: by the
+ * port's chain, or by the flow rules, which every worker applies to its
+ * own queues (flow.c)?  Not on a fabric port (its hops): that goes to
+ * worker 0 as received. */
 static int
 steer_here(const struct xnv_core *c, uint16_t idx)
 {
-	return c->port_chain[idx] != XNV_CHAIN_NONE &&
-	       !c->cfg.ports[idx].fabric && !xnv_flows_active(c);
+	return !c->cfg.ports[idx].fabric &&
+	       (c->port_chain[idx] != XNV_CHAIN_NONE || xnv_flows_active(c));
 }
 
 /* Send, resolve or hand on @p n packets port @p idx received (waiting since

@@ -221,3 +221,29 @@ def test_worker_with_interrupts_only_sleeps_long(tap_name, xnv):  # noqa: F811
     assert core.stop() == 0
     assert waits["rte-worker-1"] <= 10, waits
     assert waits["xnv-core"] >= 100, waits   # the 2 ms timer, for contrast
+
+
+def test_rule_changes_wait_for_no_sleeping_worker(tap_name, xnv):  # noqa: F811
+    """The second lcore sleeps up to a second at a time (above); a flow
+    rule change waits until every lcore has left the old rule set
+    (flow.c), and a sleeping one holds none: 20 changes, each its own
+    grace period, take about what the control commands take, not 20 of
+    the worker's sleeps."""
+    cfg = write_config(xnv.path("intr-rules.ini"), [
+        ("core", {"workers": 2}),
+        ("group g", {"pool_bufs": 4096}),
+        ("port t", {"dev": f"net_tap0,iface={tap_name}", "group": "g",
+                    "chain": "fwd -> t"}),
+        ("service fwd", {"worker": 1}),
+    ])
+    core = xnv.start_core(cfg, duration=120, eal=("-l", "0,1"))
+    start_chain(xnv, core, tap_name)
+    time.sleep(scaled(1.0))             # both lcores asleep
+    t0 = time.monotonic()
+    for _ in range(10):
+        assert ctl(core, "/xnv/flow/add", "proto=udp chain=drop")["id"] == 1
+        assert ctl(core, "/xnv/flow/del", "1") == {"id": 1}
+    took = time.monotonic() - t0
+    log.info("20 rule changes, the second lcore asleep: %.2f s", took)
+    assert core.stop() == 0
+    assert took < scaled(5.0), f"20 rule changes took {took:.1f} s"

@@ -6,16 +6,19 @@ main lcore's, queue 1 the worker's.  With a port-only chain the worker
 sends what it receives itself, on tx queue 1 (the second tx_pcap file);
 with an NF of the main lcore in the chain it steers its packets to it,
 and they leave through tx queue 0, each input file's packets in their
-order; with flow rules it hands them to the main lcore as received.  The
-counters of both lcores add up in the core's report.  (NFs of other
+order; flow rules it applies itself (its own verdict cache and hit
+counters, flow.c), a fabric port's packets it hands to the main lcore
+as received.  The counters of both lcores add up in the core's report.  (NFs of other
 lcores: test_worker_nfs.py.)"""
 import os
 import re
+import socket
 import time
 
 import pytest
 
-from harness import BUILD, CTL_BIN, cpu_ticks, ctl, read_pcap, scaled, write_config, write_pcap
+from harness import (BUILD, CTL_BIN, cpu_ticks, ctl, read_pcap, scaled, wait_until,
+                     write_config, write_pcap)
 from traffic import flow_key, make_traffic
 from vethpair import Peer, veth  # noqa: F401 (veth: a fixture)
 
@@ -91,25 +94,84 @@ def test_nf_chain_crosses_to_the_main_lcore(xnv):
     assert port(st, "out")["tx"] == N_A + N_B
 
 
-def test_flow_rules_are_the_main_lcores(xnv):
-    """With flow rules the worker classifies nothing: it hands every
-    packet over, and the main lcore applies the rules (UDP dropped) to
-    both queues' packets, each queue's in order."""
-    udp = ("flow udp", {"proto": "udp", "chain": "drop"})
-    cfg, a, b = two_queue_config(xnv, "out", more=[udp])
-    core = xnv.start_core(cfg, idle_exit=500, eal=("-l", "0,1"))
-    assert core.wait(60) == 0, core.log()[-3000:]
-    assert worker_line(core.log()) == (0, N_B, 0)
-    kept_a = [p for p in a if flow_key(p)[3] != 17]
-    kept_b = [p for p in b if flow_key(p)[3] != 17]
+def exact_rule(frame, name):
+    """A [flow] section: the exact 5-tuple of an IPv4 TCP frame, dropped."""
+    _, src, dst, proto, sport, dport = flow_key(frame)
+    return (f"flow {name}", {"proto": proto, "src": socket.inet_ntoa(src),
+                             "dst": socket.inet_ntoa(dst), "sport": sport,
+                             "dport": dport, "chain": "drop"})
+
+
+def first_tcp4(frames):
+    return next(p for p in frames if flow_key(p)[0] == 4 and flow_key(p)[3] == 6)
+
+
+def test_flow_rules_on_both_lcores(xnv):
+    """Each lcore applies the flow rules to what its own queue takes: UDP
+    dropped by a wildcard rule (the tries), one TCP flow of each queue by
+    an exact rule (the hash); each queue's other packets leave on the
+    same lcore's tx queue, in order.  Nothing is handed to the main lcore,
+    and each rule's hits (every lcore's summed) are its packets of both
+    queues."""
+    a, b = make_traffic(N_A, 0xA), make_traffic(N_B, 0xB)
+    ta, tb = flow_key(first_tcp4(a)), flow_key(first_tcp4(b))
+    rules = [("flow udp", {"proto": "udp", "chain": "drop"}),
+             exact_rule(first_tcp4(a), "ta"), exact_rule(first_tcp4(b), "tb")]
+    cfg, a, b = two_queue_config(xnv, "out", more=rules)
+    core = xnv.start_core(cfg, eal=("-l", "0,1"))
+    core.wait_ready()
+
+    def kept(frames):
+        return [p for p in frames if flow_key(p)[3] != 17 and flow_key(p) not in (ta, tb)]
+    kept_a, kept_b = kept(a), kept(b)
     assert 0 < len(kept_a) < N_A and 0 < len(kept_b) < N_B
-    out = read_pcap(xnv.path("oa.pcap"))
-    assert read_pcap(xnv.path("ob.pcap")) == []
-    sa, sb = set(a), set(b)
-    assert [p for p in out if p in sa] == kept_a
-    assert [p for p in out if p in sb] == kept_b
+    wait_until(lambda: ctl(core, "/xnv/port/info", "1")["tx"] >= len(kept_a) + len(kept_b),
+               60, "the kept packets out")
+    hits = [ctl(core, "/xnv/flow/info", str(i))["hits"] for i in (1, 2, 3)]
+    core.stop()
+    assert worker_line(core.log()) == (len(kept_b), 0, 0)
+    assert read_pcap(xnv.path("oa.pcap")) == kept_a
+    assert read_pcap(xnv.path("ob.pcap")) == kept_b
+    both = a + b
+    assert hits == [sum(flow_key(p)[3] == 17 for p in both),
+                    sum(flow_key(p) == ta for p in both),
+                    sum(flow_key(p) == tb for p in both)], hits
+    assert hits[1] > 0 and hits[2] > 0
     st = core.stats()
-    assert st["drops"]["chain_drop"] == N_A + N_B - len(out)
+    assert st["drops"]["chain_drop"] == N_A + N_B - len(kept_a) - len(kept_b)
+
+
+def test_rule_changes_while_both_lcores_classify(xnv):
+    """A rule that drops everything from port in added and deleted 40
+    times under endless traffic on both queues (two pcaps looped): each
+    change returns (it waits for both lcores to leave the old rule set,
+    flow.c), both lcores dropped by the rule and forwarded without it,
+    every packet is accounted for, and the last change leaves no rule."""
+    a = write_pcap(xnv.path("a.pcap"), make_traffic(64, 0xA))
+    b = write_pcap(xnv.path("b.pcap"), make_traffic(64, 0xB))
+    cfg = write_config(xnv.path("loop.ini"), [
+        ("core", {"socket": xnv.socket, "workers": 2}),
+        ("group g", {"pool_bufs": 4096}),
+        ("port in", {"dev": f"net_pcap0,rx_pcap={a},rx_pcap={b},infinite_rx=1",
+                     "group": "g", "chain": "out"}),
+        ("port out", {"dev": "net_null1", "group": "g"}),
+    ])
+    core = xnv.start_core(cfg, eal=("-l", "0,1"))
+    core.wait_ready()
+    for _ in range(40):
+        r = ctl(core, "/xnv/flow/add", "in_port=in chain=drop")
+        assert r.get("id") == 1, r
+        time.sleep(0.01)
+        assert ctl(core, "/xnv/flow/del", "1") == {"id": 1}
+        time.sleep(0.01)
+    assert ctl(core, "/xnv/flow/list") == []
+    w = ctl(core, "/xnv/workers")
+    assert w["1"]["drops"] > 0 and w["1"]["sent"] > 0, w
+    assert w["1"]["handed"] == w["1"]["steered"] == 0, w
+    core.stop()
+    st = core.stats()
+    assert st["drops"].get("chain_drop", 0) > 0, st["drops"]
+    assert port(st, "in")["rx"] == port(st, "out")["tx"] + sum(st["drops"].values()), st
 
 
 @pytest.mark.skipif(BUILD.name == "build-san", reason=(
