@@ -225,7 +225,7 @@ def test_dozing_nf_that_sends_wakes_the_core(xnv):
     running, tx_while_running, info = watch_dozing_sender(core, gen)
     assert running, "the generator ended first: " \
         f"{tx_while_running} packets had left, {info}"
-    assert gen.wait(scaled(60)) == 0, gen.stderr()
+    assert gen.wait(60) == 0, gen.stderr()
     core.stop()
     assert core.stats()["ports"][0]["tx"] == 40, core.stats()
 

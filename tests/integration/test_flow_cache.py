@@ -23,7 +23,7 @@ import signal
 
 import pytest
 
-from harness import Telemetry, dump_flows, scaled, wait_until
+from harness import Telemetry, dump_flows, wait_until
 from test_flows import flows_config, spec_of, start_named_core, start_nf
 from traffic import flow_packets, flow_str, write_pcap
 
@@ -88,7 +88,7 @@ def cache(xnv_module):
         res["del-wild"] = phase_flows(t, a, b)
         res["stats"] = t("/xnv/stats")
     core.signal(signal.SIGTERM)
-    res["rc"] = core.wait(scaled(10))
+    res["rc"] = core.wait(10)
     return res
 
 

@@ -50,7 +50,7 @@ import pytest
 from flowmodel import (DEFAULT, IN_PORTS, OUTS, TCP, VERDICTS, Packet, Rule, matches,
                        rand_pools, rand_rules, ranked, verdict)
 from flowpackets import rand_packet, repeat_packet
-from harness import scaled, write_config
+from harness import write_config
 from traffic import read_pcap, write_pcap
 
 
@@ -82,7 +82,7 @@ def run_core(env, rules, packets, tag):
     cfg = write_config(env.path(f"{tag}.ini"), sections)
     core = env.start_core(cfg, socket=env.sockdir / f"{tag}.sock",
                           idle_exit=300, duration=120, name=f"core-{tag}")
-    rc = core.wait(scaled(90))
+    rc = core.wait(90)
     log = core.log()
     if rc != 0 and "Exceeded max number of tries" in log:
         raise AclBuildFailed(log[-1000:])
