@@ -75,10 +75,23 @@ pop_hop(struct rte_mbuf *m)
 	return tci & 0xfff;
 }
 
+/* One packet more in @p ctr, the calling worker's counter of @p hop
+ * (its hop_rx or hop_tx). */
+static inline void
+hop_count(struct xnv_wcount *wc, uint64_t *ctr, uint16_t hop)
+{
+	uint64_t *seen = &wc->hop_seen[hop / 64], bit = 1ull << (hop % 64);
+
+	xnv_count(ctr, 1);
+	if (!(*seen & bit))	/* which hops the fold looks at */
+		__atomic_store_n(seen, *seen | bit, __ATOMIC_RELAXED);
+}
+
 unsigned
 xnv_fabric_rx(struct xnv_core *c, uint16_t idx, struct rte_mbuf **m,
 	      uint16_t *chain, unsigned n)
 {
+	struct xnv_wcount *wc = XNV_WC();
 	unsigned i, k = 0;
 	uint16_t hop;
 
@@ -93,11 +106,11 @@ xnv_fabric_rx(struct xnv_core *c, uint16_t idx, struct rte_mbuf **m,
 		if (hop == 0 || hop > XNV_HOP_MAX ||
 		    c->hops[hop].chain == XNV_CHAIN_NONE ||
 		    c->hops[hop].port != idx) {
-			xnv_count(&XNV_WC()->drops[XNV_DROP_FABRIC], 1);
+			xnv_count(&wc->drops[XNV_DROP_FABRIC], 1);
 			rte_pktmbuf_free(m[i]);
 			continue;
 		}
-		c->hops[hop].rx++;
+		hop_count(wc, &wc->hop_rx[hop], hop);
 		chain[k] = c->hops[hop].chain;
 		m[k++] = m[i];
 	}
@@ -127,7 +140,6 @@ void
 xnv_fabric_push(struct rte_mbuf *m, struct xnv_mbuf_priv *pv, uint16_t hop)
 {
 	struct xnv_wcount *wc = XNV_WC();
-	uint64_t *seen = &wc->hop_seen[hop / 64], bit = 1ull << (hop % 64);
 
 	/* Only missing headroom (an NF moved the data to the buffer's
 	 * start) or a frame shorter than two addresses fails. */
@@ -137,9 +149,7 @@ xnv_fabric_push(struct rte_mbuf *m, struct xnv_mbuf_priv *pv, uint16_t hop)
 		return;
 	}
 
-	xnv_count(&wc->hop_tx[hop], 1);
-	if (!(*seen & bit))	/* which hops the fold looks at */
-		__atomic_store_n(seen, *seen | bit, __ATOMIC_RELAXED);
+	hop_count(wc, &wc->hop_tx[hop], hop);
 }
 
 /* Hop @p k as a dict under its number in @p d; -1: out of memory. */

@@ -293,6 +293,7 @@ fold_objects(struct xnv_core *c, struct xnv_worker *w)
 		for (; seen != 0; seen &= seen - 1) {
 			uint16_t h = (uint16_t)(i * 64 + __builtin_ctzll(seen));
 
+			fold(&c->hops[h].rx, &f->hop_rx[h], &k->hop_rx[h]);
 			fold(&c->hops[h].tx, &f->hop_tx[h], &k->hop_tx[h]);
 		}
 	}

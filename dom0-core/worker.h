@@ -12,12 +12,12 @@
  *     flow rules, no latency histogram on that port, a tx queue w there)
  *     it sends itself on tx queue w: the core-only path, which touches
  *     no packet data and no private area;
- *   - one whose chain starts with an NF or a drop, or that flow rules
- *     may steer, it classifies (its own verdict cache, hit counters and
- *     RCU reader id: flow.c) and resolves itself, as worker 0 does
- *     (xnv_rx_burst());
- *   - from a fabric port, or an empty or oversize frame, it hands the
- *     packets as received to worker 0 through a
+ *   - one whose chain starts with an NF or a drop, that flow rules may
+ *     steer (its own verdict cache, hit counters and RCU reader id:
+ *     flow.c) or that came in on a fabric port (its hop tag: fabric.c)
+ *     it resolves itself, as worker 0 does (xnv_rx_burst());
+ *   - an empty or oversize frame, or one of a port with no chain and no
+ *     rule, it hands as received to worker 0 through a
  *     single-producer single-consumer rte_ring; worker 0 takes them from
  *     there exactly as if its own queue had received them.
  *
@@ -105,9 +105,11 @@ struct xnv_wcount {
 	uint64_t no_instance[XNV_MAX_SERVICES];
 	uint64_t copies[XNV_MAX_GROUPS][XNV_MAX_GROUPS];	/* [from][to] */
 	uint64_t copies_in[XNV_MAX_GROUPS];	/* into group g's pools */
+	uint64_t hop_rx[XNV_HOP_MAX + 1];	/* fabric.h: arrived with it */
 	uint64_t hop_tx[XNV_HOP_MAX + 1];	/* fabric.h: tagged and sent */
 	uint64_t hop_seen[(XNV_HOP_MAX + 64) / 64];	/* hops counted in
-							 * hop_tx, a bit each */
+							 * hop_rx or hop_tx,
+							 * a bit each */
 };
 
 struct xnv_worker {

@@ -43,14 +43,15 @@ own_target(const struct xnv_core *c, const struct xnv_worker *w, uint16_t idx)
 }
 
 /* May worker @p w resolve what port @p idx received itself: by the
- * port's chain, or by the flow rules, which every worker applies to its
- * own queues (flow.c)?  Not on a fabric port (its hops): that goes to
- * worker 0 as received. */
+ * port's chain, the flow rules (every worker applies them to its own
+ * queues: flow.c), or a fabric port's hops (fabric.c; the hop table
+ * changes inside the barrier only)?  Else it goes to worker 0 as
+ * received, which counts and drops it as it always has. */
 static int
 steer_here(const struct xnv_core *c, uint16_t idx)
 {
-	return !c->cfg.ports[idx].fabric &&
-	       (c->port_chain[idx] != XNV_CHAIN_NONE || xnv_flows_active(c));
+	return c->port_chain[idx] != XNV_CHAIN_NONE || xnv_flows_active(c) ||
+	       c->cfg.ports[idx].fabric;
 }
 
 /* Send, resolve or hand on @p n packets port @p idx received (waiting since

@@ -147,3 +147,50 @@ def test_hops_beyond_one_reply_are_counted_not_cut(xnv):
     rows = xnv.run([CTL_BIN, "--socket", xnv.socket, "fabric"]).stdout
     assert "... and 1 more hops" in rows, rows
 
+
+
+def test_fabric_port_on_two_lcores(xnv, veth):
+    """[core] workers = 2, the fabric port an af_packet port with two
+    sockets (the kernel spreads flows over them by hash): each lcore takes
+    the hop tags off what its socket took and resolves it itself (nothing
+    handed to the main lcore).  Frames of 32 flows tagged 18 come back
+    tagged 19, each flow in order; a third tagged 99 (no such hop) are
+    dropped as fabric_hop; /xnv/fabric adds up both lcores' counts."""
+    from test_workers import worker_line
+    veth.mtu(1504)
+    cfg = write_config(xnv.path("fab2.ini"), [
+        ("core", {"workers": 2}),
+        ("group g", {"pool_bufs": 4096}),
+        ("port fab", {"dev": f"net_af_packet0,iface={veth.a},qpairs=2",
+                      "group": "g", "fabric": "vlan", "hop.18": "fab:19"}),
+    ])
+    core = xnv.start_core(cfg, eal=("-l", "0,1"))
+    core.wait_ready()
+    core.wait_output(r"port fab: rx started \(a fabric port\)", 10)
+    inner = [f for f in inner_frames() if f[12:14] == b"\x08\x00"][:1]
+    assert inner, "an IPv4 frame of the af_packet test"
+    frames = []
+    for i in range(20):
+        for fl in range(32):
+            f = bytearray(inner[0])
+            f[30:34] = bytes([10, 9, fl, 1])        # the flow: its IPv4 dst
+            f[-4:] = i.to_bytes(4, "big")           # its sequence number
+            frames.append((fl, bytes(f)))
+    sent = [tagged(99 if fl % 3 == 0 else 18, f) for fl, f in frames]
+    want = [tagged(19, f) for fl, f in frames if fl % 3 != 0]
+    peer = Peer(veth.b)
+    try:
+        peer.send(sent)
+        back = peer.collect(len(want))
+    finally:
+        peer.close()
+    assert sorted(back) == sorted(want)
+    for fl in range(32):
+        mine = [tagged(19, f) for g, f in frames if g == fl and fl % 3 != 0]
+        assert [f for f in back if f in set(mine)] == mine, f"flow {fl}"
+    hops = ctl(core, "/xnv/fabric")
+    assert (hops["18"]["rx"], hops["19"]["tx"]) == (len(want),) * 2, hops
+    assert ctl(core, "/xnv/stats")["drop_fabric_hop"] == len(sent) - len(want)
+    core.stop()
+    sent_w1, handed, steered = worker_line(core.log())
+    assert sent_w1 > 0 and handed == steered == 0, (sent_w1, handed, steered)

@@ -7,8 +7,8 @@ sends what it receives itself, on tx queue 1 (the second tx_pcap file);
 with an NF of the main lcore in the chain it steers its packets to it,
 and they leave through tx queue 0, each input file's packets in their
 order; flow rules it applies itself (its own verdict cache and hit
-counters, flow.c), a fabric port's packets it hands to the main lcore
-as received.  The counters of both lcores add up in the core's report.  (NFs of other
+counters, flow.c; a fabric port's hops: test_fabric_port.py).  The
+counters of both lcores add up in the core's report.  (NFs of other
 lcores: test_worker_nfs.py.)"""
 import os
 import re
