@@ -29,7 +29,10 @@ def two_queue_config(env, chain, workers=2, more=()):
     a = write_pcap(env.path("a.pcap"), make_traffic(N_A, 0xA))
     b = write_pcap(env.path("b.pcap"), make_traffic(N_B, 0xB))
     cfg = write_config(env.path("workers.ini"), [
-        ("core", {"socket": env.socket, "workers": workers}),
+        # every packet must come out, none dropped as stall on a loaded
+        # machine (the default is 500 ms)
+        ("core", {"socket": env.socket, "workers": workers,
+                  "stall_timeout_ms": 20000}),
         ("group blue", {"pool_bufs": 4096}),
         ("port in", {"dev": f"net_pcap0,rx_pcap={a},rx_pcap={b}",
                      "group": "blue", "chain": chain}),
