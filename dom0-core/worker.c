@@ -321,6 +321,28 @@ xnv_workers_fold(struct xnv_core *c)
 	}
 }
 
+/* Until worker @p w acked generation @p g; a wait over a second is said
+ * (once a wait: its lcore's thread had no CPU, or never got to the top
+ * of its loop), since every control command waits behind it. */
+static void
+park_wait(const struct xnv_core *c, const struct xnv_worker *w, uint64_t g)
+{
+	uint64_t t0 = rte_rdtsc(), said = 0;
+
+	while (!xnv_sync_acked(&w->ack, g)) {
+		rte_pause();
+		if (said == 0 && rte_rdtsc() - t0 > c->tsc_hz) {
+			said = 1;
+			XLOG(WARNING, "worker %u (lcore %u) has not parked in "
+			     "1 s: control commands wait for it\n", w->id,
+			     w->lcore);
+		}
+	}
+	if (said)
+		XLOG(WARNING, "worker %u parked after %.1f s\n", w->id,
+		     (double)(rte_rdtsc() - t0) / c->tsc_hz);
+}
+
 void
 xnv_workers_park(struct xnv_core *c, int on)
 {
@@ -344,8 +366,7 @@ xnv_workers_park(struct xnv_core *c, int on)
 	for (i = 1; i < ws->n; i++)
 		xnv_worker_kick(ws->w[i]);
 	for (i = 1; i < ws->n; i++)
-		while (!xnv_sync_acked(&ws->w[i]->ack, g))
-			rte_pause();
+		park_wait(c, ws->w[i], g);
 }
 
 /* A per-port counter of a worker's, over all ports. */

@@ -13,6 +13,7 @@ lcores: test_worker_nfs.py.)"""
 import os
 import re
 import socket
+import threading
 import time
 
 import pytest
@@ -353,3 +354,79 @@ def test_af_packet_more_queues_than_workers_refused(xnv, veth):
                      r" \(\[core\] workers = 2\), frames the kernel hands "
                      r"the other queues would never be read; use "
                      r"qpairs=1\.\.2$", core.log(), re.M), core.log()[-1500:]
+
+
+WALL = 0x40000000     # waitpid's __WALL: a thread of a traced process
+
+
+def thread_of(pid, name):
+    """The id of process `pid`'s thread called `name`."""
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{tid}/comm") as f:
+            if f.read().strip() == name:
+                return int(tid)
+    raise AssertionError(f"no thread {name} in process {pid}")
+
+
+class ThreadStop:
+    """Only thread `tid` stopped while inside (ptrace: PTRACE_SEIZE, then
+    PTRACE_INTERRUPT stops that thread alone, PTRACE_DETACH resumes it)."""
+    SEIZE, INTERRUPT, DETACH = 0x4206, 0x4207, 17
+
+    def __init__(self, tid):
+        import ctypes
+        self.tid = tid
+        self.libc = ctypes.CDLL(None, use_errno=True)
+        self.libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_long,
+                                     ctypes.c_void_p, ctypes.c_void_p]
+
+    def _call(self, req):
+        import ctypes
+        if self.libc.ptrace(req, self.tid, None, None) != 0:
+            raise OSError(ctypes.get_errno(), f"ptrace {req:#x} {self.tid}")
+
+    def __enter__(self):
+        self._call(self.SEIZE)
+        try:
+            self._call(self.INTERRUPT)
+            os.waitpid(self.tid, WALL)      # stopped
+        except BaseException:
+            self._call(self.DETACH)
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        self._call(self.DETACH)
+
+
+def test_a_worker_that_does_not_park_is_said(xnv):
+    """The second lcore's thread stopped (ptrace, that thread alone) for
+    about 2 s while a control command waits for every lcore to park: the
+    core says which worker has not parked, then how long it took; the
+    command then answers and the traffic goes on."""
+    cfg = write_config(xnv.path("stop.ini"), [
+        ("core", {"socket": xnv.socket, "workers": 2}),
+        ("group g", {"pool_bufs": 4096}),
+        ("port in", {"dev": "net_null0", "group": "g", "chain": "out"}),
+        ("port out", {"dev": "net_null1", "group": "g"}),
+    ])
+    core = xnv.start_core(cfg, eal=("-l", "0,1"))
+    core.wait_ready()
+    tid = thread_of(core.pid, "rte-worker-1")
+    got = {}
+    ask = threading.Thread(target=lambda: got.update(
+        r=ctl(core, "/xnv/workers", timeout=30)))
+    with ThreadStop(tid):
+        t0 = time.monotonic()
+        ask.start()
+        core.wait_output(r"worker 1 \(lcore 1\) has not parked in 1 s: "
+                         r"control commands wait for it", 20)
+        time.sleep(max(0.0, 2.0 - (time.monotonic() - t0)))
+    ask.join(scaled(60))
+    assert got["r"]["1"]["lcore"] == 1, got
+    m = core.wait_output(r"worker 1 parked after (\d+\.\d) s", 20)
+    assert float(m.group(1)) >= 1.0, m.group(0)
+    sent = ctl(core, "/xnv/workers")["1"]["sent"]
+    wait_until(lambda: ctl(core, "/xnv/workers")["1"]["sent"] > sent, 20,
+               "the second lcore sending again")
+    core.stop()
