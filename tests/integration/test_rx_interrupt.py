@@ -198,21 +198,28 @@ def test_rx_interrupts_wake_each_worker(tap_name, xnv):  # noqa: F811
     assert t["rx_wakes"] >= w["1"]["rx_wakes"], (t, w)
 
 
+def second_lcore_asleep(xnv, tap):
+    """A core on two lcores, the tap's queue 1 and NF fwd the second's,
+    both lcores left idle long enough to sleep."""
+    cfg = write_config(xnv.path("intr-long.ini"), [
+        ("core", {"workers": 2}),
+        ("group g", {"pool_bufs": 4096}),
+        ("port t", {"dev": f"net_tap0,iface={tap}", "group": "g",
+                    "chain": "fwd -> t"}),
+        ("service fwd", {"worker": 1}),
+    ])
+    core = xnv.start_core(cfg, duration=120, eal=("-l", "0,1"))
+    start_chain(xnv, core, tap)
+    time.sleep(scaled(1.0))
+    return core
+
+
 def test_worker_with_interrupts_only_sleeps_long(tap_name, xnv):  # noqa: F811
     """Idle, with the default --idle-sleep-max (2 ms): the main lcore
     wakes that often (it runs the control plane), the second lcore, whose
     only port queue has an interrupt, sleeps until one fires or a second
     has passed: a few sleeps in 3 s against hundreds."""
-    cfg = write_config(xnv.path("intr-long.ini"), [
-        ("core", {"workers": 2}),
-        ("group g", {"pool_bufs": 4096}),
-        ("port t", {"dev": f"net_tap0,iface={tap_name}", "group": "g",
-                    "chain": "fwd -> t"}),
-        ("service fwd", {"worker": 1}),
-    ])
-    core = xnv.start_core(cfg, duration=60, eal=("-l", "0,1"))
-    start_chain(xnv, core, tap_name)
-    time.sleep(scaled(1.0))
+    core = second_lcore_asleep(xnv, tap_name)
     before = sleeps(core.pid)
     time.sleep(3.0)
     after = sleeps(core.pid)
@@ -229,16 +236,7 @@ def test_rule_changes_wait_for_no_sleeping_worker(tap_name, xnv):  # noqa: F811
     (flow.c), and a sleeping one holds none: 20 changes, each its own
     grace period, take about what the control commands take, not 20 of
     the worker's sleeps."""
-    cfg = write_config(xnv.path("intr-rules.ini"), [
-        ("core", {"workers": 2}),
-        ("group g", {"pool_bufs": 4096}),
-        ("port t", {"dev": f"net_tap0,iface={tap_name}", "group": "g",
-                    "chain": "fwd -> t"}),
-        ("service fwd", {"worker": 1}),
-    ])
-    core = xnv.start_core(cfg, duration=120, eal=("-l", "0,1"))
-    start_chain(xnv, core, tap_name)
-    time.sleep(scaled(1.0))             # both lcores asleep
+    core = second_lcore_asleep(xnv, tap_name)
     t0 = time.monotonic()
     for _ in range(10):
         assert ctl(core, "/xnv/flow/add", "proto=udp chain=drop")["id"] == 1

@@ -21,7 +21,7 @@ import pytest
 from harness import (BUILD, CTL_BIN, cpu_ticks, ctl, read_pcap, scaled, wait_until,
                      write_config, write_pcap)
 from traffic import flow_key, make_traffic
-from vethpair import Peer, veth  # noqa: F401 (veth: a fixture)
+from vethpair import round_trip, veth  # noqa: F401 (veth: a fixture)
 
 N_A, N_B = 3000, 2000
 
@@ -203,11 +203,8 @@ def test_more_workers_than_lcores_refused(xnv):
             "xnv-core with as many, such as -l 0-1") in errs[0]
 
 
-def test_chain_changes_while_both_lcores_forward(xnv):
-    """Control commands change what the worker reads only while it waits
-    (its barrier): a port's chain switched between `out` and `drop` 40
-    times under endless net_null traffic.  Both ways were taken by both
-    lcores, and every packet received is accounted for: sent or dropped."""
+def null_core(xnv):
+    """A core on two lcores, endless net_null traffic `in` -> `out`."""
     cfg = write_config(xnv.path("null.ini"), [
         ("core", {"socket": xnv.socket, "workers": 2}),
         ("group g", {"pool_bufs": 4096}),
@@ -216,6 +213,15 @@ def test_chain_changes_while_both_lcores_forward(xnv):
     ])
     core = xnv.start_core(cfg, eal=("-l", "0,1"))
     core.wait_ready()
+    return core
+
+
+def test_chain_changes_while_both_lcores_forward(xnv):
+    """Control commands change what the worker reads only while it waits
+    (its barrier): a port's chain switched between `out` and `drop` 40
+    times under endless net_null traffic.  Both ways were taken by both
+    lcores, and every packet received is accounted for: sent or dropped."""
+    core = null_core(xnv)
     for i in range(40):
         r = ctl(core, "/xnv/chain/set", f"in {'drop' if i % 2 == 0 else 'out'}")
         assert "error" not in r, r
@@ -323,16 +329,8 @@ def test_af_packet_queues_on_two_lcores(xnv, veth, rules):
                 UDP(sport=1000 + fl, dport=2000) / (b"%04d" % i + bytes(20))
             frames.append(bytes(pkt))
     kept = [f for i, f in enumerate(frames) if not rules or i % 32 + 1 >= 16]
-    peer = Peer(veth.b)
-    try:
-        peer.send(frames)
-        back = peer.collect(len(kept))
-    finally:
-        peer.close()
-    assert sorted(back) == sorted(kept)
-    for fl in range(32):
-        mine = [f for f in kept if f in set(frames[fl::32])]
-        assert [f for f in back if f in set(mine)] == mine, f"flow {fl}"
+    flow = {f: i % 32 for i, f in enumerate(frames)}
+    round_trip(veth.b, frames, kept, flow.get)
     core.stop()
     sent, handed, steered = worker_line(core.log())
     assert sent > 0, "the second lcore sent nothing"
@@ -404,14 +402,7 @@ def test_a_worker_that_does_not_park_is_said(xnv):
     about 2 s while a control command waits for every lcore to park: the
     core says which worker has not parked, then how long it took; the
     command then answers and the traffic goes on."""
-    cfg = write_config(xnv.path("stop.ini"), [
-        ("core", {"socket": xnv.socket, "workers": 2}),
-        ("group g", {"pool_bufs": 4096}),
-        ("port in", {"dev": "net_null0", "group": "g", "chain": "out"}),
-        ("port out", {"dev": "net_null1", "group": "g"}),
-    ])
-    core = xnv.start_core(cfg, eal=("-l", "0,1"))
-    core.wait_ready()
+    core = null_core(xnv)
     tid = thread_of(core.pid, "rte-worker-1")
     got = {}
     ask = threading.Thread(target=lambda: got.update(

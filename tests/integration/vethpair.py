@@ -135,3 +135,20 @@ class Peer:
     def close(self):
         self.tx.close()
         self.rx.close()
+
+
+def round_trip(iface, sent, want, flow_of):
+    """`sent` sent on `iface`, as many frames collected back as `want`
+    holds: the frames of `want`, each flow's (`flow_of(frame)`) in its
+    order there.  Returns what came back."""
+    peer = Peer(iface)
+    try:
+        peer.send(sent)
+        back = peer.collect(len(want))
+    finally:
+        peer.close()
+    assert sorted(back) == sorted(want)
+    for fl in {flow_of(f) for f in want}:
+        mine = [f for f in want if flow_of(f) == fl]
+        assert [f for f in back if flow_of(f) == fl] == mine, f"flow {fl}"
+    return back
