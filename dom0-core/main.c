@@ -283,6 +283,27 @@ idle_exit_due(const struct xnv_core *c, uint64_t now, uint64_t idle_tsc,
 	return 0;
 }
 
+/* SIGUSR1's table on stdout: made with the workers parked (the NFs'
+ * counters), written after they go on, so a stdout nobody reads stops
+ * no other worker. */
+static void
+print_table(struct xnv_core *c, double secs)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = c->workers.n > 1 ? open_memstream(&buf, &len) : NULL;
+
+	xnv_workers_park(c, 1);
+	xnv_stats_print(c, f != NULL ? f : stdout, secs);
+	xnv_workers_park(c, 0);
+	if (f == NULL)
+		return;
+	if (fclose(f) == 0)
+		fwrite(buf, 1, len, stdout);
+	fflush(stdout);
+	free(buf);
+}
+
 static void
 run(struct xnv_core *c, const struct opts *o)
 {
@@ -329,9 +350,7 @@ run(struct xnv_core *c, const struct opts *o)
 		xnv_workers_fold(c);
 		if (dump_stats) {
 			dump_stats = 0;
-			xnv_workers_park(c, 1);	/* NFs' counters */
-			xnv_stats_print(c, stdout, (double)(now - start) / hz);
-			xnv_workers_park(c, 0);
+			print_table(c, (double)(now - start) / hz);
 		}
 		if (now >= end) {
 			XLOG(INFO, "--duration reached\n");

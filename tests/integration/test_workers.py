@@ -12,9 +12,12 @@ counters of both lcores add up in the core's report.  (NFs of other
 lcores: test_worker_nfs.py.)"""
 import os
 import re
+import signal
 import socket
+import subprocess
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -420,4 +423,50 @@ def test_a_worker_that_does_not_park_is_said(xnv):
     sent = ctl(core, "/xnv/workers")["1"]["sent"]
     wait_until(lambda: ctl(core, "/xnv/workers")["1"]["sent"] > sent, 20,
                "the second lcore sending again")
+    # SIGUSR1's table, made with the workers parked, printed after
+    snap = core.snapshot()
+    assert snap["ports"]["in"]["rx"] > 0 and "out" in snap["ports"], snap
     core.stop()
+
+
+def test_a_stdout_nobody_reads_stops_no_other_worker(xnv, veth):
+    """The core's stdout a FIFO nobody reads, SIGUSR1 until it is full:
+    the main lcore blocks writing its table, the second lcore goes on
+    sending (its tx queue of an af_packet port, counted by the peer's
+    rx_packets): the table is made with the workers parked and written
+    after they go on."""
+    import fcntl
+    import termios
+    fifo = xnv.path("stdout.fifo")
+    os.mkfifo(fifo)
+    rfd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    cfg = write_config(xnv.path("fifo.ini"), [
+        ("core", {"socket": xnv.socket, "workers": 2}),
+        ("group g", {"pool_bufs": 4096}),
+        ("port in", {"dev": "net_null0", "group": "g", "chain": "out"}),
+        ("port out", {"dev": f"net_af_packet0,iface={veth.a},qpairs=2",
+                      "group": "g"}),
+    ])
+    core = xnv.start_core(cfg, eal=("-l", "0,1"), wrapper=(
+        "sh", "-c", f'exec "$@" > {fifo}', "sh"))
+    drain = threading.Thread(target=lambda: subprocess.run(
+        ["cat", fifo], stdout=subprocess.DEVNULL))
+    try:
+        core.wait_ready()
+        for _ in range(400):
+            core.signal(signal.SIGUSR1)
+            time.sleep(0.005)
+        buf = bytearray(4)
+        wait_until(lambda: fcntl.ioctl(rfd, termios.FIONREAD, buf) == 0 and
+                   int.from_bytes(buf, "little") >= 60000, 20,
+                   "the FIFO full of tables")
+        rx = Path(f"/sys/class/net/{veth.b}/statistics/rx_packets")
+        before = int(rx.read_text())
+        time.sleep(scaled(1.0))
+        after = int(rx.read_text())
+        assert after > before, "the second lcore stopped with the main one"
+    finally:
+        drain.start()       # the main lcore's writes go through: it stops
+        core.stop()
+        drain.join(scaled(30))
+        os.close(rfd)
