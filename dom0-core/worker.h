@@ -41,10 +41,11 @@
  * by control commands, attaches and detaches, and what worker 0 does of
  * other workers' asking, never on the data path.  A worker that would
  * quarantine one of its NFs asks worker 0 to (guard.c) and stops polling
- * it.  The flow rules' sets change outside it, under RCU (flow.c).  Three flags worker 0 writes whole outside the barrier, a worker
- * may read one pass late: a port's link_up (the link watch: one burst
- * more sent or dropped), rx_on (an NF's attach opening a port's rx: one
- * burst later) and a memif port's started (never a worker's queue:
+ * it.  The flow rules' sets change outside it, under RCU (flow.c).
+ * Three flags worker 0 writes whole outside the barrier, a worker may
+ * read one pass late: a port's link_up (the link watch: one burst more
+ * sent or dropped), rx_on (an NF's attach opening a port's rx: one burst
+ * later) and a memif port's started (never a worker's queue:
  * one_queue).
  *
  * Idle: every worker backs off as worker 0 does (doorbell.c): spins,
