@@ -64,5 +64,5 @@ $(B)/bench/nf-cost-%: $$(call ex_objs,$$*) $(B)/obj/bench/nf_cost.o \
 		$(EX_COMMON_A) $(XNV_A) $(XNV_PC)
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $(filter %.o,$^) -Wl,--wrap=nf_main -Wl,--wrap=nf_publish \
-	    -Wl,--wrap=xnv_nf_stat_add -Wl,--wrap=xnv_nf_port_count $(EX_COMMON_A) \
+	    -Wl,--wrap=xnv_nf_port_count $(EX_COMMON_A) \
 	    $(shell $(XNV_PKG) --static --libs libxnv) -lpcap $(LDSAN)

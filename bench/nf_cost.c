@@ -148,33 +148,23 @@ print_verdicts(const char *name, const xnv_action_t *v, unsigned n)
 
 /*
  * What the NFs call of libxnv once attached, stood in for (ld --wrap):
- * published counters are kept here (the same two stores a packet as
- * xnv_nf_stat_add()), and the core is said to have XNV_COST_PORTS ports.
+ * a published counter is only given a slot (nf_main() would set it from
+ * the NF's memory once a burst; the handler itself only adds to that
+ * memory), and the core is said to have XNV_COST_PORTS ports.
  */
 #define XNV_COST_PORTS 64
-static uint64_t stat_val[XNV_NF_STATS_MAX];
 static int n_stats;
 
-int __wrap_nf_publish(const char *name, uint64_t v);
-void __wrap_xnv_nf_stat_add(struct xnv_nf *nf, int slot, uint64_t n);
+int __wrap_nf_publish(const char *name, const uint64_t *val);
 uint16_t __wrap_xnv_nf_port_count(const struct xnv_nf *nf);
 
 int
-__wrap_nf_publish(const char *name, uint64_t v)
+__wrap_nf_publish(const char *name, const uint64_t *val)
 {
-	(void)name;
+	(void)name, (void)val;
 	if (n_stats == XNV_NF_STATS_MAX)
 		return -ENOSPC;
-	stat_val[n_stats] = v;
 	return n_stats++;
-}
-
-void
-__wrap_xnv_nf_stat_add(struct xnv_nf *nf, int slot, uint64_t n)
-{
-	(void)nf;
-	if (slot >= 0 && slot < n_stats)
-		stat_val[slot] += n;
 }
 
 uint16_t

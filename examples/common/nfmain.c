@@ -55,35 +55,51 @@ nf_own_options(const struct nf_app *app, void *ctx, int argc, char **argv,
 }
 
 struct xnv_nf *nf_self;
-int nf_slot[XNV_NF_STATS_MAX] = { [0 ... XNV_NF_STATS_MAX - 1] = -1 };
+
+/* Where each published slot's value is (nf_publish()), set from there
+ * after each burst. */
+static const uint64_t *pub_val[XNV_NF_STATS_MAX];
+static unsigned n_pub;
 
 int
-nf_publish(const char *name, uint64_t v)
+nf_publish(const char *name, const uint64_t *val)
 {
 	int slot = xnv_nf_stat_register(nf_self, name);
 
-	if (slot < 0)
+	if (slot < 0) {
 		fprintf(stderr, "%s: counter %s not published: %s\n",
 			xnv_nf_name(nf_self), name, strerror(-slot));
-	else
-		xnv_nf_stat_set(nf_self, slot, v);
+		return slot;
+	}
+	xnv_nf_stat_set(nf_self, slot, *val);
+	pub_val[slot] = val;
+	if ((unsigned)slot >= n_pub)
+		n_pub = (unsigned)slot + 1;
 	return slot;
 }
 
-/* The app's counters, with their values now: registered (@p first, at
- * the attach), else set in their published slots (after a burst). */
+/* The published counters' values now, after a burst: a handler counts
+ * into its own memory (a store), not into libxnv's once a packet. */
 static void
-publish_counters(const struct nf_app *app, void *ctx, int first)
+publish_counters(void)
+{
+	unsigned i;
+
+	for (i = 0; i < n_pub; i++)
+		if (pub_val[i] != NULL)
+			xnv_nf_stat_set(nf_self, (int)i, *pub_val[i]);
+}
+
+/* The app's counters registered, at the attach. */
+static void
+register_counters(const struct nf_app *app, void *ctx)
 {
 	uint64_t *vals = app->counters != NULL ? app->counters(ctx) : NULL;
 	unsigned i;
 
 	for (i = 0; vals != NULL && i < app->n_counters &&
 	     i < XNV_NF_STATS_MAX; i++)
-		if (first)
-			nf_slot[i] = nf_publish(app->counter_names[i], vals[i]);
-		else if (nf_slot[i] >= 0)
-			xnv_nf_stat_set(nf_self, nf_slot[i], vals[i]);
+		nf_publish(app->counter_names[i], &vals[i]);
 }
 
 /* Index of the "--" that ends libxnv's options (argc if none). */
@@ -119,7 +135,7 @@ app_burst(struct xnv_pkt *pkts, xnv_action_t *verdicts, unsigned n,
 	  void *ctx)
 {
 	nf_burst(run_app, ctx, pkts, verdicts, n);
-	publish_counters(run_app, ctx, 0);
+	publish_counters();
 }
 
 int
@@ -155,7 +171,7 @@ nf_main(int argc, char **argv, const struct nf_app *app, void *ctx)
 	if (xnv_nf_init(dd, argv, &nf) < 0)
 		goto out;
 	nf_self = nf;
-	publish_counters(app, ctx, 1);
+	register_counters(app, ctx);
 	rc = app->attached != NULL ? app->attached(ctx, nf) : 0;
 	if (rc == 0) {
 		run_app = app;

@@ -60,10 +60,8 @@ struct nf_app {
 	uint64_t *(*counters)(void *ctx);
 };
 
-/** This NF once attached (NULL before), and the slot of each of the app's
- *  counters (-1: not published). */
+/** This NF once attached (NULL before). */
 extern struct xnv_nf *nf_self;
-extern int nf_slot[XNV_NF_STATS_MAX];
 
 /** Add @p n to counter @p i of the app's counters @p vals (its exit
  *  report).  They are published at the attach, and after each burst
@@ -74,10 +72,12 @@ nf_count(uint64_t *vals, unsigned i, uint64_t n)
 	vals[i] += n;
 }
 
-/** Publish one more counter named @p name (e.g. a firewall rule's hits),
- *  starting at @p v: its slot, or < 0 (all slots taken: not published;
- *  xnv_nf_stat_add() of a negative slot does nothing). */
-int nf_publish(const char *name, uint64_t v);
+/** Publish one more counter named @p name whose value the NF keeps at
+ *  @p val (e.g. a firewall rule's hits): registered now, set from *@p val
+ *  after each burst with the app's counters, so the handler only adds to
+ *  its own memory.  @return its slot, or < 0 (all slots taken: not
+ *  published, said on stderr). */
+int nf_publish(const char *name, const uint64_t *val);
 
 int nf_main(int argc, char **argv, const struct nf_app *app, void *ctx);
 

@@ -35,7 +35,6 @@ struct rule {
 	uint32_t sp_lo, sp_hi, dp_lo, dp_hi;
 	unsigned line;
 	uint64_t hits;
-	int slot;		/* its hits published as ruleN_hits; -1: not */
 };
 
 struct firewall {
@@ -244,8 +243,7 @@ rule_hit(struct firewall *fw, uint32_t i)
 		nf_count(fw->c, C_DEFAULT_HITS, 1);
 		return fw->default_allow;
 	}
-	fw->rules[i].hits++;
-	xnv_nf_stat_add(nf_self, fw->rules[i].slot, 1);
+	fw->rules[i].hits++;	/* published after the burst (nf_publish()) */
 	return fw->rules[i].allow;
 }
 
@@ -415,8 +413,8 @@ attached(void *ctx, struct xnv_nf *nf)
 	(void)nf;
 	for (i = 0; i < fw->n_rules; i++) {
 		snprintf(name, sizeof(name), "rule%u_hits", i + 1);
-		fw->rules[i].slot = i < XNV_NF_STATS_MAX - C_N ?
-				    nf_publish(name, 0) : -1;
+		if (i < XNV_NF_STATS_MAX - C_N)
+			nf_publish(name, &fw->rules[i].hits);
 	}
 	return 0;
 }
