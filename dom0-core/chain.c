@@ -41,12 +41,9 @@ collect(struct xnv_core *c)
 	for (i = 0; i < XNV_MAX_NFS; i++)
 		for (k = 0; k < c->nfs[i].pend.n; k++)
 			mark(live, c->nfs[i].pend.m[k]);
-	/* What the main lcore took from a worker and parked (a worker's
-	 * own packets have no chain yet: worker.h). */
-	for (i = 1; i < c->workers.n; i++)
-		for (k = 0; k < c->workers.w[i]->cross.pend.n; k++)
-			mark(live, c->workers.w[i]->cross.pend.m[k]);
-	/* And what is on its way between workers (worker_steer.c). */
+	/* What workers resolved and parked, and what is on its way
+	 * between them (worker_steer.c; what a worker is to send itself
+	 * has no chain: worker.h). */
 	xnv_steer_mark(c, mark, live);
 	xnv_chain_table_sweep(c->chains, live);
 }

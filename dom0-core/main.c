@@ -324,7 +324,7 @@ run(struct xnv_core *c, const struct opts *o)
 			work += xnv_rx_port(c, i, now);
 		work += xnv_rx_nfs(c, 0, now);
 		if (unlikely(c->workers.n > 1))
-			work += xnv_workers_rx(c, now);
+			work += xnv_steered_rx(c, self, now);
 		if (work != 0) {
 			idle = 0;
 			if (unlikely(self->n_dozing != 0))

@@ -24,8 +24,9 @@ rx_reject(struct xnv_core *c, uint16_t idx, struct rte_mbuf *m)
 		xnv_count(&XNV_WC()->drops[XNV_DROP_EMPTY], 1);
 	} else {
 		xnv_count(&XNV_WC()->drops[XNV_DROP_MULTISEG], 1);
-		if (!c->ports[idx].multiseg_said) {
-			c->ports[idx].multiseg_said = 1;
+		/* Said once, whichever worker sees it first. */
+		if (__atomic_exchange_n(&c->ports[idx].multiseg_said, 1,
+					__ATOMIC_RELAXED) == 0) {
 			XLOG(WARNING, "port %s: dropped a %u-byte frame: larger "
 			     "than one buffer of group %s (buf_size %u holds "
 			     "%u bytes of frame); raise [group %s] buf_size "

@@ -158,7 +158,6 @@ xnv_workers_start(struct xnv_core *c, char *err, size_t len)
 {
 	struct xnv_workers *ws = &c->workers;
 	struct xnv_worker *w;
-	char name[RTE_RING_NAMESIZE];
 	unsigned lcore;
 	uint16_t i;
 	int rc;
@@ -168,14 +167,6 @@ xnv_workers_start(struct xnv_core *c, char *err, size_t len)
 			break;
 		w = ws->w[ws->n];
 		w->lcore = lcore;
-		snprintf(name, sizeof(name), "xnv_w%u", ws->n);
-		w->ring = rte_ring_create(name, XNV_WORKER_RING,
-					  (int)rte_socket_id(),
-					  RING_F_SP_ENQ | RING_F_SC_DEQ);
-		if (w->ring == NULL) {
-			snprintf(err, len, "worker %u: out of memory", ws->n);
-			return -ENOMEM;
-		}
 		ws->n++;
 	}
 	if ((rc = xnv_steer_open(c, err, len)) < 0)
@@ -201,24 +192,15 @@ int
 xnv_workers_sleep_prepare(struct xnv_core *c, struct xnv_worker *w)
 {
 	struct xnv_workers *ws = &c->workers;
-	uint16_t i;
 
 	if (ws->n <= 1)
 		return 1;
 	xnv_sync_sleep_say(&w->asleep);	/* worker_sync.h */
 	/* Worker 0 raising the barrier or stopping them kicks after its
 	 * store: seen here, or the kick comes. */
-	if (w->id != 0 && ((xnv_sync_pass(&ws->gen) & 1) ||
-			   __atomic_load_n(&ws->stop, __ATOMIC_RELAXED))) {
-		xnv_sync_awake(&w->asleep);
-		return 0;
-	}
-	for (i = 1; w->id == 0 && i < ws->n; i++)
-		if (!rte_ring_empty(ws->w[i]->ring)) {
-			xnv_sync_awake(&w->asleep);
-			return 0;
-		}
-	if (xnv_steer_pending(c, w->id)) {
+	if ((w->id != 0 && ((xnv_sync_pass(&ws->gen) & 1) ||
+			    __atomic_load_n(&ws->stop, __ATOMIC_RELAXED))) ||
+	    xnv_steer_pending(c, w->id)) {
 		xnv_sync_awake(&w->asleep);
 		return 0;
 	}
@@ -394,9 +376,8 @@ nfs_of(const struct xnv_core *c, uint16_t w)
 	return n;
 }
 
-/* Workers 1..: what each sent itself, handed over, steered, dropped, its
- * NFs; with the main lcore's, what it took from each.  Run inside the
- * barrier. */
+/* Workers 1..: what each sent itself, steered, dropped, its NFs.  Run
+ * inside the barrier. */
 void
 xnv_cmd_workers(struct xnv_core *c, const char *p, struct rte_tel_data *d)
 {
@@ -419,13 +400,12 @@ xnv_cmd_workers(struct xnv_core *c, const char *p, struct rte_tel_data *d)
 			drops += w->cnt.drops[k];
 		rte_tel_data_start_dict(x);
 		rte_tel_data_add_dict_u64(x, "lcore", w->lcore);
+		rte_tel_data_add_dict_u64(x, "rx", all_ports(w->cnt.rx));
 		rte_tel_data_add_dict_u64(x, "sent", all_ports(w->cnt.tx));
-		rte_tel_data_add_dict_u64(x, "handed", w->cnt.handed);
 		rte_tel_data_add_dict_u64(x, "steered", w->cnt.steered);
 		rte_tel_data_add_dict_u64(x, "nfs", nfs_of(c, i));
 		rte_tel_data_add_dict_u64(x, "rx_wakes",
 					  all_ports(w->cnt.rx_wakes));
-		rte_tel_data_add_dict_u64(x, "taken", w->cross.taken);
 		rte_tel_data_add_dict_u64(x, "drops", drops);
 		snprintf(key, sizeof(key), "%u", i);
 		if (rte_tel_data_add_dict_container(d, key, x, 0) != 0)
@@ -449,11 +429,10 @@ xnv_workers_stop(struct xnv_core *c)
 	for (i = 1; i < ws->n; i++) {
 		struct xnv_worker *w = ws->w[i];
 
-		xnv_worker_drain(c, w);
+		xnv_worker_drain(w);
 		XLOG(INFO, "worker %u (lcore %u): %" PRIu64 " packets sent "
-		     "itself, %" PRIu64 " handed to the main lcore, %" PRIu64
-		     " steered to other workers\n", w->id, w->lcore,
-		     all_ports(w->cnt.tx), w->cnt.handed, w->cnt.steered);
+		     "itself, %" PRIu64 " steered to other workers\n", w->id,
+		     w->lcore, all_ports(w->cnt.tx), w->cnt.steered);
 	}
 	xnv_steer_close(c);
 	/* Their NFs are worker 0's (quiesce detaches them). */
@@ -471,7 +450,6 @@ fold:
 	for (i = 1; i < ws->made; i++) {
 		struct xnv_worker *w = ws->w[i];
 
-		rte_ring_free(w->ring);
 		if (w->efd >= 0)
 			close(w->efd);
 		if (w->epfd >= 0)

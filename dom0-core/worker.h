@@ -12,14 +12,12 @@
  *     flow rules, no latency histogram on that port, a tx queue w there)
  *     it sends itself on tx queue w: the core-only path, which touches
  *     no packet data and no private area;
- *   - one whose chain starts with an NF or a drop, that flow rules may
- *     steer (its own verdict cache, hit counters and RCU reader id:
- *     flow.c) or that came in on a fabric port (its hop tag: fabric.c)
- *     it resolves itself, as worker 0 does (xnv_rx_burst());
- *   - an empty or oversize frame, or one of a port with no chain and no
- *     rule, it hands as received to worker 0 through a
- *     single-producer single-consumer rte_ring; worker 0 takes them from
- *     there exactly as if its own queue had received them.
+ *   - every other packet it resolves itself, as worker 0 does its own
+ *     (xnv_rx_burst()): a chain that starts with an NF or a drop (a
+ *     port with no chain drops), flow rules (its own verdict cache, hit
+ *     counters and RCU reader id: flow.c), a fabric port's hop tag
+ *     (fabric.c); an empty or oversize frame it counts and drops.
+ *     Nothing a worker receives needs worker 0.
  *
  * An NF's rings, its doorbells and its counters are its worker's only
  * (nf->worker).  A packet resolved on one worker for another worker's NF,
@@ -72,10 +70,7 @@
 /* Included by core.h after enum xnv_drop, before struct xnv_core. */
 struct xnv_core;
 
-#define XNV_WORKER_RING 4096	/* packets a worker may have handed to
-				 * worker 0 and not yet taken */
-
-/* What worker 0 reads from a worker's ring and has not finished. */
+/* What a worker reads from another's ring and has not finished. */
 struct xnv_cross {
 	struct rte_mbuf *m[GNTS_BURST_MAX];	/* taken, not yet steered */
 	uint16_t at, n;				/* m[at..n) */
@@ -91,12 +86,11 @@ struct xnv_cross {
  * counts into lines of its own lcore and every report reads one set.
  */
 struct xnv_wcount {
-	uint64_t rx[XNV_MAX_PORTS];	/* its packets it finished (sent or
-					 * dropped); not those handed on */
+	uint64_t rx[XNV_MAX_PORTS];	/* received on its queues, once
+					 * sent, resolved or dropped */
 	uint64_t tx[XNV_MAX_PORTS];
 	uint64_t nf_quota[XNV_MAX_PORTS];	/* by the port they came in on */
 	uint64_t drops[XNV_DROP_N];
-	uint64_t handed;		/* to worker 0, as received */
 	uint64_t steered;		/* to other workers' NFs (or ports) */
 	uint64_t first_rx_tsc, last_rx_tsc, last_tx_tsc;
 	uint64_t rx_wakes[XNV_MAX_PORTS];	/* sleeps its queue's rx
@@ -118,7 +112,6 @@ struct xnv_worker {
 	uint16_t id;			/* 0: the main lcore */
 	unsigned lcore;
 	struct xnv_core *c;
-	struct rte_ring *ring;		/* to worker 0, SP/SC (none for 0) */
 	/* Idle (doorbell.c): it sleeps on epfd, its NFs' doorbells and efd
 	 * (worker 0's: the core's, with the ports' interrupts). */
 	int epfd;
@@ -130,8 +123,8 @@ struct xnv_worker {
 	uint8_t intr_armed[XNV_MAX_PORTS];	/* its queue's interrupt
 						 * enabled: it sleeps */
 	int efd;			/* eventfd in epfd: kicked by a worker
-					 * that hands or steers it packets
-					 * while it sleeps (-1: none) */
+					 * that steers it packets while it
+					 * sleeps (-1: none) */
 	uint16_t n_dozing;		/* its NFs left asleep between waits,
 					 * not polled (doorbell.c) */
 	uint64_t idle_since_tsc;	/* idle since (xnv_idle_backoff) */
@@ -144,7 +137,7 @@ struct xnv_worker {
 	uint64_t ack __rte_cache_aligned;	/* barrier generation seen */
 	struct xnv_wcount cnt __rte_cache_aligned;
 	struct xnv_pending pend[XNV_MAX_PORTS];	/* per source port: to
-						 * send itself or hand on */
+						 * send itself */
 	struct xnv_pending rpend[XNV_MAX_PORTS];	/* ... resolved here,
 							 * waiting for room */
 	/* What other workers steered to it (worker_steer.c): in[s] from
@@ -153,7 +146,6 @@ struct xnv_worker {
 	struct xnv_cross from[XNV_MAX_WORKERS];
 	/* Worker 0's lines. */
 	struct xnv_wcount folded __rte_cache_aligned;	/* added so far */
-	struct xnv_cross cross;
 };
 
 struct xnv_workers {
@@ -209,13 +201,11 @@ int xnv_workers_init(struct xnv_core *c);
 int xnv_workers_check(const struct xnv_core *c, char *err, size_t len);
 /* Make workers 1.. and launch them on their lcores (ports open). */
 int xnv_workers_start(struct xnv_core *c, char *err, size_t len);
-/* Worker 0: take what the workers handed over.  @return work done. */
-unsigned xnv_workers_rx(struct xnv_core *c, uint64_t now);
 /* Worker 0: add every worker's counters (its own too) to the core's;
  * before any report reads them. */
 void xnv_workers_fold(struct xnv_core *c);
 /* Worker @p w about to sleep on its doorbells (doorbell.c): says so;
- * @return 0 if another worker has handed or steered it packets meanwhile
+ * @return 0 if another worker has steered it packets meanwhile
  * (no sleep), else 1.  xnv_workers_sleep_done() once awake. */
 int xnv_workers_sleep_prepare(struct xnv_core *c, struct xnv_worker *w);
 void xnv_workers_sleep_done(struct xnv_core *c, struct xnv_worker *w);

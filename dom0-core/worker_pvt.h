@@ -12,6 +12,6 @@ struct xnv_worker;
 unsigned xnv_worker_rx_port(struct xnv_core *c, struct xnv_worker *w,
 			    uint16_t idx, uint64_t now);
 /* What stopped worker @p w still held, dropped as shutdown. */
-void xnv_worker_drain(struct xnv_core *c, struct xnv_worker *w);
+void xnv_worker_drain(struct xnv_worker *w);
 
 #endif /* XNV_WORKER_PVT_H */

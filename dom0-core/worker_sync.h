@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The two handshakes between the main lcore (worker 0) and the other
- * workers (worker.h), without DPDK so that tests/unit/test_worker_sync.c
- * runs the very same code under threads (and TSan).
+ * The two handshakes between the lcores of xnv-core (worker.h): the
+ * main lcore's barrier, and a sleeping worker's kick; without DPDK, so
+ * that tests/unit/test_worker_sync.c runs the very same code under
+ * threads (and TSan).
  *
  * Barrier (control commands).  A generation word: even, the workers run;
  * odd, raised.
@@ -21,16 +22,16 @@
  * sees.  An ack names its generation, so an old ack never passes for a
  * new one.
  *
- * Sleep and kick (a hand-off to a sleeping worker 0).
+ * Sleep and kick (packets steered to a sleeping worker).
  *
- *	worker 0				worker w
+ *	worker w				worker v
  *	xnv_sync_sleep_say(&asleep)		put packets on its ring
  *	rings all empty? else cancel		if (xnv_sync_kick_due(&asleep))
  *	sleep on the eventfd				write the eventfd
  *	xnv_sync_awake(&asleep)
  *
  * Each side stores, then (full barrier) loads what the other stores: one
- * of the two sees the other's store, so worker 0 either sees the packets
+ * of the two sees the other's store, so worker w either sees the packets
  * and stays awake or is kicked (no lost wake-up).  The exchange makes one
  * kick per sleep whatever the number of workers.
  */

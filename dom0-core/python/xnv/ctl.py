@@ -179,22 +179,21 @@ def cmd_fabric(core, args):
 
 
 def cmd_workers(core, args):
-    """[core] workers: what each lcore past the main one sent itself, handed
-    to the main lcore (and what of it the main lcore took), steered to
-    other workers' NFs, the NFs it polls, and its drops."""
+    """[core] workers: what each lcore past the main one received on its
+    queues, sent itself, steered to other workers' NFs, the NFs it polls,
+    and its drops."""
     ws = core.call("/xnv/workers")
 
     def human(w):
         print(f"{w['workers']} worker(s); the main lcore ({w['main_lcore']}) "
-              "runs the control plane, the NFs of services of worker 0 and "
-              "what the others hand it")
-        rows = [[k, x["lcore"], x["nfs"], x["sent"], x["handed"], x["taken"],
-                 x["steered"], x["drops"]]
+              "runs the control plane and the NFs of services of worker 0")
+        rows = [[k, x["lcore"], x["nfs"], x["rx"], x["sent"], x["steered"],
+                 x["drops"]]
                 for k, x in sorted(w.items(), key=lambda kv: kv[0])
                 if isinstance(x, dict)]
         if rows:
-            table(["WORKER", "LCORE", "NFS", "SENT", "HANDED", "TAKEN",
-                   "STEERED", "DROPS"], rows)
+            table(["WORKER", "LCORE", "NFS", "RX", "SENT", "STEERED",
+                   "DROPS"], rows)
     show(args, ws, human)
 
 

@@ -79,8 +79,8 @@ def add_views(sub, add):
     lt.add_argument("--reset", action="store_true",
                     help="empty the histograms after reading them")
     add(sub, "workers", cmd_workers,
-        "[core] workers: per lcore, its NFs, packets sent itself, handed to the "
-        "main lcore (and taken by it), steered to other lcores, dropped")
+        "[core] workers: per lcore, its NFs, packets received, sent itself, "
+        "steered to other lcores, dropped")
     add(sub, "fabric", cmd_fabric,
         "fabric hops: the chain each takes here, packets in and out")
     add(sub, "services", cmd_services, "services: NF instances and replica picks")
