@@ -18,7 +18,7 @@ CORE_SRC := dom0-core/main.c dom0-core/opts.c dom0-core/eal_args.c dom0-core/con
             dom0-core/pace.c dom0-core/quota.c dom0-core/counters.c \
             dom0-core/service_table.c dom0-core/chain_table.c \
             dom0-core/logbuf.c dom0-core/logsink.c dom0-core/pcap_check.c \
-            dom0-core/notify.c dom0-core/preflight.c
+            dom0-core/notify.c dom0-core/preflight.c dom0-core/table_out.c
 CORE_OBJ := $(CORE_SRC:%.c=$(B)/obj/%.o)
 EXTRA_CFLAGS_dom0-core := $(DPDK_CFLAGS) -DALLOW_EXPERIMENTAL_API \
                           -DXNV_VERSION=\"$(VERSION)\"

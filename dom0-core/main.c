@@ -33,6 +33,7 @@
 #include "notify.h"
 #include "opts.h"
 #include "preflight.h"
+#include "table_out.h"
 
 int xnv_logtype;
 static volatile sig_atomic_t quit, dump_stats;
@@ -283,25 +284,30 @@ idle_exit_due(const struct xnv_core *c, uint64_t now, uint64_t idle_tsc,
 	return 0;
 }
 
-/* SIGUSR1's table on stdout: made with the workers parked (the NFs'
- * counters), written after they go on, so a stdout nobody reads stops
- * no other worker. */
+/* SIGUSR1's table: made in memory with the workers parked (the NFs'
+ * counters), written to stdout by a thread of its own (table_out.h), so
+ * a stdout nobody reads stops no lcore. */
 static void
 print_table(struct xnv_core *c, double secs)
 {
 	char *buf = NULL;
 	size_t len = 0;
-	FILE *f = c->workers.n > 1 ? open_memstream(&buf, &len) : NULL;
+	FILE *f = open_memstream(&buf, &len);
 
-	xnv_workers_park(c, 1);
-	xnv_stats_print(c, f != NULL ? f : stdout, secs);
-	xnv_workers_park(c, 0);
-	if (f == NULL)
+	if (f == NULL) {
+		XLOG(ERR, "SIGUSR1: no memory for the table: %s\n",
+		     strerror(errno));
 		return;
-	if (fclose(f) == 0)
-		fwrite(buf, 1, len, stdout);
-	fflush(stdout);
-	free(buf);
+	}
+	xnv_workers_park(c, 1);
+	xnv_stats_print(c, f, secs);
+	xnv_workers_park(c, 0);
+	if (fclose(f) != 0) {
+		XLOG(ERR, "SIGUSR1: no memory for the table\n");
+		free(buf);
+		return;
+	}
+	(void)xnv_table_out(buf, len);
 }
 
 static void
@@ -501,6 +507,7 @@ main(int argc, char **argv)
 		double el = (double)(rte_rdtsc() - start) / c->tsc_hz;
 
 		xnv_workers_fold(c);	/* what quiesce counted */
+		xnv_table_out_wait();	/* SIGUSR1's last table first */
 		xnv_stats_print(c, stdout, el);
 		if (o.stats_json && xnv_stats_json(c, o.stats_json, el) < 0) {
 			XLOG(ERR, "cannot write %s\n", o.stats_json);

@@ -456,28 +456,32 @@ def test_a_worker_that_does_not_park_is_said(xnv):
     core.stop()
 
 
-def test_a_stdout_nobody_reads_stops_no_other_worker(xnv, veth):
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_stdout_nobody_reads_stops_no_lcore(xnv, veth, workers):
     """The core's stdout a FIFO nobody reads, SIGUSR1 until it is full:
-    the main lcore blocks writing its table, the second lcore goes on
-    sending (its tx queue of an af_packet port, counted by the peer's
-    rx_packets): the table is made with the workers parked and written
-    after they go on."""
+    the table's own thread blocks writing it, every lcore goes on sending
+    (its tx queue of an af_packet port, counted by the peer's rx_packets),
+    the control plane answers, the tables asked for meanwhile are skipped
+    and said.  Once the FIFO is read, the exit table follows the last
+    SIGUSR1 table whole."""
     import fcntl
     import termios
     fifo = xnv.path("stdout.fifo")
     os.mkfifo(fifo)
     rfd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
     cfg = write_config(xnv.path("fifo.ini"), [
-        ("core", {"socket": xnv.socket, "workers": 2}),
+        ("core", {"socket": xnv.socket, "workers": workers}),
         ("group g", {"pool_bufs": 4096}),
         ("port in", {"dev": "net_null0", "group": "g", "chain": "out"}),
-        ("port out", {"dev": f"net_af_packet0,iface={veth.a},qpairs=2",
+        ("port out", {"dev": f"net_af_packet0,iface={veth.a},qpairs={workers}",
                       "group": "g"}),
     ])
-    core = xnv.start_core(cfg, eal=("-l", "0,1"), wrapper=(
+    eal = ("-l", ",".join(str(i) for i in range(workers)))
+    core = xnv.start_core(cfg, eal=eal, wrapper=(
         "sh", "-c", f'exec "$@" > {fifo}', "sh"))
+    out = xnv.path("stdout.txt")
     drain = threading.Thread(target=lambda: subprocess.run(
-        ["cat", fifo], stdout=subprocess.DEVNULL))
+        ["sh", "-c", f"cat {fifo} > {out}"]))
     try:
         core.wait_ready()
         for _ in range(400):
@@ -487,13 +491,22 @@ def test_a_stdout_nobody_reads_stops_no_other_worker(xnv, veth):
         wait_until(lambda: fcntl.ioctl(rfd, termios.FIONREAD, buf) == 0 and
                    int.from_bytes(buf, "little") >= 60000, 20,
                    "the FIFO full of tables")
+        core.signal(signal.SIGUSR1)
+        core.wait_output(r"SIGUSR1: the last table is still being written", 20)
         rx = Path(f"/sys/class/net/{veth.b}/statistics/rx_packets")
         before = int(rx.read_text())
         time.sleep(scaled(1.0))
         after = int(rx.read_text())
-        assert after > before, "the second lcore stopped with the main one"
+        assert after > before, "the data path stopped with stdout"
+        assert ctl(core, "/xnv/workers")["workers"] == workers
     finally:
-        drain.start()       # the main lcore's writes go through: it stops
+        drain.start()       # the table's writes go through: it stops
         core.stop()
         drain.join(scaled(30))
         os.close(rfd)
+    text = Path(out).read_text()
+    # the writer thread's tables are whole, then the exit table, last
+    assert text.endswith(text[text.rindex("xnv-core statistics after"):])
+    tables = text.split("xnv-core statistics after")[1:]
+    assert len(tables) >= 2 and all("core drops:" in t for t in tables[-2:])
+    assert "stdout took the table;" in core.log()
