@@ -266,12 +266,12 @@ xnv_send_nf(struct xnv_core *c, struct xnv_nfrec *nf, struct rte_mbuf **m,
 	return k + (n > k ? quota_drop(c, nf, &m[k], n - k) : 0);
 }
 
-/* May the calling worker @p w send on port @p p itself?  Its tx queue,
- * and a latency histogram only worker 0 writes. */
+/* May the calling worker @p w send on port @p p itself: has it a tx
+ * queue there?  (Worker 0 always has.) */
 static inline int
 tx_here(const struct xnv_port *p, const struct xnv_worker *w)
 {
-	return w->id == 0 || (w->id < p->n_txq && p->lat == NULL);
+	return w->id < p->n_txq || w->id == 0;
 }
 
 /* Send a run of packets to one destination.  @return how many went. */
@@ -306,7 +306,7 @@ send_run(struct xnv_core *c, uint32_t dest, struct rte_mbuf **m, unsigned n,
 		}
 		k = rte_eth_tx_burst(p->port_id, w->id, m, (uint16_t)n);
 		if (unlikely(p->lat != NULL) && k > 0)
-			xnv_latency_record(p, m, k);
+			xnv_latency_record(p, w->id, m, k);
 		xnv_count(&wc->tx[DEST_ID(dest)], k);
 		if (k > 0)
 			__atomic_store_n(&wc->last_tx_tsc, now,

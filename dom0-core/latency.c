@@ -52,3 +52,16 @@ xnv_lat_count_le(const struct xnv_lat *l, uint64_t bound)
 		n += l->b[b];
 	return n;
 }
+
+void
+xnv_lat_merge(struct xnv_lat *to, const struct xnv_lat *from)
+{
+	unsigned b;
+
+	for (b = 0; b < XNV_LAT_BUCKETS; b++)
+		to->b[b] += from->b[b];
+	to->n += from->n;
+	to->sum += from->sum;
+	if (from->max > to->max)
+		to->max = from->max;
+}

@@ -8,6 +8,9 @@
  * each spent inside the core and its NFs: rx burst -> tx burst.  Values go
  * into a log-linear histogram (16 sub-buckets per power of two: a value
  * is reported as its bucket's upper bound, at most 1/16 = 6.25 % high).
+ * Each port has one histogram per worker ([core] workers), written only
+ * by the worker that sends on its tx queue; the commands (which run with
+ * the workers parked) read their sum.
  *
  * latency.c is the arithmetic (no DPDK: tests/unit/test_latency.c),
  * latency_rte.c the DPDK half (allocation, recording at tx, commands).
@@ -54,6 +57,9 @@ xnv_lat_add(struct xnv_lat *l, uint64_t v)
 		l->max = v;
 }
 
+/** Add histogram @p from to @p to (both kept as they are counted). */
+void xnv_lat_merge(struct xnv_lat *to, const struct xnv_lat *from);
+
 /** Smallest bucket bound with at least @p q (0..1) of the values at or
  *  under it (exact max for q == 1); 0 when empty. */
 uint64_t xnv_lat_quantile(const struct xnv_lat *l, double q);
@@ -71,8 +77,10 @@ struct rte_tel_data;
 /** Histograms for every port if [core] latency is on.  0 or -ENOMEM. */
 int xnv_latency_init(struct xnv_core *c);
 
-/** @p n packets of @p m just went out of @p p: record their latency. */
-void xnv_latency_record(struct xnv_port *p, struct rte_mbuf **m, unsigned n);
+/** @p n packets of @p m just went out of @p p on worker @p w's tx queue:
+ *  record their latency in that worker's histogram. */
+void xnv_latency_record(struct xnv_port *p, uint16_t w, struct rte_mbuf **m,
+			unsigned n);
 
 /* Control commands /xnv/port/latency and /xnv/port/latency/reset. */
 void xnv_cmd_port_latency(struct xnv_core *c, const char *p,

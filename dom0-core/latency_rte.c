@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <rte_common.h>
@@ -23,7 +24,7 @@ xnv_latency_init(struct xnv_core *c)
 	if (!c->cfg.latency)
 		return 0;
 	for (i = 0; i < c->cfg.n_ports; i++) {
-		c->ports[i].lat = rte_zmalloc("xnv-latency",
+		c->ports[i].lat = rte_zmalloc("xnv-latency", c->cfg.workers *
 					      sizeof(struct xnv_lat), 0);
 		if (c->ports[i].lat == NULL)
 			return -ENOMEM;
@@ -32,17 +33,20 @@ xnv_latency_init(struct xnv_core *c)
 }
 
 void
-xnv_latency_record(struct xnv_port *p, struct rte_mbuf **m, unsigned n)
+xnv_latency_record(struct xnv_port *p, uint16_t w, struct rte_mbuf **m,
+		   unsigned n)
 {
+	struct xnv_lat *l = &p->lat[w];
 	uint64_t now = rte_rdtsc();
 	unsigned i;
 
 	for (i = 0; i < n; i++) {
 		uint64_t t = xnv_priv(m[i])->rx_tsc;
 
-		/* 0: not from a port (e.g. made by an NF) */
+		/* 0: not from a port (e.g. made by an NF); the TSC of
+		 * another lcore's rx may read a little ahead of ours */
 		if (t != 0 && t <= now)
-			xnv_lat_add(p->lat, now - t);
+			xnv_lat_add(l, now - t);
 	}
 }
 
@@ -93,18 +97,23 @@ xnv_cmd_port_latency(struct xnv_core *c, const char *p,
 		{ "p99_ns", 0.99 }, { "p999_ns", 0.999 }, { "max_ns", 1.0 },
 	};
 	long i = lat_port(c, p, d);
-	const struct xnv_lat *l;
+	struct xnv_lat *l;
 	struct rte_tel_data *le;
 	unsigned k;
 
 	if (i < 0)
 		return;
 	le = rte_tel_data_alloc();
-	if (le == NULL) {
+	l = calloc(1, sizeof(*l));
+	if (le == NULL || l == NULL) {
+		rte_tel_data_free(le);
+		free(l);
 		xnv_ctl_error(d, "out of memory");
 		return;
 	}
-	l = c->ports[i].lat;
+	/* Every worker's histogram of the port (they are parked). */
+	for (k = 0; k < c->cfg.workers; k++)
+		xnv_lat_merge(l, &c->ports[i].lat[k]);
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_u64(d, "index", (uint64_t)i);
 	rte_tel_data_add_dict_string(d, "name", c->cfg.ports[i].name);
@@ -119,6 +128,7 @@ xnv_cmd_port_latency(struct xnv_core *c, const char *p,
 				  1e9 / (double)c->tsc_hz));
 	lat_le(c, l, le);
 	rte_tel_data_add_dict_container(d, "le_ns", le, 0);
+	free(l);
 }
 
 void
@@ -129,7 +139,7 @@ xnv_cmd_port_latency_reset(struct xnv_core *c, const char *p,
 
 	if (i < 0)
 		return;
-	memset(c->ports[i].lat, 0, sizeof(*c->ports[i].lat));
+	memset(c->ports[i].lat, 0, c->cfg.workers * sizeof(*c->ports[i].lat));
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_u64(d, "index", (uint64_t)i);
 	rte_tel_data_add_dict_string(d, "reset", "ok");

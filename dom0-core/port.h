@@ -31,7 +31,8 @@ struct xnv_port {
 	uint64_t rx, tx, tx_drop;
 	uint64_t nf_quota;		/* its packets dropped: NF at quota */
 	struct xnv_pace pace;		/* [port] rx_rate */
-	struct xnv_lat *lat;		/* [core] latency: of packets sent */
+	struct xnv_lat *lat;		/* [core] latency: of packets sent,
+					 * [w] by worker w (latency.h) */
 	uint8_t rx_intr;		/* bit w: rx queue w has an interrupt,
 					 * for worker w's port epoll set
 					 * (port_intr.c) */

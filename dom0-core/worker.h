@@ -9,7 +9,7 @@
  * worker, as many as it has) and the NFs of its services:
  *
  *   - a packet whose port's chain starts with a port step (no hop, no
- *     flow rules, no latency histogram on that port, a tx queue w there)
+ *     flow rules, [core] latency off, a tx queue w there)
  *     it sends itself on tx queue w: the core-only path, which touches
  *     no packet data and no private area;
  *   - every other packet it resolves itself, as worker 0 does its own
@@ -219,8 +219,8 @@ void xnv_cmd_workers(struct xnv_core *c, const char *p,
 		     struct rte_tel_data *d);
 /*
  * Between workers (worker_steer.c).  A packet resolved on one worker for
- * an NF another worker polls, or for a port it has no tx queue of (or
- * whose latency histogram is worker 0's), goes there through the SP/SC
+ * an NF another worker polls, or for a port it has no tx queue of, goes
+ * there (to worker 0 for a port) through the SP/SC
  * ring of that pair, in order, with the NF picked in its private area
  * (to_nf; XNV_NF_NONE: resolve it again there).  @return how many the
  * ring took (the rest wait in the caller's pending list).

@@ -21,7 +21,7 @@
  * Where worker @p w sends, itself, what port @p idx received: the port of
  * the first step of its chain; -1 when it is to be resolved
  * (xnv_rx_burst(): an NF or a drop first, flow rules, a fabric port's
- * hops, a VLAN tag to put back, a latency histogram).  Read between
+ * hops, a VLAN tag to put back, [core] latency's rx stamp and tx record).  Read between
  * barriers only, so all of it is stable.
  */
 static int

@@ -29,7 +29,7 @@ from vethpair import round_trip, veth  # noqa: F401 (veth: a fixture)
 N_A, N_B = 3000, 2000
 
 
-def two_queue_config(env, chain, workers=2, more=(), b_frames=None):
+def two_queue_config(env, chain, workers=2, more=(), b_frames=None, core=()):
     a = write_pcap(env.path("a.pcap"), make_traffic(N_A, 0xA))
     b = write_pcap(env.path("b.pcap"), make_traffic(N_B, 0xB)
                    if b_frames is None else b_frames)
@@ -37,7 +37,7 @@ def two_queue_config(env, chain, workers=2, more=(), b_frames=None):
         # every packet must come out, none dropped as stall on a loaded
         # machine (the default is 500 ms)
         ("core", {"socket": env.socket, "workers": workers,
-                  "stall_timeout_ms": 20000}),
+                  "stall_timeout_ms": 20000, **dict(core)}),
         ("group blue", {"pool_bufs": 4096}),
         ("port in", {"dev": f"net_pcap0,rx_pcap={a},rx_pcap={b}",
                      "group": "blue", "chain": chain}),
@@ -126,6 +126,28 @@ def test_odd_frames_of_a_worker_dropped_there(xnv):
         (n_empty, 2), st["drops"]
     said = [ln for ln in core.log().splitlines() if "counted as multiseg" in ln]
     assert len(said) == 1 and "port in: dropped a 2049-byte frame" in said[0], said
+
+
+def test_latency_histograms_of_both_lcores(xnv):
+    """[core] latency on, a port-only chain: each lcore stamps its
+    queue's packets and sends them itself on its own tx queue (nothing
+    steered to the main lcore), recording into a histogram of its own;
+    /xnv/port/latency counts every packet of both, and a reset empties
+    both."""
+    cfg, a, b = two_queue_config(xnv, "out", core={"latency": "on"})
+    core = xnv.start_core(cfg, eal=("-l", "0,1"))
+    core.wait_ready()
+    wait_until(lambda: ctl(core, "/xnv/port/info", "1")["tx"] == N_A + N_B,
+               60, "every packet out")
+    lat = ctl(core, "/xnv/port/latency", "1")
+    assert lat["count"] == N_A + N_B, lat
+    assert 0 < lat["p50_ns"] <= lat["max_ns"], lat
+    assert ctl(core, "/xnv/port/latency/reset", "1")["reset"] == "ok"
+    assert ctl(core, "/xnv/port/latency", "1")["count"] == 0
+    core.stop()
+    assert read_pcap(xnv.path("oa.pcap")) == a
+    assert read_pcap(xnv.path("ob.pcap")) == b
+    assert worker_line(core.log()) == (N_B, 0)
 
 
 def exact_rule(frame, name):

@@ -2,7 +2,7 @@
 /*
  * Unit tests of xnv-core's latency histogram arithmetic
  * (dom0-core/latency.[ch]): every bucket bound against brute force,
- * quantiles of known distributions.
+ * quantiles of known distributions, per-worker histograms merged.
  */
 #include <setjmp.h>	/* setjmp.h, stdarg.h, stddef.h: before cmocka.h */
 #include <stdarg.h>
@@ -99,6 +99,28 @@ count_le(void **state)
 			    xnv_lat_count_le(&lat, v + 97));
 }
 
+/* Two histograms merged answer as one that counted both. */
+TEST(merge_is_one_histogram)
+{
+	static struct xnv_lat a, b, both;
+	uint64_t v;
+
+	memset(&a, 0, sizeof(a));
+	memset(&b, 0, sizeof(b));
+	memset(&both, 0, sizeof(both));
+	for (v = 1; v <= 100000; v += 7) {
+		xnv_lat_add(v % 3 ? &a : &b, v * 13);
+		xnv_lat_add(&both, v * 13);
+	}
+	xnv_lat_add(&b, 1ull << 40);	/* the max in the second */
+	xnv_lat_add(&both, 1ull << 40);
+	xnv_lat_merge(&a, &b);
+	assert_memory_equal(&a, &both, sizeof(a));
+	assert_int_equal(xnv_lat_quantile(&a, 1.0), 1ull << 40);
+	assert_int_equal(xnv_lat_quantile(&a, 0.5),
+			 xnv_lat_quantile(&both, 0.5));
+}
+
 int
 main(void)
 {
@@ -106,6 +128,7 @@ main(void)
 		cmocka_unit_test(buckets_hold_their_values),
 		cmocka_unit_test(quantiles),
 		cmocka_unit_test(count_le),
+		cmocka_unit_test(merge_is_one_histogram),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
