@@ -376,8 +376,8 @@ nfs_of(const struct xnv_core *c, uint16_t w)
 	return n;
 }
 
-/* Workers 1..: what each sent itself, steered, dropped, its NFs.  Run
- * inside the barrier. */
+/* Every worker, the main lcore's (0) too: what its rx queues received,
+ * what it sent, steered, dropped, its NFs.  Run inside the barrier. */
 void
 xnv_cmd_workers(struct xnv_core *c, const char *p, struct rte_tel_data *d)
 {
@@ -390,7 +390,7 @@ xnv_cmd_workers(struct xnv_core *c, const char *p, struct rte_tel_data *d)
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_u64(d, "workers", c->cfg.workers);
 	rte_tel_data_add_dict_u64(d, "main_lcore", rte_get_main_lcore());
-	for (i = 1; i < ws->n; i++) {
+	for (i = 0; i < ws->n; i++) {
 		const struct xnv_worker *w = ws->w[i];
 		struct rte_tel_data *x = rte_tel_data_alloc();
 

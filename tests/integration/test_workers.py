@@ -283,6 +283,10 @@ def test_chain_changes_while_both_lcores_forward(xnv):
     # the drop step too: resolved and dropped by the worker itself
     assert w["1"]["sent"] > 0 and w["1"]["drops"] > 0, w
     assert w["1"]["steered"] == 0, w
+    # the main lcore's own row: its queue, its sends and drops
+    assert w["0"]["lcore"] == 0 and w["0"]["steered"] == 0, w
+    for k in ("0", "1"):
+        assert w[k]["rx"] >= w[k]["sent"] + w[k]["drops"] > 0, w
     r = xnv.run([CTL_BIN, "--socket", xnv.socket, "workers"])
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
@@ -290,7 +294,8 @@ def test_chain_changes_while_both_lcores_forward(xnv):
                                "control plane"), r.stdout
     assert lines[1].split() == ["WORKER", "LCORE", "NFS", "RX", "SENT",
                                 "STEERED", "DROPS"], r.stdout
-    assert lines[2].split()[:3] == ["1", "1", "0"], r.stdout
+    assert [ln.split()[:3] for ln in lines[2:4]] == [["0", "0", "0"],
+                                                     ["1", "1", "0"]], r.stdout
     core.stop()
     sent, steered = worker_line(core.log())
     assert sent > 0 and steered == 0, (sent, steered)

@@ -179,9 +179,9 @@ def cmd_fabric(core, args):
 
 
 def cmd_workers(core, args):
-    """[core] workers: what each lcore past the main one received on its
-    queues, sent itself, steered to other workers' NFs, the NFs it polls,
-    and its drops."""
+    """[core] workers: what each lcore (the main one, worker 0, too)
+    received on its queues, sent, steered to other workers, the NFs it
+    polls, and its drops."""
     ws = core.call("/xnv/workers")
 
     def human(w):
@@ -189,7 +189,8 @@ def cmd_workers(core, args):
               "runs the control plane and the NFs of services of worker 0")
         rows = [[k, x["lcore"], x["nfs"], x["rx"], x["sent"], x["steered"],
                  x["drops"]]
-                for k, x in sorted(w.items(), key=lambda kv: kv[0])
+                for k, x in sorted(w.items(), key=lambda kv: int(kv[0])
+                                   if kv[0].isdigit() else -1)
                 if isinstance(x, dict)]
         if rows:
             table(["WORKER", "LCORE", "NFS", "RX", "SENT", "STEERED",

@@ -79,7 +79,7 @@ def add_views(sub, add):
     lt.add_argument("--reset", action="store_true",
                     help="empty the histograms after reading them")
     add(sub, "workers", cmd_workers,
-        "[core] workers: per lcore, its NFs, packets received, sent itself, "
+        "[core] workers: per lcore, its NFs, packets received, sent, "
         "steered to other lcores, dropped")
     add(sub, "fabric", cmd_fabric,
         "fabric hops: the chain each takes here, packets in and out")
