@@ -21,8 +21,8 @@
  * Where worker @p w sends, itself, what port @p idx received: the port of
  * the first step of its chain; -1 when it is to be resolved
  * (xnv_rx_burst(): an NF or a drop first, flow rules, a fabric port's
- * hops, a VLAN tag to put back, [core] latency's rx stamp and tx record).  Read between
- * barriers only, so all of it is stable.
+ * hops, a VLAN tag to put back, [core] latency's rx stamp and tx
+ * record).  Read between barriers only, so all of it is stable.
  */
 static int
 own_target(const struct xnv_core *c, const struct xnv_worker *w, uint16_t idx)
