@@ -75,7 +75,6 @@ struct xnv_cross {
 	struct rte_mbuf *m[GNTS_BURST_MAX];	/* taken, not yet steered */
 	uint16_t at, n;				/* m[at..n) */
 	struct xnv_pending pend;		/* steered, waiting for room */
-	uint64_t taken;				/* from the ring, in all */
 };
 
 /*

@@ -74,7 +74,6 @@ take_run(struct xnv_core *c, struct xnv_worker *w, struct xnv_cross *x,
 			x->pend.since = now;
 		}
 	}
-	x->taken += n;
 	x->at = (uint16_t)j;
 	return n;
 }
