@@ -295,11 +295,13 @@ take_returns(struct xnv_core *c, struct xnv_nfrec *nf, uint64_t now)
 unsigned
 xnv_rx_nf(struct xnv_core *c, struct xnv_nfrec *nf, uint64_t now)
 {
+	unsigned n;
+
 	/* A departed NF stays polled to hand on what it had returned: its
 	 * tx ring until drained (or the stall timeout), then parked packets;
 	 * see xnv_rec_detach(). */
 	if (nf->state == XNV_REC_GONE) {
-		unsigned n = xnv_flush_pending(c, &nf->pend, now);
+		n = xnv_flush_pending(c, &nf->pend, now);
 
 		if (nf->ring_region == NULL)
 			return n;
@@ -324,7 +326,17 @@ xnv_rx_nf(struct xnv_core *c, struct xnv_nfrec *nf, uint64_t now)
 		return xnv_bell_owed(c, nf, now);	/* not idle until sent */
 	if (xnv_flush_pending(c, &nf->pend, now))
 		return 1;
-	return take_returns(c, nf, now);
+	n = take_returns(c, nf, now);
+	/* A standing queue in its tx ring: the NF is faster than one burst
+	 * a pass (it waits for room), so its queue would stay as deep as it
+	 * once got, each packet waiting a ring's worth.  A second burst when
+	 * one more was seen published drains it (packets come in at one
+	 * burst a pass, leave at up to two), bounded so that one NF cannot
+	 * hold the loop. */
+	if (n == c->cfg.burst && gnts_ring_seen(&nf->tx) >= n &&
+	    nf->pend.n == 0 && nf->state == XNV_REC_ATTACHED && !nf->q_req)
+		n += take_returns(c, nf, now);
+	return n;
 }
 
 unsigned

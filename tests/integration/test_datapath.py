@@ -3,15 +3,20 @@
 (port in -> fwd-a -> fwd-b -> port out) come out byte-identical, in order,
 and every counter adds up.  Plus the hugepage / no-hugetlbfs variants."""
 import collections
+import logging
+import os
 import re
 import shutil
 import subprocess
+import time
 
 import pytest
 
-from harness import hugetlbfs_mounts, parse_stats_table, run_pcap_chain
+from harness import FWD_BIN, Telemetry, hugetlbfs_mounts, nf_env, nf_info, \
+    parse_stats_table, run_pcap_chain, wait_until, write_config
 from traffic import by_flow, first_difference, flow_key, make_traffic
 
+log = logging.getLogger(__name__)
 N_PACKETS = 10_000
 SEED = 0x584E56
 POOL_BUFS = 4096
@@ -168,3 +173,46 @@ def test_pool_as_small_as_ring_loses_nothing_silently(xnv):
         f"{len(pkts)} offered, {rec['rx']} received, {lost} counted lost"
     assert table["missed"] + table["nombuf"] == lost
     assert "can hold the whole pool" in run["core"].log()
+
+
+def test_no_standing_queue_behind_a_fast_nf(xnv):
+    """Endless net_null traffic through one busy-polling forwarder on a CPU
+    of its own: the NF is faster than the core, so it keeps its tx ring as
+    full as the core lets it.  The core takes a second burst from a ring
+    that holds one more (nf_rx.c), so what the NF hands back does not stand
+    in a full ring (a ring's worth of waiting for every packet, and of
+    buffers in flight): a quarter of the samples of its fill at least are
+    under a quarter of it (on a loaded machine some samples catch the
+    NF's fill of a time the core was off its CPU).  One burst a pass, as
+    before, kept it at 1024 of 1024."""
+    if (os.cpu_count() or 1) < 2 or len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("needs two CPUs: the core and the NF each on its own")
+    cfg = write_config(xnv.path("deep.ini"), [
+        ("core", {"socket": xnv.socket, "ring_size": 1024}),
+        ("group g", {"pool_bufs": 8192}),
+        ("port in", {"dev": "net_null0", "group": "g",
+                     "chain": "fwd -> out"}),
+        ("port out", {"dev": "net_null1", "group": "g"}),
+        ("service fwd", {}),
+    ])
+    core = xnv.start_core(cfg, extra=("--busy-poll",))
+    core.wait_ready()
+    cpus = sorted(os.sched_getaffinity(0))
+    nf = xnv.start("fwd", ["taskset", "-c", str(cpus[1]), FWD_BIN,
+                           "--service", "fwd", "--group", "g", "--name",
+                           "fwd", "--socket", xnv.socket, "--busy-poll"],
+                   env=nf_env())
+    nf.nf_name = "fwd"
+    core.wait_attached(nf)
+    t = Telemetry(core)
+    wait_until(lambda: nf_info(t, "fwd")["tx"] > 100_000, 20,
+               "traffic through fwd", procs=[core, nf])
+    fill = []
+    for _ in range(20):
+        i = nf_info(t, "fwd")
+        fill.append(i["tx_ring_used"])
+        time.sleep(0.05)
+    log.info("tx ring fill, 20 samples: %s", fill)
+    assert i["ring_size"] == 1024
+    assert sum(f < 256 for f in fill) >= 5, fill
+    assert core.stop() == 0

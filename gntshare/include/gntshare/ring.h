@@ -402,6 +402,17 @@ gnts_ring_prefetch_next(const struct gnts_ring_port *p, unsigned n)
 }
 
 /**
+ * Consumer: descriptors known published and not yet taken, as the
+ * producer's index was last read (no shared line is read; that index was
+ * checked when read, so this is at most the ring size).
+ */
+static inline uint32_t
+gnts_ring_seen(const struct gnts_ring_port *p)
+{
+	return p->cached_peer - p->idx;
+}
+
+/**
  * Descriptors waiting, as the peer's index says now (refreshed and checked
  * like the bursts do: an impossible one marks the port broken, and the
  * count is then the ring size).
