@@ -39,6 +39,7 @@ from xnvbench.procs import BenchError, Hugepages, VethPair, run_main, say
 REPO = Path(__file__).resolve().parents[1]
 SIZES = (64, 128, 256, 512, 1024, 1518)
 LOADS = (10, 50, 90)
+UNPACED = report.UNPACED	# the latency point after LOADS
 ALL = ("limit", "xennetvm", "port-io", "memif-zc", "memif-copy",
        "vhost-user", "af_packet", "nfs", "latency", "flows", "doorbell",
        "fabric")
@@ -211,14 +212,16 @@ def run_latency(o, ctx, stop_at):
     top = statistics.median(x.mpps for x in maxes)
     rows = [report.median_row("latency-max", "1 NF, unpaced", 64, 1,
                               maxes, polling="busy")]
-    for load in o.loads:
+    # Then unpaced: what a packet waits when the path is the bottleneck
+    # (a queue stands in front of it; the loads measure no queue).
+    for load in [*o.loads, UNPACED]:
         runs = []
         for _ in reps():
-            r = latency.at_rate(ctx, 64, top * 1e6 * load / 100,
-                                o.warmup, o.lat_duration)
-            say("  latency at %d %% (%.3f Mpps offered, %.3f sent): p50 %.2f"
+            pps = 0 if load == UNPACED else top * 1e6 * load / 100
+            r = latency.at_rate(ctx, 64, pps, o.warmup, o.lat_duration)
+            say("  latency %s (%.3f Mpps offered, %.3f sent): p50 %.2f"
                 " p99 %.2f p99.9 %.2f us, %d samples, lost %d" % (
-                    load, r["offered_mpps"], r["sent_mpps"],
+                    report.load_label(load), r["offered_mpps"], r["sent_mpps"],
                     r["latency_us"]["p50"], r["latency_us"]["p99"],
                     r["latency_us"]["p999"], r["samples"], r["lost"]))
             runs.append(r)
@@ -228,7 +231,8 @@ def run_latency(o, ctx, stop_at):
                          3)
         rows.append(dict(system="latency", config="1 NF", size=64,
                          chain_len=1, load_pct=load, reps=len(runs),
-                         offered_mpps=round(top * load / 100, 4),
+                         offered_mpps="" if load == UNPACED else
+                         round(top * load / 100, 4),
                          sent_mpps=round(statistics.median(
                              r["sent_mpps"] for r in runs), 4),
                          p50_us=med("p50"), p99_us=med("p99"),
@@ -331,6 +335,8 @@ def parse():
     if not set(o.systems) <= set(ALL):
         ap.error("--systems: some of %s" % ",".join(ALL))
     o.build = o.build.resolve()
+    if o.report_only is None:
+        o.out = Path(o.out).resolve()
     o.stamp = datetime.datetime.now().strftime("%Y-%m-%d-%H%M%S")
     if len(o.cpus) != 2 or o.cpus[0] == o.cpus[1] or \
             not set(o.cpus) <= os.sched_getaffinity(0):
@@ -421,6 +427,10 @@ def main():
     if o.report_only:
         return remake(o)
     check_tools(o)
+    # The example NFs' bench.args name their files from the repository
+    # (as nf-cost runs them): run from there whatever the caller's
+    # directory (--build and --out are absolute by now).
+    os.chdir(REPO)
     load_before = loadavg()
     outdir = o.out / o.stamp
     tmp = Path(tempfile.mkdtemp(prefix="xnv-bench-"))
@@ -444,7 +454,7 @@ def main():
         pts = build_plan(o, ctx)
         say("bench: %d configurations x %d reps" % (len(pts), o.reps))
         lat_time = 0 if "latency" not in o.systems else \
-            (1 + len(o.loads)) * o.reps * (o.lat_duration + 4)
+            (2 + len(o.loads)) * o.reps * (o.lat_duration + 4)
         run_throughput(o, pts, t0 + o.budget, t0 + o.max_time - lat_time)
         rows = [report.median_row(p.system, p.config, p.size, p.chain_len,
                                   p.samples, polling=p.polling,

@@ -308,6 +308,14 @@ def nf_table(res):
     return L
 
 
+UNPACED = "unpaced"	# a latency row's load_pct with net_null0 not paced
+
+
+def load_label(load):
+    """A latency row's load as the tables and the plot say it."""
+    return UNPACED if load == UNPACED else "%s %%" % load
+
+
 def latency_table(res):
     lat = res.latency()
     if not lat:
@@ -316,12 +324,15 @@ def latency_table(res):
     L = ["", "## One-way latency through 1 NF (64 B, us)", "",
          "Measured by xnv-core: rx burst of net_null0 -> forwarder -> tx "
          "burst of net_null1. Loads are %% of what this path carried "
-         "unpaced: %s Mpps (median)." % _f(top), "",
+         "unpaced: %s Mpps (median); the unpaced row is the path as its "
+         "own bottleneck (what stands queued in front of it)." % _f(top), "",
          "| load | offered Mpps | sent Mpps | p50 | p99 | p99.9 | max | lost |",
          "|---|---|---|---|---|---|---|---|"]
     for r in lat:
-        L.append("| %s %% | %s | %s | %s | %s | %s | %s | %s |" % (
-            r["load_pct"], _f(r["offered_mpps"]), _f(r.get("sent_mpps")),
+        L.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            load_label(r["load_pct"]), "-" if r["load_pct"] == UNPACED
+            else _f(r["offered_mpps"]),
+            _f(r.get("sent_mpps")),
             _f(r["p50_us"], "%.1f"),
             _f(r["p99_us"], "%.1f"), _f(r["p999_us"], "%.1f"),
             _f(r["max_us"], "%.1f"), r.get("lost", "")))
@@ -403,8 +414,9 @@ def plots(res, outdir):
         for r in lat:
             xs = [float(x) for x in str(r["cdf_us"]).split()]
             ax.step(xs, CDF_AT[:len(xs)], where="post", marker="o", ms=3,
-                    label="%s %% load (%.2f Mpps)" % (r["load_pct"],
-                                                      float(r["offered_mpps"])))
+                    label=load_label(r["load_pct"]) if
+                    r["load_pct"] == UNPACED else "%s load (%.2f Mpps)" % (
+                        load_label(r["load_pct"]), float(r["offered_mpps"])))
         ax.set(xscale="log", xlabel="one-way latency (us)",
                ylabel="fraction of packets", ylim=(0, 1.02),
                title="xnv-core rx -> forwarder -> xnv-core tx (64 B)")

@@ -40,7 +40,11 @@ ROWS = [row("limit", 20.0, config="ring-rt"), row("xennetvm", 10.0),
         dict(system="latency", config="1 NF", size=64, chain_len=1,
              load_pct=50, offered_mpps=1.0, p50_us=2.0, p99_us=4.0,
              p999_us=9.0, max_us=20.0, lost=0,
-             cdf_us="0.5 1.0 2.0 2.5 3.0 3.5 4.0 9.0 20.0")]
+             cdf_us="0.5 1.0 2.0 2.5 3.0 3.5 4.0 9.0 20.0"),
+        dict(system="latency", config="1 NF", size=64, chain_len=1,
+             load_pct="unpaced", offered_mpps="", sent_mpps=9.0, p50_us=3.0,
+             p99_us=7.0, p999_us=60.0, max_us=900.0, lost=0,
+             cdf_us="1.0 2.0 3.0 3.5 4.0 5.0 7.0 60.0 900.0")]
 
 
 def test_goals_are_ratios_of_the_rows():
@@ -80,6 +84,9 @@ def test_csv_markdown_and_plots(tmp_path):
     assert "| router | after a forwarder | 5.670 | 0.90 | n/a |" in md
     # the core-only path on two lcores against one
     assert "| 2 workers (CPUs A and B) | 90.000 | 1.80x |" in md
+    # latency at a load, and unpaced (nothing offered to say)
+    assert "| 50 % | 1.000 | n/a | 2.0 | 4.0 | 9.0 | 20.0 | 0 |" in md
+    assert "| unpaced | - | 9.000 | 3.0 | 7.0 | 60.0 | 900.0 | 0 |" in md
     made = report.plots(res, tmp_path)
     assert set(made) == {"mpps_vs_size.png", "mpps_vs_chain.png",
                          "latency.png"}
