@@ -404,6 +404,7 @@ libxnv_map(struct xnv_nf *nf)
 	/* Our doorbell end (this attach's): tell the core we kick it. */
 	nf->bell = gnts_cli_bell(nf->cli);
 	nf->armed = 0;
+	nf->unacked = 0;
 	if (nf->bell != NULL)
 		gnts_ring_kicks_set(&nf->tx);
 	libxnv_stats_publish(nf);

@@ -43,6 +43,7 @@ struct xnv_nf {
 	/* sleep.c: our end of the doorbells (NULL: none, we poll) */
 	struct gnts_bell *bell;
 	int armed;			/* xnv_nf_arm() said sleep */
+	int unacked;			/* a kick woke us, not read yet */
 	uint64_t wakeups;		/* kicks that woke us */
 	uint64_t idle_since_ns;		/* idle_backoff(), doorbell mode */
 	uint64_t kicks;			/* kicks we sent the core */

@@ -12,6 +12,14 @@
  * another thread, and a backend without a watch fd (Xen: the core's
  * state is in XenStore), are noticed within it.
  *
+ * A kick that woke the NF is read (gnts_bell_ack) only before it next
+ * sleeps, not before the packets it announced: that read is a system
+ * call, and it stood between every wake-up and its packet.  Until then
+ * the doorbell stays readable (or, on Xen, its port masked), which
+ * changes nothing: the core kicks only an NF whose sleep word is set,
+ * and the read comes before the word is (the kick the core sends between
+ * the read and the poll() leaves the fd readable: the poll returns).
+ *
  * Whatever the policy, an NF with a doorbell kicks the core after
  * publishing to its tx ring when the core said it sleeps, so a sleeping
  * core wakes for it (its busy loop never writes the doorbell).
@@ -23,12 +31,29 @@
 
 #define LIBXNV_SLEEP_MAX_MS 1000
 
+/* Read the kick that last woke us, if not yet.  @return 0, or -1 if the
+ * core's end is closed (the doorbell is dropped: it is gone, and we poll
+ * until we see that). */
+static int
+ack_kick(struct xnv_nf *nf)
+{
+	if (!nf->unacked)
+		return 0;
+	nf->unacked = 0;
+	if (gnts_bell_ack(nf->bell) >= 0)
+		return 0;
+	nf->bell = NULL;
+	return -1;
+}
+
 int
 libxnv_sleep(struct xnv_nf *nf)
 {
 	struct pollfd p[2];
 	int rc, n = 1;
 
+	if (ack_kick(nf) < 0)
+		return 0;
 	rc = gnts_ring_sleep_prepare(&nf->rx);
 	if (rc != 1)
 		return rc;	/* descriptors came (0), or a broken ring */
@@ -39,11 +64,8 @@ libxnv_sleep(struct xnv_nf *nf)
 		n = 2;
 	rc = poll(p, (nfds_t)n, LIBXNV_SLEEP_MAX_MS);
 	if (rc > 0 && (p[0].revents & (POLLIN | POLLHUP))) {
-		if (gnts_bell_ack(nf->bell) < 0)
-			nf->bell = NULL;	/* the core's end is closed: it
-						 * is gone; poll until we see */
-		else
-			nf->wakeups++;
+		nf->unacked = 1;	/* read before the next sleep */
+		nf->wakeups++;		/* (a closed end counts once) */
 	}
 	/* C6: awake, polling again. */
 	gnts_ring_sleep_cancel(&nf->rx);
@@ -61,7 +83,8 @@ xnv_nf_arm(struct xnv_nf *nf)
 {
 	int rc;
 
-	if (nf->bell == NULL || !gnts_ring_sleep_ok(&nf->rx))
+	if (nf->bell == NULL || ack_kick(nf) < 0 ||
+	    !gnts_ring_sleep_ok(&nf->rx))
 		return 0;
 	rc = gnts_ring_sleep_prepare(&nf->rx);
 	if (rc < 0)

@@ -147,6 +147,18 @@ def test_idle_nfs_sleep_and_a_burst_gets_through(xnv, veth):
     # chain behind it.
     assert infos[f"{svc(k, 0)}-1"]["bell_kicks"] >= 1, infos
 
+    # Woken, the chain sleeps again: the kick that woke each NF is read
+    # before it next sleeps (domu-lib/sleep.c), so no doorbell is left
+    # readable under a poll() that would return at once for ever.
+    time.sleep(wait)
+    t0, c0 = time.monotonic(), cpu_ticks(pids)
+    time.sleep(window)
+    t1, c1 = time.monotonic(), cpu_ticks(pids)
+    used = (c1 - c0) / hz / (t1 - t0)
+    log.info("idle again: core + %d NFs took %.2f %% of one CPU",
+             len(nfs), 100 * used)
+    assert used < 0.25, f"after the burst: {100 * used:.1f} % of a CPU"
+
 
 def test_nf_with_its_own_event_loop(xnv, veth):
     cfg = write_config(xnv.path("epoll.ini"), [
