@@ -77,6 +77,17 @@ def control_wakes(pid):
     raise AssertionError(f"core {pid} has no xnv-control thread")
 
 
+def idle_window(pids, core_pid, wait, window):
+    """After `wait` s, over `window` s: the share of one CPU that `pids`
+    took together, and the core's control-thread wake-ups a second."""
+    hz = os.sysconf("SC_CLK_TCK")
+    time.sleep(wait)
+    t0, c0, w0 = time.monotonic(), cpu_ticks(pids), control_wakes(core_pid)
+    time.sleep(window)
+    t1, c1, w1 = time.monotonic(), cpu_ticks(pids), control_wakes(core_pid)
+    return (c1 - c0) / hz / (t1 - t0), (w1 - w0) / (t1 - t0)
+
+
 def frames(k, n):
     from scapy.layers.inet import IP, UDP
     from scapy.layers.l2 import Ether
@@ -104,22 +115,16 @@ def test_idle_nfs_sleep_and_a_burst_gets_through(xnv, veth):
 
     # All idle: settle, then a window of CPU time.
     pids = [core.pid, *(nf.pid for nf in nfs)]
-    hz = os.sysconf("SC_CLK_TCK")
     wait = scaled(1.0)
     window = scaled(3.0)
-    time.sleep(wait)
-    t0, c0, w0 = time.monotonic(), cpu_ticks(pids), control_wakes(core.pid)
-    time.sleep(window)
-    t1, c1, w1 = time.monotonic(), cpu_ticks(pids), control_wakes(core.pid)
-    used = (c1 - c0) / hz / (t1 - t0)
+    used, wakes = idle_window(pids, core.pid, wait, window)
     log.info("idle: core + %d NFs took %.2f %% of one CPU over %.1f s",
-             len(nfs), 100 * used, t1 - t0)
+             len(nfs), 100 * used, window)
     # Spinners would take every CPU (~100 % each); sleepers next to
     # nothing, loaded machine or not.
     assert used < 0.25, f"idle core + NFs took {100 * used:.1f} % of a CPU"
     # The core's control thread waits on its sockets (and wakes at least
     # every 100 ms): not a 1 ms nap, which was 1000 wake-ups a second.
-    wakes = (w1 - w0) / (t1 - t0)
     log.info("idle: the control thread woke %.0f times a second", wakes)
     assert wakes < 50, f"idle control thread woke {wakes:.0f} times a second"
     # Between its own waits the idle core leaves every NF asleep: their
@@ -150,11 +155,7 @@ def test_idle_nfs_sleep_and_a_burst_gets_through(xnv, veth):
     # Woken, the chain sleeps again: the kick that woke each NF is read
     # before it next sleeps (domu-lib/sleep.c), so no doorbell is left
     # readable under a poll() that would return at once for ever.
-    time.sleep(wait)
-    t0, c0 = time.monotonic(), cpu_ticks(pids)
-    time.sleep(window)
-    t1, c1 = time.monotonic(), cpu_ticks(pids)
-    used = (c1 - c0) / hz / (t1 - t0)
+    used, _ = idle_window(pids, core.pid, wait, window)
     log.info("idle again: core + %d NFs took %.2f %% of one CPU",
              len(nfs), 100 * used)
     assert used < 0.25, f"after the burst: {100 * used:.1f} % of a CPU"
