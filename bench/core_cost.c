@@ -66,7 +66,7 @@ static const char *const configs[][2] = {
 struct played_nf {
 	struct gnts_ring_port ring[GNTS_RING_COUNT];
 	struct gnts_bell *core_bell;
-	int fd;
+	int fds[2];		/* the NF's ends of the doorbells (unused) */
 };
 
 static void
@@ -193,7 +193,7 @@ attach_nf(struct xnv_core *c, struct played_nf *p, char *err, size_t errlen)
 	snprintf(req.service, sizeof(req.service), "%s",
 		 c->cfg.services[0].name);
 	snprintf(req.group, sizeof(req.group), "%s", c->cfg.groups[0].name);
-	rc = gnts_bell_sock_pair(&p->core_bell, &p->fd);
+	rc = gnts_bell_host_pair(&p->core_bell, p->fds, 1);
 	if (rc < 0) {
 		snprintf(err, errlen, "doorbell pair: %s", strerror(-rc));
 		return rc;
@@ -335,14 +335,15 @@ teardown(struct xnv_core *c, struct played_nf *p)
 	xnv_bells_close(c);
 	xnv_config_free(&c->cfg);
 	gnts_bell_close(p->core_bell);
-	if (p->fd >= 0)
-		close(p->fd);
+	for (int i = 0; i < 2; i++)
+		if (p->fds[i] >= 0)
+			close(p->fds[i]);
 }
 
 static int
 run(struct xnv_core *c, unsigned mode, unsigned rounds)
 {
-	struct played_nf nf = { .fd = -1 };
+	struct played_nf nf = { .fds = { -1, -1 } };
 	char err[512] = "";
 	int rc;
 

@@ -12,11 +12,14 @@ gives (dom0-core/doorbell.h, domu-lib/sleep.c, docs/DESIGN.md 2.3).
                side in `poll`, `adaptive` and `doorbell` mode: p50, p99,
                p99.9 (goal: doorbell p99 <= 20 us).
   wake floor   bench/wake_floor.c, interleaved with the above: one kick
-               of the same doorbell (a unix socketpair) at the same rate to
-               a process asleep in poll() on CPU B, answered through shared
-               memory to a spinner on CPU A: what one wake-up costs on this
-               machine with nothing of XenNetVM around it.  A sleeping NF
-               cannot be woken faster than that.
+               of the same doorbell (host mode's: the pipe the core kicks
+               an NF through) at the same rate to a process asleep in
+               poll() on CPU B, answered through shared memory to a
+               spinner on CPU A: what one wake-up costs on this machine
+               with nothing of XenNetVM around it.  A sleeping NF cannot
+               be woken faster than that.  "socketpair": the same kick
+               through the socketpair alone (wake-floor -s), the doorbell
+               of an NF that does not ask for the pipe.
   lat 0        the doorbell wake-up and the floor again with the CPUs'
                wake-up latency held at 0 (xnv-core --cpu-latency 0,
                wake-floor -l 0: /dev/cpu_dma_latency): idle CPUs poll in
@@ -116,6 +119,7 @@ WAKE_RUNS = (
                               core_extra=("--cpu-latency", "0"))),
     ("floor", dict(floor=())),
     ("floor + lat 0", dict(floor=("-l", "0"))),
+    ("floor + lat 0, socketpair", dict(floor=("-l", "0", "-s"))),
 )
 
 
@@ -286,8 +290,10 @@ def markdown(rows):
                      "; one wake-up alone (floor%s): p99 %s us" % (
                          sfx, f["p99_us"]) if f else "")]
     L += ["", "floor: bench/wake_floor.c, one kick of the same doorbell to "
-          "a process asleep in poll(), no XenNetVM. lat 0: the CPUs' "
-          "wake-up latency held at 0 (idle CPUs poll, not halt)."]
+          "a process asleep in poll(), no XenNetVM (socketpair: through "
+          "the socketpair alone, as for an NF that does not ask for the "
+          "pipe). lat 0: the CPUs' wake-up latency held at 0 (idle CPUs "
+          "poll, not halt)."]
     L += ["", "| 32 NFs (8 chains of 4) + core, all idle | CPU, % of one |",
           "|---|---|"]
     for m, _, _ in IDLE_RUNS:

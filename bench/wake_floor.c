@@ -11,14 +11,16 @@
  *   spins on the shared word  <--------    stores the round number to a
  *   t1 = now: one sample t1 - t0           shared word (as a ring index)
  *
- * The same doorbell as host mode's (gntshare/bell.h: a unix socketpair,
- * a kick is one send()), one kick every --interval us, so the NF is
- * asleep each time (as at the wake-up rows' 1000 packets/s).  The reply
- * is a store to shared memory, as an NF's publish to its tx ring, which
- * a busy core sees without a wake-up of its own.
+ * The same doorbell as host mode's (gntshare/bell.h: the core kicks
+ * through a pipe, one write(); -s: through the unix socketpair alone, one
+ * send(), as for an NF that did not ask for the pipe), one kick every
+ * --interval us, so the NF is asleep each time (as at the wake-up rows'
+ * 1000 packets/s).  The reply is a store to shared memory, as an NF's
+ * publish to its tx ring, which a busy core sees without a wake-up of
+ * its own.
  *
  * Usage: wake-floor [-n COUNT] [-i INTERVAL_US] [-a CPU_A] [-b CPU_B]
- *                   [-l US]
+ *                   [-l US] [-s]
  * -l: hold /dev/cpu_dma_latency at US meanwhile, as xnv-core --cpu-latency.
  * Output: "wake-floor: n N p50_us X p99_us X p999_us X max_us X".
  * Exit status: 0, or after -h; 2 for a usage error (one line); 1 for any
@@ -45,6 +47,7 @@
 struct params {
 	long n, interval_us, cpu_latency;	/* -1: not held */
 	int cpu_a, cpu_b;
+	int sock_only;		/* -s: the socketpair alone, no pipe */
 };
 
 static double
@@ -76,9 +79,9 @@ cmp_double(const void *a, const void *b)
 
 /* The NF: sleep on the doorbell, answer each kick through @p word. */
 static void
-sleeper(int fd, _Atomic uint64_t *word)
+sleeper(const int fds[2], _Atomic uint64_t *word)
 {
-	struct gnts_bell *b = gnts_bell_sock_open(fd);
+	struct gnts_bell *b = gnts_bell_host_open(fds[0], fds[1]);
 	uint64_t round = 0;
 
 	if (b == NULL)
@@ -113,7 +116,7 @@ run(const struct params *p, double *lat)
 {
 	_Atomic uint64_t *word;
 	struct gnts_bell *core;
-	int nf_fd, st = 0;
+	int nf_fds[2], st = 0;
 	pid_t pid;
 	long i;
 
@@ -125,7 +128,8 @@ run(const struct params *p, double *lat)
 	}
 	word = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
 		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (word == MAP_FAILED || gnts_bell_sock_pair(&core, &nf_fd) < 0) {
+	if (word == MAP_FAILED ||
+	    gnts_bell_host_pair(&core, nf_fds, !p->sock_only) < 0) {
 		fprintf(stderr, "wake-floor: %s\n", strerror(errno));
 		return -1;
 	}
@@ -134,9 +138,11 @@ run(const struct params *p, double *lat)
 		gnts_bell_close(core);
 		if (pin(p->cpu_b) < 0)
 			_exit(1);
-		sleeper(nf_fd, word);
+		sleeper(nf_fds, word);
 	}
-	close(nf_fd);
+	close(nf_fds[0]);
+	if (nf_fds[1] >= 0)
+		close(nf_fds[1]);
 	if (pid < 0 || pin(p->cpu_a) < 0) {
 		fprintf(stderr, "wake-floor: %s\n", strerror(errno));
 		return -1;
@@ -167,12 +173,14 @@ static void
 usage(FILE *f)
 {
 	fprintf(f, "usage: wake-floor [-n COUNT] [-i INTERVAL_US] [-a CPU_A] "
-		"[-b CPU_B] [-l US]\n"
+		"[-b CPU_B] [-l US] [-s]\n"
 		"  -n COUNT        kicks, 1 to 10000000 (default 3000)\n"
 		"  -i INTERVAL_US  between kicks (default 1000)\n"
 		"  -a CPU_A        the kicker's CPU (default 0)\n"
 		"  -b CPU_B        the sleeper's CPU (default 1)\n"
 		"  -l US           hold /dev/cpu_dma_latency at US meanwhile\n"
+		"  -s              kick through the socketpair alone, as for an\n"
+		"                  NF that did not ask for the pipe (bell.h)\n"
 		"Prints: wake-floor: n N p50_us X p99_us X p999_us X max_us X\n"
 		"Exit status: 0, 2 for a usage error, 1 for any other error.\n");
 }
@@ -190,10 +198,15 @@ parse(int argc, char **argv, struct params *p)
 	*p = (struct params){ .n = 3000, .interval_us = 1000, .cpu_a = 0,
 			      .cpu_b = 1, .cpu_latency = -1 };
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "n:i:a:b:l:h", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "n:i:a:b:l:sh", lo, NULL)) != -1) {
 		char *end = NULL;
-		long v = c != '?' && c != 'h' ? strtol(optarg, &end, 10) : 0;
+		long v = c != '?' && c != 'h' && c != 's' ?
+			 strtol(optarg, &end, 10) : 0;
 
+		if (c == 's') {
+			p->sock_only = 1;
+			continue;
+		}
 		if (c == 'h') {
 			usage(stdout);
 			return 1;

@@ -31,10 +31,10 @@ struct gnts_client {
 
 /* Wait for the reply to a request; a DETACH notice in between ends it. */
 static int
-recv_reply(struct gnts_client *c, struct gnts_msg *m, int *fd, char *err,
-	   size_t errlen)
+recv_reply(struct gnts_client *c, struct gnts_msg *m, int fds[GNTS_MSG_FDS],
+	   char *err, size_t errlen)
 {
-	int rc = gnts_msg_recv(c->fd, m, fd, 0);
+	int rc = gnts_msg_recv(c->fd, m, fds, 0);
 
 	if (rc == 0 || rc == -EAGAIN) {
 		c->gone = 1;
@@ -68,7 +68,7 @@ gnts_client_attach(const char *path, const struct gnts_attach_req *req,
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct gnts_client *c;
 	struct gnts_msg m;
-	int fd = -1, rc;
+	int fds[GNTS_MSG_FDS] = { -1, -1 }, rc;
 
 	if (strlen(path) >= sizeof(sa.sun_path)) {
 		snprintf(err, errlen, "socket path too long: %s", path);
@@ -104,12 +104,15 @@ gnts_client_attach(const char *path, const struct gnts_attach_req *req,
 	(void)setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	gnts_msg_init(&m, GNTS_MSG_ATTACH);
 	m.u.req = *req;
-	rc = gnts_msg_send(c->fd, &m, -1);
+	/* Host mode's doorbell: the core kicks us through a pipe (bell.h). */
+	if (req->flags & GNTS_REQ_BELL)
+		m.u.req.flags |= GNTS_REQ_BELL_PIPE;
+	rc = gnts_msg_send(c->fd, &m, NULL, 0);
 	if (rc < 0) {
 		snprintf(err, errlen, "send to xnv-core: %s", strerror(-rc));
 		goto fail;
 	}
-	rc = recv_reply(c, &m, &fd, err, errlen);
+	rc = recv_reply(c, &m, fds, err, errlen);
 	if (rc < 0)
 		goto fail;
 	if (m.type != GNTS_MSG_ATTACH_OK) {
@@ -121,20 +124,23 @@ gnts_client_attach(const char *path, const struct gnts_attach_req *req,
 	/* Doorbells if asked for and given; else (an older core, or it
 	 * could not) the NF polls, which is correct, only not idle. */
 	if ((req->flags & GNTS_REQ_BELL) && (rsp->flags & GNTS_RSP_BELL)) {
-		c->bell = gnts_bell_sock_open(fd);
+		int pipe_fd = (rsp->flags & GNTS_RSP_BELL_PIPE) ? fds[1] : -1;
+
+		if (pipe_fd < 0 && fds[1] >= 0)
+			close(fds[1]);
+		c->bell = gnts_bell_host_open(fds[0], pipe_fd);
 		if (c->bell == NULL)
-			gnts_log(GNTS_LOG_WARNING, "the core's doorbell fd is "
-				 "no unix stream socket: polling instead");
-		fd = -1;
+			gnts_log(GNTS_LOG_WARNING, "the core's doorbell fds are "
+				 "no unix stream socket%s: polling instead",
+				 pipe_fd >= 0 ? " and pipe read end" : "");
+		fds[0] = fds[1] = -1;
 	}
 	rsp->flags = c->bell != NULL ? GNTS_RSP_BELL : 0;
-	if (fd >= 0)
-		close(fd);
+	gnts_msg_fds_close(fds);
 	*out = c;
 	return 0;
 fail:
-	if (fd >= 0)
-		close(fd);
+	gnts_msg_fds_close(fds);
 	close(c->fd);
 	free(c);
 	return rc;
@@ -146,21 +152,23 @@ gnts_client_map(struct gnts_client *c, gnts_ref_t ref, int readonly,
 {
 	struct gnts_msg m;
 	struct stat st;
-	int fd = -1, rc;
+	int fds[GNTS_MSG_FDS], fd, rc;
 	void *p;
 
 	gnts_msg_init(&m, GNTS_MSG_MAP);
 	m.ref = ref;
 	m.readonly = readonly ? 1 : 0;
-	rc = gnts_msg_send(c->fd, &m, -1);
+	rc = gnts_msg_send(c->fd, &m, NULL, 0);
 	if (rc < 0) {
 		snprintf(err, errlen, "send to xnv-core: %s", strerror(-rc));
 		return rc;
 	}
-	rc = recv_reply(c, &m, &fd, err, errlen);
+	rc = recv_reply(c, &m, fds, err, errlen);
+	fd = fds[0];
 	if (rc < 0)
 		goto out;
-	if (m.type != GNTS_MSG_MAP_OK || m.ref != ref || fd < 0) {
+	if (m.type != GNTS_MSG_MAP_OK || m.ref != ref || fd < 0 ||
+	    fds[1] >= 0) {
 		snprintf(err, errlen, "bad reply to MAP of region %u", ref);
 		rc = -EPROTO;
 		goto out;
@@ -184,8 +192,7 @@ gnts_client_map(struct gnts_client *c, gnts_ref_t ref, int readonly,
 	*size = m.size;
 	rc = 0;
 out:
-	if (fd >= 0)
-		close(fd);
+	gnts_msg_fds_close(fds);
 	return rc;
 }
 
@@ -201,15 +208,13 @@ gnts_client_alive(struct gnts_client *c, char *err, size_t errlen)
 {
 	struct pollfd p = { .fd = c->fd, .events = POLLIN };
 	struct gnts_msg m;
-	int fd, rc;
+	int rc;
 
 	if (c->gone)
 		return 0;
 	if (poll(&p, 1, 0) <= 0)
 		return 1;
-	rc = gnts_msg_recv(c->fd, &m, &fd, 1);
-	if (fd >= 0)
-		close(fd);
+	rc = gnts_msg_recv(c->fd, &m, NULL, 1);
 	if (rc == -EAGAIN)
 		return 1;
 	c->gone = 1;
@@ -239,7 +244,7 @@ gnts_client_close(struct gnts_client *c)
 		return;
 	if (!c->gone) {
 		gnts_msg_init(&m, GNTS_MSG_BYE);
-		(void)gnts_msg_send(c->fd, &m, -1);
+		(void)gnts_msg_send(c->fd, &m, NULL, 0);
 	}
 	gnts_bell_close(c->bell);
 	close(c->fd);

@@ -20,13 +20,23 @@ gnts_msg_init(struct gnts_msg *m, uint16_t type)
 	m->type = type;
 }
 
-/* Send one message, optionally with one fd.  Returns 0 or -errno. */
-int gnts_msg_send(int sock, const struct gnts_msg *m, int fd);
+#define GNTS_MSG_FDS 2	/* fds one message carries at most */
 
-/* Receive one message (and at most one fd into *fd, else -1).
- * Returns 1 on a message, 0 on hang-up, -EAGAIN if none waiting (with
- * @p dontwait), -EPROTO on a malformed one, other -errno on failure. */
-int gnts_msg_recv(int sock, struct gnts_msg *m, int *fd, int dontwait);
+/* Send one message with @p n (0..GNTS_MSG_FDS) fds.  Returns 0 or
+ * -errno. */
+int gnts_msg_send(int sock, const struct gnts_msg *m, const int *fds,
+		  unsigned n);
+
+/* Receive one message and up to GNTS_MSG_FDS fds into @p fds (in the
+ * order sent; -1 for those that did not come; any more are closed).
+ * @p fds may be NULL (every fd closed).  Returns 1 on a message, 0 on
+ * hang-up, -EAGAIN if none waiting (with @p dontwait), -EPROTO on a
+ * malformed one (its fds closed), other -errno on failure. */
+int gnts_msg_recv(int sock, struct gnts_msg *m, int fds[GNTS_MSG_FDS],
+		  int dontwait);
+
+/* Close the fds gnts_msg_recv() gave (-1s skipped) and set them to -1. */
+void gnts_msg_fds_close(int fds[GNTS_MSG_FDS]);
 
 /* 1 if @p s has a NUL within @p len bytes. */
 static inline int

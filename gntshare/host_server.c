@@ -90,7 +90,7 @@ send_text(int fd, uint16_t type, int status, const char *text)
 	gnts_msg_init(&m, type);
 	m.status = status;
 	snprintf(m.u.text, sizeof(m.u.text), "%s", text);
-	(void)gnts_msg_send(fd, &m, -1);
+	(void)gnts_msg_send(fd, &m, NULL, 0);
 }
 
 /* A line about a connection, within the log rate. */
@@ -220,7 +220,8 @@ do_attach(struct gnts_server *s, struct conn *c, struct gnts_msg *m)
 {
 	struct gnts_msg r;
 	char err[GNTS_ERR_LEN] = "";
-	int nf_fd = -1, rc;
+	int nf_fds[2] = { -1, -1 }, rc;
+	unsigned n_fds;
 
 	if (c->attached) {
 		gnts_server_detach(s, c->dom, "protocol error: second ATTACH");
@@ -234,10 +235,11 @@ do_attach(struct gnts_server *s, struct conn *c, struct gnts_msg *m)
 		return;
 	}
 	gnts_msg_init(&r, GNTS_MSG_ATTACH_OK);
-	/* A doorbell pair when asked; none (the NF polls) when the fds
-	 * cannot be had. */
+	/* A doorbell pair when asked (with the pipe if asked: bell.h);
+	 * none (the NF polls) when the fds cannot be had. */
 	if ((m->u.req.flags & GNTS_REQ_BELL) &&
-	    gnts_bell_sock_pair(&c->bell, &nf_fd) < 0)
+	    gnts_bell_host_pair(&c->bell, nf_fds,
+				!!(m->u.req.flags & GNTS_REQ_BELL_PIPE)) < 0)
 		c->bell = NULL;
 	rc = s->cb.attach(s->ctx, c->dom, &c->cred, &m->u.req, c->bell,
 			  &r.u.rsp, err, sizeof(err));
@@ -248,13 +250,16 @@ do_attach(struct gnts_server *s, struct conn *c, struct gnts_msg *m)
 	}
 	c->attached = 1;
 	r.u.rsp.domid = c->dom;
-	r.u.rsp.flags = c->bell != NULL ? GNTS_RSP_BELL : 0;
-	if (gnts_msg_send(c->fd, &r, c->bell != NULL ? nf_fd : -1) < 0)
+	n_fds = c->bell == NULL ? 0 : nf_fds[1] >= 0 ? 2 : 1;
+	r.u.rsp.flags = (n_fds > 0 ? GNTS_RSP_BELL : 0) |
+			(n_fds > 1 ? GNTS_RSP_BELL_PIPE : 0);
+	if (gnts_msg_send(c->fd, &r, nf_fds, n_fds) < 0)
 		conn_close(s, c);
 out:
-	/* The NF has its end now (or never will). */
-	if (nf_fd >= 0)
-		close(nf_fd);
+	/* The NF has its ends now (or never will). */
+	for (int i = 0; i < 2; i++)
+		if (nf_fds[i] >= 0)
+			close(nf_fds[i]);
 	if (!c->attached) {
 		gnts_bell_close(c->bell);
 		c->bell = NULL;
@@ -307,7 +312,7 @@ do_map(struct gnts_server *s, struct conn *c, struct gnts_msg *m)
 	rep.ref = m->ref;
 	rep.size = size;
 	rep.readonly = m->readonly ? 1 : 0;
-	if (gnts_msg_send(c->fd, &rep, fd) < 0)
+	if (gnts_msg_send(c->fd, &rep, &fd, 1) < 0)
 		conn_close(s, c);
 	close(fd);
 }
@@ -353,14 +358,12 @@ static void
 serve(struct gnts_server *s, struct conn *c)
 {
 	struct gnts_msg m;
-	int k, fd, rc;
+	int k, rc;
 
 	for (k = 0; k < SERVE_BATCH && c->fd >= 0; k++) {
 		if (!gnts_host_may_read(s, c, gnts_now_ms(), 0))
 			return;
-		rc = gnts_msg_recv(c->fd, &m, &fd, 1);
-		if (fd >= 0)
-			close(fd);	/* NFs never send fds */
+		rc = gnts_msg_recv(c->fd, &m, NULL, 1);	/* NFs send no fds */
 		if (rc == -EAGAIN)
 			return;
 		(void)gnts_host_may_read(s, c, gnts_now_ms(), 1);

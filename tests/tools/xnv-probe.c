@@ -288,13 +288,14 @@ static void
 raw_map(int sock, gnts_ref_t ref, const char *when)
 {
 	struct gnts_msg m;
-	int fd = -1, rc;
+	int fds[GNTS_MSG_FDS] = { -1, -1 }, fd, rc;
 
 	gnts_msg_init(&m, GNTS_MSG_MAP);
 	m.ref = ref;
-	rc = gnts_msg_send(sock, &m, -1);
+	rc = gnts_msg_send(sock, &m, NULL, 0);
 	if (rc == 0)
-		rc = gnts_msg_recv(sock, &m, &fd, 0);
+		rc = gnts_msg_recv(sock, &m, fds, 0);
+	fd = fds[0];
 	if (rc != 1) {
 		printf("RAW ref=%u %s: no reply (%s)\n", ref, when,
 		       rc == 0 ? "hang-up" : strerror(-rc));
@@ -308,8 +309,7 @@ raw_map(int sock, gnts_ref_t ref, const char *when)
 		printf("RAW ref=%u %s: refused, no fd: %s\n", ref, when,
 		       m.u.text);
 	}
-	if (fd >= 0)
-		close(fd);
+	gnts_msg_fds_close(fds);
 	fflush(stdout);
 }
 
@@ -339,13 +339,13 @@ static void
 raw_check(const struct opts *o, gnts_ref_t ref)
 {
 	struct gnts_msg m;
-	int s, fd = -1, rc;
+	int s, rc;
 
 	s = raw_connect(o, ref);
 	if (s < 0)
 		return;
 	raw_map(s, ref, "unattached");
-	rc = gnts_msg_recv(s, &m, &fd, 0);
+	rc = gnts_msg_recv(s, &m, NULL, 0);
 	if (rc != 0) {
 		printf("RAW ref=%u: connection kept after MAP before ATTACH\n",
 		       ref);
@@ -359,18 +359,16 @@ raw_check(const struct opts *o, gnts_ref_t ref)
 	snprintf(m.u.req.name, sizeof(m.u.req.name), "%s-raw", o->name);
 	snprintf(m.u.req.service, sizeof(m.u.req.service), "%s", o->service);
 	snprintf(m.u.req.group, sizeof(m.u.req.group), "%s", o->group);
-	rc = gnts_msg_send(s, &m, -1);
+	rc = gnts_msg_send(s, &m, NULL, 0);
 	if (rc == 0)
-		rc = gnts_msg_recv(s, &m, &fd, 0);
-	if (fd >= 0)
-		close(fd);
+		rc = gnts_msg_recv(s, &m, NULL, 0);
 	if (rc != 1 || m.type != GNTS_MSG_ATTACH_OK) {
 		printf("RAW ref=%u: raw attach failed\n", ref);
 		fail("RAW ref=%u: raw attach failed", ref);
 	} else {
 		raw_map(s, ref, "attached");
 		gnts_msg_init(&m, GNTS_MSG_BYE);
-		(void)gnts_msg_send(s, &m, -1);
+		(void)gnts_msg_send(s, &m, NULL, 0);
 	}
 	close(s);
 }

@@ -8,22 +8,34 @@
  * for them (GNTS_REQ_BELL):
  *
  *   backend  the core's end                  the NF's end
- *   host     a unix socketpair (bell_sock.c) the other end, passed with
- *            end: sends kicks, reads the     ATTACH_OK by SCM_RIGHTS
- *            NF's
+ *   host     a unix socketpair end: waits    the other end (kicks the
+ *            on the NF's kicks; and the      core through it) and the
+ *            write end of a pipe it kicks    pipe's read end (waits on
+ *            the NF through (bell_sock.c)    it), passed with ATTACH_OK
+ *                                            by SCM_RIGHTS
  *   xen      an event channel port offered   binds it (interdomain) from
  *            to the domain (bell_evtchn.c,   the `event-channel` key
  *            libxenevtchn), its number in
  *            the `event-channel` key
  *
- * Host mode uses a socketpair, not eventfds or pipes: an eventfd's two
- * directions share one open file, whose O_NONBLOCK a hostile NF could
- * clear with fcntl and so make the core's kick block once the counter is
- * full; a pipe's write to a closed reader raises SIGPIPE, which would
- * kill an NF that does not ignore it.  A socketpair's ends are two open
- * files, and send(MSG_DONTWAIT | MSG_NOSIGNAL) neither blocks nor
- * signals, whatever the peer does; a full buffer only means a kick is
- * pending already (EAGAIN).
+ * Host mode, why these fds.  Every fd the NF gets is its own open file
+ * or a file the core never writes through, so nothing the NF does to
+ * one (fcntl, filling it) can make a kick of the core's block: an
+ * eventfd is out, its one open file serving both directions (a hostile
+ * NF could clear its O_NONBLOCK and fill its counter).  The core kicks
+ * through a pipe, the wake-up path the kernel makes cheapest here (a
+ * socket's send allocates an skb: bench/wake_floor.c -l 0, one kick and
+ * wake-up a millisecond, p50 3.4-3.8 / p99 8.6-15 us through the pipe,
+ * 4.9-5.0 / 14-24 us through the socketpair); the write end is the
+ * core's alone and non-blocking,
+ * and the core keeps a copy of the read end, so its kick never meets a
+ * pipe without readers (no SIGPIPE, which a library may not ask its
+ * program to ignore).  The NF kicks through the socketpair: its send()
+ * with MSG_DONTWAIT | MSG_NOSIGNAL neither blocks nor signals, whatever
+ * the core does, so an NF need not ignore SIGPIPE.  A full buffer only
+ * means a kick is pending already (EAGAIN).  An NF that did not ask for
+ * the pipe (GNTS_REQ_BELL_PIPE; an older libxnv) gets the socketpair
+ * alone, kicks both ways on it.
  *
  * Everything from the peer is untrusted: a kick only wakes a poll, never
  * says what to do; a peer that kicks in a loop costs the waiter a wake-up
@@ -68,7 +80,7 @@ gnts_idle_parse(const char *s)
 }
 
 struct gnts_bell_ops {
-	const char *name;			/* "socketpair", "evtchn" */
+	const char *name;			/* "socketpair", "pipe", "evtchn" */
 	int (*kick)(struct gnts_bell *b);	/* 0 or -errno */
 	int (*ack)(struct gnts_bell *b);	/* kicks consumed (>= 0) */
 	void (*close)(struct gnts_bell *b);	/* frees b */
@@ -78,6 +90,10 @@ struct gnts_bell_ops {
 struct gnts_bell {
 	const struct gnts_bell_ops *ops;
 	int fd;			/* readable (POLLIN) when the peer kicked */
+	int kick_fd;		/* host: where kicks go (fd itself for a
+				 * socketpair end alone) */
+	int keep_fd;		/* host, the core's: its copy of the NF's
+				 * read end of the pipe (-1: none) */
 	uint64_t kicks;		/* kicks sent */
 	uint64_t acked;		/* kicks consumed by gnts_bell_ack() */
 };
@@ -104,17 +120,21 @@ void gnts_bell_close(struct gnts_bell *b);
 
 /**
  * Host mode: make an NF's doorbell pair.  @p *core is the core's end;
- * @p *nf_fd the NF's (it waits on it and kicks through it): the caller
- * passes it to the NF and closes its copy.  0 or -errno.
+ * @p nf_fds the NF's: [0] its socket end, [1] the pipe's read end (-1
+ * unless @p with_pipe).  The caller passes them to the NF and closes its
+ * copies.  0 or -errno.
  */
-int gnts_bell_sock_pair(struct gnts_bell **core, int *nf_fd);
+int gnts_bell_host_pair(struct gnts_bell **core, int nf_fds[2],
+			int with_pipe);
 
 /**
- * Host mode, the NF's end from the fd the core passed (taken over: closed
- * by gnts_bell_close(), or here on failure).  Checks that it is a unix
- * stream socket.  NULL with errno set on failure.
+ * Host mode, the NF's end from the fds the core passed (taken over:
+ * closed by gnts_bell_close(), or here on failure): @p sock_fd must be a
+ * unix stream socket, @p pipe_fd a pipe's read end (made non-blocking)
+ * or -1 (a core that kicks on the socket).  NULL with errno set on
+ * failure.
  */
-struct gnts_bell *gnts_bell_sock_open(int fd);
+struct gnts_bell *gnts_bell_host_open(int sock_fd, int pipe_fd);
 
 /*
  * Xen (bell_evtchn.c, built only with the Xen libraries): one event

@@ -261,6 +261,9 @@ struct gnts_attach_req {
 				 * an fd with ATTACH_OK; xen (asked by
 				 * `request-bell` = "1"), an event channel
 				 * port in `event-channel` */
+#define GNTS_REQ_BELL_PIPE 0x2u	/* host, with GNTS_REQ_BELL: kick me
+				 * through a pipe (bell.h), its read end a
+				 * second fd with ATTACH_OK */
 
 /* core -> NF */
 struct gnts_attach_rsp {
@@ -280,6 +283,8 @@ struct gnts_attach_rsp {
 
 /* gnts_attach_rsp.flags */
 #define GNTS_RSP_BELL 0x1u	/* a doorbell pair came with the reply */
+#define GNTS_RSP_BELL_PIPE 0x2u	/* host: and the core kicks through the
+				 * pipe whose read end is the second fd */
 
 /* ---- 3. host backend: unix socket messages -------------------------------- */
 
@@ -289,9 +294,11 @@ struct gnts_attach_rsp {
  *   NF                          core
  *   ATTACH(req)          --->
  *                        <---   ATTACH_OK(rsp)  | ERROR(text), close
- *                               (+ 1 fd by SCM_RIGHTS when req.flags has
+ *                               (+ fds by SCM_RIGHTS when req.flags has
  *                               GNTS_REQ_BELL and rsp.flags GNTS_RSP_BELL:
  *                               the NF's end of its doorbell socketpair,
+ *                               and with GNTS_RSP_BELL_PIPE the read end
+ *                               of the pipe the core kicks it through,
  *                               bell.h)
  *   MAP(ref, readonly)   --->
  *                        <---   MAP_OK(size) + fd (SCM_RIGHTS) | ERROR(text)
