@@ -233,3 +233,6 @@ def test_hostile_nf_ran_to_stdin_eof(run):
         assert m and int(m.group(1)) > SPURIOUS_MAX, out
     if run["mode"] == "kick-closed":
         assert re.search(r"^BELL closed$", out, re.M), out
+    if run["mode"] == "never-wake":     # the pipe an NF of this tree asks
+        assert re.search(r"^BELL jammed kind=pipe pipe_bytes=4096$", out,
+                         re.M), out

@@ -18,7 +18,9 @@
  *                  descriptor and hands each back at once on its tx ring
  *                  as a drop (GNTS_ACT_DROP), kicking the core when the
  *                  core says it sleeps, so it holds nothing; it never
- *                  reads its doorbell (the socket buffer fills)
+ *                  reads its doorbell, which it first makes blocking and,
+ *                  a pipe, as small as it goes (one page: full after a
+ *                  few thousand kicks)
  *   --kick-closed  closes its doorbell fd right after attaching
  *                  (gnts_bell_close), then serves its rings like an honest
  *                  NF that sleeps 1 ms at a time when its rx ring is
@@ -33,6 +35,7 @@
  *   ATTACH refused: <the core's words>
  *   MODE flood|never-wake|kick-closed          (the misbehaviour starts)
  *   BELL closed                                 (--kick-closed)
+ *   BELL jammed kind=pipe|socketpair pipe_bytes=N|-  (--never-wake)
  *   KICKS n failed=F                            (kicks sent, refused)
  *   SERVED consumed=N returned=N words=W sleeps=S
  *   END stdin-eof | detached: <why> | timeout
@@ -47,6 +50,7 @@
  * on a usage error (one line).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
 #include <sched.h>
@@ -191,6 +195,26 @@ claim_asleep(void)
 	}
 }
 
+/* --never-wake: the end it waits on made blocking and, a pipe, shrunk to
+ * one page: a core whose kick could block on it would now. */
+static void
+jam_bell(void)
+{
+	int fd = gnts_bell_fd(h.bell), fl = fcntl(fd, F_GETFL);
+	int is_pipe = strcmp(h.bell->ops->name, "pipe") == 0;
+	int bytes = is_pipe ? fcntl(fd, F_SETPIPE_SZ, 4096) : -1;
+
+	if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0 ||
+	    (is_pipe && bytes < 0))
+		fail("its doorbell end cannot be made blocking or small");
+	if (bytes >= 0)
+		printf("BELL jammed kind=%s pipe_bytes=%d\n",
+		       h.bell->ops->name, bytes);
+	else
+		printf("BELL jammed kind=%s pipe_bytes=-\n",
+		       h.bell->ops->name);
+}
+
 /* --kick-closed: an honest sleeper whose doorbell is gone: say so, wait
  * 1 ms on nothing, awake again. */
 static int
@@ -243,6 +267,8 @@ misbehave(const struct opts *o)
 		h.bell = NULL;
 		printf("BELL closed\n");
 	}
+	if (o->mode == M_NEVER_WAKE)
+		jam_bell();
 	printf("MODE %s\n", mode_names[o->mode]);
 	for (;;) {
 		if (step(o->mode) < 0) {

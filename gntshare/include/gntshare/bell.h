@@ -18,24 +18,25 @@
  *            libxenevtchn), its number in
  *            the `event-channel` key
  *
- * Host mode, why these fds.  Every fd the NF gets is its own open file
- * or a file the core never writes through, so nothing the NF does to
- * one (fcntl, filling it) can make a kick of the core's block: an
- * eventfd is out, its one open file serving both directions (a hostile
- * NF could clear its O_NONBLOCK and fill its counter).  The core kicks
- * through a pipe, the wake-up path the kernel makes cheapest here (a
- * socket's send allocates an skb: bench/wake_floor.c -l 0, one kick and
- * wake-up a millisecond, p50 3.4-3.8 / p99 8.6-15 us through the pipe,
- * 4.9-5.0 / 14-24 us through the socketpair); the write end is the
- * core's alone and non-blocking,
- * and the core keeps a copy of the read end, so its kick never meets a
- * pipe without readers (no SIGPIPE, which a library may not ask its
- * program to ignore).  The NF kicks through the socketpair: its send()
- * with MSG_DONTWAIT | MSG_NOSIGNAL neither blocks nor signals, whatever
- * the core does, so an NF need not ignore SIGPIPE.  A full buffer only
- * means a kick is pending already (EAGAIN).  An NF that did not ask for
- * the pipe (GNTS_REQ_BELL_PIPE; an older libxnv) gets the socketpair
- * alone, kicks both ways on it.
+ * Host mode, why these fds.  Every fd the NF gets is its own open file or
+ * a file the core never writes through, so nothing the NF does to one
+ * (fcntl, filling it) can make a kick of the core's block: an eventfd is
+ * out, its one open file serving both directions (a hostile NF could clear
+ * its O_NONBLOCK and fill its counter).  The core kicks through a pipe,
+ * the wake-up path the kernel makes cheapest here (a socket's send
+ * allocates an skb: bench/wake_floor.c -l 0, one kick and wake-up a
+ * millisecond, p50 3.4-3.8 / p99 8.6-15 us through the pipe, 4.9-5.0 /
+ * 14-24 us through the socketpair); the write end is the core's alone and
+ * non-blocking, and the core keeps a copy of the read end, so its kick
+ * never meets a pipe without readers (no SIGPIPE, which a library may not
+ * ask its program to ignore).  The NF kicks through the socketpair: its
+ * send() with MSG_DONTWAIT | MSG_NOSIGNAL neither blocks nor signals,
+ * whatever the core does, so an NF need not ignore SIGPIPE.  A full buffer
+ * only means a kick is pending already (EAGAIN); an NF that resizes its
+ * pipe (F_SETPIPE_SZ, within fs.pipe-max-size) only changes how many
+ * unread kicks pile up before that.  An NF that did not ask for the pipe
+ * (GNTS_REQ_BELL_PIPE; an older libxnv) gets the socketpair alone, kicks
+ * both ways on it.
  *
  * Everything from the peer is untrusted: a kick only wakes a poll, never
  * says what to do; a peer that kicks in a loop costs the waiter a wake-up
