@@ -24,6 +24,9 @@ gives (dom0-core/doorbell.h, domu-lib/sleep.c, docs/DESIGN.md 2.3).
                wake-up latency held at 0 (xnv-core --cpu-latency 0,
                wake-floor -l 0: /dev/cpu_dma_latency): idle CPUs poll in
                the kernel instead of halting.
+  + rt         the same with the core's lcore and the forwarder's loop
+               SCHED_FIFO (--rt-priority 1 of each): a woken side runs at
+               once, whatever else shares its CPU.
   density      32 forwarders in 8 chains of 4 (every NF on CPU B, the
                core on CPU A), each chain behind a port with nothing to
                receive (net_ring): the CPU time the core and the 32 NFs
@@ -117,6 +120,10 @@ WAKE_RUNS = (
     *((m, dict(idle=m)) for m in MODES),
     ("doorbell + lat 0", dict(idle="doorbell",
                               core_extra=("--cpu-latency", "0"))),
+    ("doorbell + lat 0 + rt", dict(idle="doorbell",
+                                   core_extra=("--cpu-latency", "0",
+                                               "--rt-priority", "1"),
+                                   nf_extra=("--rt-priority", "1"))),
     ("floor", dict(floor=())),
     ("floor + lat 0", dict(floor=("-l", "0"))),
     ("floor + lat 0, socketpair", dict(floor=("-l", "0", "-s"))),
@@ -280,7 +287,9 @@ def markdown(rows):
             L.append("| %s | %s | %s | %s | %s |" % (
                 name, r["p50_us"], r["p99_us"], r["p999_us"], r["max_us"]))
     for sfx, how in (("", "by default"),
-                     (" + lat 0", "with --cpu-latency 0")):
+                     (" + lat 0", "with --cpu-latency 0"),
+                     (" + lat 0 + rt", "with --cpu-latency 0 and "
+                      "--rt-priority 1 (core and NF)")):
         r = by.get("wake-up, doorbell" + sfx)
         f = by.get("wake-up, floor" + sfx)
         if r:
@@ -293,7 +302,8 @@ def markdown(rows):
           "a process asleep in poll(), no XenNetVM (socketpair: through "
           "the socketpair alone, as for an NF that does not ask for the "
           "pipe). lat 0: the CPUs' wake-up latency held at 0 (idle CPUs "
-          "poll, not halt)."]
+          "poll, not halt). rt: --rt-priority 1 of the core and the NF "
+          "(SCHED_FIFO)."]
     L += ["", "| 32 NFs (8 chains of 4) + core, all idle | CPU, % of one |",
           "|---|---|"]
     for m, _, _ in IDLE_RUNS:

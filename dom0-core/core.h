@@ -237,6 +237,7 @@ struct xnv_core {
 	uint64_t start_tsc;
 	int idle;			/* --idle-sleep (enum gnts_idle) */
 	unsigned idle_max_us;		/* --idle-sleep-max: longest sleep */
+	int rt_priority;		/* --rt-priority (0: SCHED_OTHER) */
 	int bell_epfd;			/* NFs' doorbells (doorbell.c) */
 	int port_epfd;			/* ports' rx interrupts of queue 0, one
 					 * fd of bell_epfd's set once a port

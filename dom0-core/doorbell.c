@@ -438,6 +438,21 @@ xnv_idle_backoff(struct xnv_core *c, unsigned *idle)
 	rte_delay_us_sleep(RTE_MIN(us, XNV_IDLE_SLEEP_MAX_US));
 }
 
+void
+xnv_lcore_rt(const struct xnv_core *c)
+{
+	char err[160];
+
+	if (c->rt_priority <= 0)
+		return;
+	if (gnts_thread_rt(c->rt_priority, err, sizeof(err)) < 0)
+		XLOG(ERR, "lcore %u: %s: left SCHED_OTHER\n", rte_lcore_id(),
+		     err);
+	else
+		XLOG(INFO, "lcore %u runs SCHED_FIFO at priority %d\n",
+		     rte_lcore_id(), c->rt_priority);
+}
+
 int
 xnv_cpu_latency_hold(int us, char *err, size_t len)
 {

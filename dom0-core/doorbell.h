@@ -138,4 +138,12 @@ int xnv_bell_asleep_idle(const struct xnv_nfrec *nf);
  */
 int xnv_cpu_latency_hold(int us, char *err, size_t len);
 
+/**
+ * The calling lcore's thread to SCHED_FIFO at --rt-priority (nothing
+ * without one; gntshare/bell.h), from the top of its loop: after the
+ * control threads were made, which keep the policy they were made with.
+ * Logged; a failure (checked before EAL started, so not expected) too.
+ */
+void xnv_lcore_rt(const struct xnv_core *c);
+
 #endif /* XNV_DOORBELL_H */

@@ -321,6 +321,7 @@ run(struct xnv_core *c, const struct opts *o)
 	unsigned idle = 0, work;
 	uint16_t i;
 
+	xnv_lcore_rt(c);
 	xnv_flows_online(c, 0, 1);
 	while (!quit) {
 		uint64_t now = rte_rdtsc();
@@ -405,6 +406,11 @@ before_eal(struct xnv_core *c, int argc, char **argv, struct opts *o,
 					    sizeof(err))) < 0)
 		fprintf(stderr, "xnv-core: --cpu-latency %d: %s\n",
 			o->cpu_latency_us, err);
+	else if (o->rt_priority > 0 &&
+		 (rc = gnts_thread_rt_check(o->rt_priority, err,
+					    sizeof(err))) < 0)
+		fprintf(stderr, "xnv-core: --rt-priority %d: %s\n",
+			o->rt_priority, err);
 	if (rc < 0) {
 		xnv_config_free(&c->cfg);
 		free(*eal_argv);
@@ -488,6 +494,7 @@ main(int argc, char **argv)
 	c->start_tsc = start;
 	c->idle = o.idle;
 	c->idle_max_us = (unsigned)o.idle_max_us;
+	c->rt_priority = o.rt_priority;
 	rc = xnv_workers_init(c);	/* worker 0: this lcore (worker.h) */
 	if (rc < 0)
 		XLOG(ERR, "no memory for the main lcore's counters\n");

@@ -40,6 +40,11 @@ usage(FILE *f)
 		"                     states that wake within US, so a sleeping NF or\n"
 		"                     core wakes sooner, at the price of power (and of\n"
 		"                     host CPU in a VM); default: the system's choice\n"
+		"  --rt-priority N    run the data-path lcores SCHED_FIFO at N (1..99;\n"
+		"                     the control threads stay as they are): a woken\n"
+		"                     lcore runs at once whatever shares its CPU; one\n"
+		"                     that polls busy keeps other tasks off it;\n"
+		"                     default: SCHED_OTHER\n"
 		"  --backend host|xen how NFs attach: host processes on the unix\n"
 		"                     socket (default), or Xen domains through\n"
 		"                     XenStore and grant refs (Dom0, gntshare module);\n"
@@ -120,6 +125,14 @@ one_opt(int c, const char *v, struct opts *o)
 	case 'L':
 		o->cpu_latency_us = cpu_latency_arg(v);
 		return o->cpu_latency_us < 0 ? -1 : 0;
+	case 'R':
+		if ((o->rt_priority = gnts_rt_priority_parse(v)) < 0) {
+			fprintf(stderr, "xnv-core: --rt-priority %s: expected %d "
+				"to %d\n", v, GNTS_RT_PRIO_MIN,
+				GNTS_RT_PRIO_MAX);
+			return -1;
+		}
+		break;
 	case 'B':
 		if (gnts_srv_backend(v) == NULL) {
 			fprintf(stderr, "xnv-core: --backend %s: expected one "
@@ -155,6 +168,7 @@ xnv_parse_opts(int argc, char **argv, int sep, struct opts *o)
 		{ "idle-sleep", required_argument, NULL, 'I' },
 		{ "idle-sleep-max", required_argument, NULL, 'M' },
 		{ "cpu-latency", required_argument, NULL, 'L' },
+		{ "rt-priority", required_argument, NULL, 'R' },
 		{ "backend", required_argument, NULL, 'B' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },

@@ -15,6 +15,7 @@ struct opts {
 	int idle;		/* --idle-sleep, enum gnts_idle */
 	double idle_max_us;	/* --idle-sleep-max */
 	int cpu_latency_us;	/* --cpu-latency; -1: not asked for */
+	int rt_priority;	/* --rt-priority; 0: not asked for */
 	const char *backend;	/* --backend: a gntshare backend */
 };
 

@@ -34,6 +34,7 @@ w_main(void *arg)
 	uint16_t i;
 
 	RTE_PER_LCORE(xnv_self) = w;
+	xnv_lcore_rt(c);
 	xnv_flows_online(c, w->id, 1);	/* it classifies (flow.c) */
 	while (!__atomic_load_n(&ws->stop, __ATOMIC_RELAXED)) {
 		/* The barrier (worker_sync.h): what worker 0 changed

@@ -310,8 +310,14 @@ run(struct xnv_nf *nf, const struct handler *h)
 {
 	uint64_t quiet_since = 0;
 	unsigned idle = 0;
+	char err[160];
 	int rc = 0, n;
 
+	/* --rt-priority: this thread, the one that polls (tried at init). */
+	if (nf->rt_priority > 0 &&
+	    gnts_thread_rt(nf->rt_priority, err, sizeof(err)) < 0)
+		LOG(WARNING, "%s: --rt-priority: %s: left as it was", nf->name,
+		    err);
 	while (!nf->stop && !libxnv_signalled) {
 		n = poll_burst(nf, h);
 		if (n > 0)

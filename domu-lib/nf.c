@@ -67,6 +67,10 @@ usage(const char *prog)
 		"                   doorbell (default: adaptive, then sleep until the\n"
 		"                   core kicks; polls if the core has no doorbells)\n"
 		"                   (env XNV_IDLE_SLEEP)\n"
+		"  --rt-priority N  run the NF's polling thread SCHED_FIFO at N (1..99):\n"
+		"                   woken, it runs at once whatever shares its CPU;\n"
+		"                   busy-polling, it keeps other tasks off it (env\n"
+		"                   XNV_RT_PRIORITY; default: SCHED_OTHER)\n"
 		"  --alloc N        keep N empty buffers at hand for packets the NF\n"
 		"                   originates (xnv_pkt_alloc; env XNV_ALLOC; default 0;\n"
 		"                   at most the core's ring_size)\n"
@@ -135,6 +139,7 @@ struct attach_opts {
 	const char *backend;
 	const char *service, *group, *name, *alloc, *reattach, *idle;
 	const char *timeout;
+	const char *rt;		/* --rt-priority */
 	int dev;
 };
 
@@ -151,6 +156,7 @@ read_env(struct attach_opts *ao)
 	ao->sock = getenv("XNV_SOCKET");
 	ao->backend = getenv("XNV_BACKEND");
 	ao->timeout = getenv("XNV_ATTACH_TIMEOUT");
+	ao->rt = getenv("XNV_RT_PRIORITY");
 	ao->dev = -1;
 }
 
@@ -203,6 +209,7 @@ read_opts(int end, char **argv, struct xnv_nf *nf, struct attach_opts *ao)
 		{ "dev", required_argument, NULL, 'D' },
 		{ "attach-timeout", required_argument, NULL, 'T' },
 		{ "reattach", no_argument, NULL, 'r' },
+		{ "rt-priority", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -228,6 +235,7 @@ read_opts(int end, char **argv, struct xnv_nf *nf, struct attach_opts *ao)
 		case 'a': ao->alloc = optarg; break;
 		case 'q': nf->quiet = 1; break;
 		case 'r': ao->reattach = "1"; break;
+		case 'P': ao->rt = optarg; break;
 		case 'h': usage(argv[0]); return -EAGAIN;
 		case 'V': print_version(argv[0]); return -EAGAIN;
 		default:
@@ -275,6 +283,28 @@ parse_alloc(const char *alloc, struct gnts_attach_req *req)
 	}
 	req->alloc_bufs = (uint32_t)v;
 	return 0;
+}
+
+/* --rt-priority: a number, and a policy this process may take (tried
+ * here, taken by the thread that runs the loop: io.c). */
+static int
+parse_rt(const char *rt, struct xnv_nf *nf)
+{
+	char err[160];
+	int rc;
+
+	if (rt == NULL)
+		return 0;
+	nf->rt_priority = gnts_rt_priority_parse(rt);
+	if (nf->rt_priority < 0) {
+		USAGE("--rt-priority %s: expected %d to %d", rt,
+		      GNTS_RT_PRIO_MIN, GNTS_RT_PRIO_MAX);
+		return -EINVAL;
+	}
+	rc = gnts_thread_rt_check(nf->rt_priority, err, sizeof(err));
+	if (rc < 0)
+		LOG(ERR, "--rt-priority %d: %s", nf->rt_priority, err);
+	return rc;
 }
 
 static int
@@ -366,7 +396,8 @@ parse_args(int argc, char **argv, struct gnts_attach_req *req,
 		return rc;
 	if ((ops = resolve_backend(ao)) == NULL)
 		return -EINVAL;
-	if ((rc = fill_req(ao, ops, req, nf)) < 0)
+	if ((rc = fill_req(ao, ops, req, nf)) < 0 ||
+	    (rc = parse_rt(ao->rt, nf)) < 0)
 		return rc;
 	if (ao->sock == NULL)
 		ao->sock = GNTS_DEFAULT_SOCKET;

@@ -39,6 +39,7 @@ struct xnv_nf {
 	uint8_t *pool;
 	size_t pool_bytes;
 	int idle;			/* --idle-sleep, enum gnts_idle */
+	int rt_priority;		/* --rt-priority (0: SCHED_OTHER) */
 	int quiet;
 	/* sleep.c: our end of the doorbells (NULL: none, we poll) */
 	struct gnts_bell *bell;

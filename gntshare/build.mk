@@ -9,7 +9,7 @@
 # $(XEN_SRV_LIBS) (libxl as well: xen_punish.c).
 HAVE_XEN ?= $(shell pkg-config --exists xenstore xengnttab xenevtchn xenlight 2>/dev/null && echo 1)
 GNTS_COMMON := gntshare/ring.c gntshare/host_msg.c gntshare/log.c \
-               gntshare/bell_sock.c
+               gntshare/bell_sock.c gntshare/rt.c
 GNTS_CLIENT := gntshare/cli.c gntshare/host_client.c
 GNTS_SERVER := gntshare/region.c gntshare/srv.c gntshare/host_server.c \
                gntshare/host_listen.c gntshare/host_wait.c gntshare/host_srv_ops.c

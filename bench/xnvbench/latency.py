@@ -42,15 +42,15 @@ def _config(path, sock, size, pps):
     return path
 
 
-def _sides(ctx, size, pps, label, idle=None, core_extra=()):
-    """idle: both sides' --idle-sleep (None: both busy-poll); core_extra:
-    more xnv-core options."""
+def _sides(ctx, size, pps, label, idle=None, core_extra=(), nf_extra=()):
+    """idle: both sides' --idle-sleep (None: both busy-poll); core_extra,
+    nf_extra: more xnv-core and libxnv options."""
     d, prefix = ctx.new_run(label)
     cfg = _config(d / "lat.ini", d / "xnv.sock", size, pps)
     mode = () if idle is None else ("--idle-sleep", idle)
     return [core_side(ctx, d, prefix, cfg, extra=(*mode, *core_extra)),
-            nf_side(ctx, d, 1, "fwd", ctx.bin("xnv-forwarder"), lib=mode,
-                    busy=idle is None)], prefix, d
+            nf_side(ctx, d, 1, "fwd", ctx.bin("xnv-forwarder"),
+                    lib=(*mode, *nf_extra), busy=idle is None)], prefix, d
 
 
 def max_rate(ctx, size, warmup, duration):
@@ -60,13 +60,15 @@ def max_rate(ctx, size, warmup, duration):
                    duration)
 
 
-def at_rate(ctx, size, pps, warmup, duration, idle=None, core_extra=()):
+def at_rate(ctx, size, pps, warmup, duration, idle=None, core_extra=(),
+            nf_extra=()):
     """At pps packets/s offered: {"latency_us": {p50, p99, ...}, "cdf":
     [(us, fraction)], offered_mpps, sent_mpps, lost, samples}; idle: the
-    core's and the NF's --idle-sleep (None: both busy-poll); core_extra:
-    more xnv-core options."""
+    core's and the NF's --idle-sleep (None: both busy-poll); core_extra,
+    nf_extra: more xnv-core and libxnv options."""
     sides, prefix, d = _sides(ctx, size, int(pps), "latency-%d%s" % (
-        pps, "" if idle is None else "-" + idle), idle, core_extra)
+        pps, "" if idle is None else "-" + idle), idle, core_extra,
+        nf_extra)
     procs = start_sides(sides, d)
     try:
         tel = Telemetry(prefix, procs)

@@ -48,6 +48,11 @@
  *                    the NF's doorbell; an idle NF then costs nothing.
  *                    With a core that has no doorbells: adaptive)
  *   --busy-poll      never back off when idle (--idle-sleep poll)
+ *   --rt-priority N  run the thread that runs xnv_nf_run() SCHED_FIFO at
+ *                    N (1..99; env XNV_RT_PRIORITY): woken, it runs at
+ *                    once whatever shares its CPU (one that polls busy
+ *                    keeps other tasks off it).  Refused at init when the
+ *                    process may not take it
  *   --alloc N        keep N empty buffers at hand for packets the NF
  *                    originates with xnv_pkt_alloc() (env XNV_ALLOC;
  *                    default 0: the NF only forwards).  At most the

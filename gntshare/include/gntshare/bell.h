@@ -80,6 +80,31 @@ gnts_idle_parse(const char *s)
 	return -1;
 }
 
+/*
+ * At what priority a data-path thread runs (--rt-priority of xnv-core and
+ * of libxnv; rt.c).  A side that sleeps on its doorbell is woken by the
+ * kernel's scheduler, and on a CPU other tasks share a woken SCHED_OTHER
+ * thread may wait behind one of them; SCHED_FIFO runs it at once.  For a
+ * thread that has its CPU to itself or sleeps when idle: one that polls
+ * busy at a real-time priority keeps every SCHED_OTHER task of its CPU
+ * off it (the kernel's RT throttling leaves them sched_rt_runtime_us'
+ * remainder), and threads of one priority on one CPU take turns only when
+ * they sleep.
+ */
+#define GNTS_RT_PRIO_MIN 1
+#define GNTS_RT_PRIO_MAX 99
+
+/** "1".."99" -> the priority; -1 if not one. */
+int gnts_rt_priority_parse(const char *s);
+
+/** The calling thread to SCHED_FIFO at @p prio (0: back to SCHED_OTHER).
+ *  0, or -errno with why in @p err (one line). */
+int gnts_thread_rt(int prio, char *err, size_t len);
+
+/** Whether gnts_thread_rt(@p prio) would succeed here: tried, then the
+ *  calling thread's policy put back.  0 or -errno (why in @p err). */
+int gnts_thread_rt_check(int prio, char *err, size_t len);
+
 struct gnts_bell_ops {
 	const char *name;			/* "socketpair", "pipe", "evtchn" */
 	int (*kick)(struct gnts_bell *b);	/* 0 or -errno */
