@@ -126,14 +126,15 @@ gnts_client_attach(const char *path, const struct gnts_attach_req *req,
 	if ((req->flags & GNTS_REQ_BELL) && (rsp->flags & GNTS_RSP_BELL)) {
 		int pipe_fd = (rsp->flags & GNTS_RSP_BELL_PIPE) ? fds[1] : -1;
 
-		if (pipe_fd < 0 && fds[1] >= 0)
-			close(fds[1]);
+		/* Both taken over (an fd not asked for is closed below). */
 		c->bell = gnts_bell_host_open(fds[0], pipe_fd);
 		if (c->bell == NULL)
 			gnts_log(GNTS_LOG_WARNING, "the core's doorbell fds are "
 				 "no unix stream socket%s: polling instead",
 				 pipe_fd >= 0 ? " and pipe read end" : "");
-		fds[0] = fds[1] = -1;
+		fds[0] = -1;
+		if (pipe_fd >= 0)
+			fds[1] = -1;
 	}
 	rsp->flags = c->bell != NULL ? GNTS_RSP_BELL : 0;
 	gnts_msg_fds_close(fds);

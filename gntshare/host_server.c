@@ -220,7 +220,7 @@ do_attach(struct gnts_server *s, struct conn *c, struct gnts_msg *m)
 {
 	struct gnts_msg r;
 	char err[GNTS_ERR_LEN] = "";
-	int nf_fds[2] = { -1, -1 }, rc;
+	int nf_fds[GNTS_MSG_FDS] = { -1, -1 }, rc;
 	unsigned n_fds;
 
 	if (c->attached) {
@@ -257,9 +257,7 @@ do_attach(struct gnts_server *s, struct conn *c, struct gnts_msg *m)
 		conn_close(s, c);
 out:
 	/* The NF has its ends now (or never will). */
-	for (int i = 0; i < 2; i++)
-		if (nf_fds[i] >= 0)
-			close(nf_fds[i]);
+	gnts_msg_fds_close(nf_fds);
 	if (!c->attached) {
 		gnts_bell_close(c->bell);
 		c->bell = NULL;

@@ -203,16 +203,14 @@ jam_bell(void)
 	int fd = gnts_bell_fd(h.bell), fl = fcntl(fd, F_GETFL);
 	int is_pipe = strcmp(h.bell->ops->name, "pipe") == 0;
 	int bytes = is_pipe ? fcntl(fd, F_SETPIPE_SZ, 4096) : -1;
+	char size[16] = "-";
 
 	if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0 ||
 	    (is_pipe && bytes < 0))
 		fail("its doorbell end cannot be made blocking or small");
 	if (bytes >= 0)
-		printf("BELL jammed kind=%s pipe_bytes=%d\n",
-		       h.bell->ops->name, bytes);
-	else
-		printf("BELL jammed kind=%s pipe_bytes=-\n",
-		       h.bell->ops->name);
+		snprintf(size, sizeof(size), "%d", bytes);
+	printf("BELL jammed kind=%s pipe_bytes=%s\n", h.bell->ops->name, size);
 }
 
 /* --kick-closed: an honest sleeper whose doorbell is gone: say so, wait

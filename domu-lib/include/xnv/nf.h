@@ -179,7 +179,9 @@ int xnv_nf_init(int argc, char **argv, struct xnv_nf **nf);
  * reads its own options and files first, so that mistakes in either need
  * no running core.
  * @return what xnv_nf_init() would consume, -EINVAL (bad option, said
- *   why) or -EAGAIN (--help or --version printed).
+ *   why), -EAGAIN (--help or --version printed), or another negative
+ *   errno for an option this process cannot have (--rt-priority without
+ *   the right to it: -EPERM, said why).
  */
 int xnv_nf_args(int argc, char **argv);
 
