@@ -92,17 +92,29 @@ def cpu_ticks(pids):
     return total
 
 
+def thread_files(pid, *names):
+    """{tid: [text of /proc/PID/task/TID/NAME for each of `names`]} of the
+    threads of process `pid`.  A thread that ends between the listing and
+    the reads (the telemetry thread of a client that just left, say) is
+    left out: it has nothing left to check.  {} if the process is gone."""
+    out = {}
+    try:
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
+    except FileNotFoundError:
+        return out
+    for task in tasks:
+        try:
+            out[int(task.name)] = [(task / n).read_text() for n in names]
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+    return out
+
+
 def run_delay_ns(procs):
     """Nanoseconds the processes' threads spent runnable, waiting for a
     CPU (/proc/PID/task/*/schedstat): how much CPU they were denied."""
-    total = 0
-    for p in procs:
-        for task in Path(f"/proc/{p.pid}/task").glob("*/schedstat"):
-            try:
-                total += int(task.read_text().split()[1])
-            except (OSError, IndexError, ValueError):
-                pass            # the thread is gone
-    return total
+    return sum(int(sched.split()[1]) for p in procs
+               for sched, in thread_files(p.pid, "schedstat").values())
 
 
 def denied_share(procs, since_ns, since_t):

@@ -29,7 +29,7 @@ import pytest
 
 import harness
 from harness import BUILD, CORE_BIN, FWD_BIN, Telemetry, cpu_ticks, nf_info, nf_infos, \
-    scaled, watch_dozing_sender, write_config
+    scaled, thread_files, watch_dozing_sender, write_config
 from vethpair import Peer, veth  # noqa: F401 (veth: a fixture)
 
 log = logging.getLogger("xnv-it")
@@ -66,12 +66,11 @@ def config(xnv, iface):
 def control_wakes(pid):
     """Context switches of the core's control thread (xnv-control): how
     often it went to sleep, i.e. woke."""
-    for task in os.listdir(f"/proc/{pid}/task"):
-        with open(f"/proc/{pid}/task/{task}/comm") as f:
-            if f.read().strip() != "xnv-control":
-                continue
-        with open(f"/proc/{pid}/task/{task}/status") as f:
-            st = dict(line.split(":", 1) for line in f if ":" in line)
+    for comm, status in thread_files(pid, "comm", "status").values():
+        if comm.strip() != "xnv-control":
+            continue
+        st = dict(line.split(":", 1) for line in status.splitlines()
+                  if ":" in line)
         return int(st["voluntary_ctxt_switches"]) + \
             int(st["nonvoluntary_ctxt_switches"])
     raise AssertionError(f"core {pid} has no xnv-control thread")

@@ -9,12 +9,11 @@ anything starts, in one line that says what is missing.
 """
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 
-from harness import CORE_BIN, FWD_BIN, Telemetry, scaled, wait_until, \
-    write_config
+from harness import CORE_BIN, FWD_BIN, Telemetry, scaled, thread_files, \
+    wait_until, write_config
 
 SCHED_OTHER, SCHED_FIFO = 0, 1
 PRIO = 7
@@ -24,11 +23,10 @@ def threads(pid):
     """{tid: (comm, policy, rt_priority)} of process `pid` (proc(5):
     fields 40 and 41 of stat, counted after the comm)."""
     res = {}
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        stat = (task / "stat").read_text()
+    for tid, (stat,) in thread_files(pid, "stat").items():
         comm = stat[stat.index("(") + 1:stat.rindex(")")]
         f = stat[stat.rindex(")") + 2:].split()
-        res[int(task.name)] = (comm, int(f[38]), int(f[37]))
+        res[tid] = (comm, int(f[38]), int(f[37]))
     return res
 
 

@@ -26,13 +26,12 @@ a sleep nothing ends lasts a second:
     every --idle-sleep-max for the control plane.
 """
 import logging
-import os
 import time
 
 from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 
-from harness import ctl, scaled, write_config
+from harness import ctl, scaled, thread_files, write_config
 from traffic import write_pcap
 from vethpair import Peer, ip, tap_name  # noqa: F401 (tap_name: a fixture)
 
@@ -146,13 +145,10 @@ def sleeps(pid):
     """{thread name: times it slept (voluntary context switches)} of
     process `pid`."""
     out = {}
-    for task in os.listdir(f"/proc/{pid}/task"):
-        with open(f"/proc/{pid}/task/{task}/comm") as f:
-            name = f.read().strip()
-        with open(f"/proc/{pid}/task/{task}/status") as f:
-            n = next(int(ln.split()[1]) for ln in f
-                     if ln.startswith("voluntary_ctxt_switches"))
-        out[name] = out.get(name, 0) + n
+    for comm, status in thread_files(pid, "comm", "status").values():
+        n = next(int(ln.split()[1]) for ln in status.splitlines()
+                 if ln.startswith("voluntary_ctxt_switches"))
+        out[comm.strip()] = out.get(comm.strip(), 0) + n
     return out
 
 

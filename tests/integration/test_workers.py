@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from harness import (BUILD, CTL_BIN, cpu_ticks, ctl, read_pcap, scaled, wait_until,
-                     write_config, write_pcap)
+                     thread_files, write_config, write_pcap)
 from traffic import flow_key, make_traffic
 from vethpair import round_trip, veth  # noqa: F401 (veth: a fixture)
 
@@ -417,10 +417,9 @@ WALL = 0x40000000     # waitpid's __WALL: a thread of a traced process
 
 def thread_of(pid, name):
     """The id of process `pid`'s thread called `name`."""
-    for tid in os.listdir(f"/proc/{pid}/task"):
-        with open(f"/proc/{pid}/task/{tid}/comm") as f:
-            if f.read().strip() == name:
-                return int(tid)
+    for tid, (comm,) in thread_files(pid, "comm").items():
+        if comm.strip() == name:
+            return tid
     raise AssertionError(f"no thread {name} in process {pid}")
 
 
